@@ -1,0 +1,48 @@
+"""Disruption Lab's simulator: Kubernetes pod priority and preemption on a GPU cluster.
+
+A plain library (no Django): parse a spec, simulate each variant, read the results.
+
+    spec = parse_spec(open("spec.yaml").read())
+    for variant in run_experiment(spec):
+        print(variant.name, variant.aggregate["lost_work"]["mean"])
+"""
+
+from scheduler_core.experiment import (
+    ReplicationResult,
+    VariantResult,
+    aggregate,
+    run_experiment,
+    simulate,
+)
+from scheduler_core.metrics import METRIC_NAMES
+from scheduler_core.presets import Preset, get_preset, list_presets
+from scheduler_core.spec import (
+    ExperimentSpec,
+    SpecError,
+    expand_variants,
+    parse_spec,
+    resolve_variant,
+    spec_to_yaml,
+    variant_names,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "METRIC_NAMES",
+    "ExperimentSpec",
+    "Preset",
+    "ReplicationResult",
+    "SpecError",
+    "VariantResult",
+    "aggregate",
+    "expand_variants",
+    "get_preset",
+    "list_presets",
+    "parse_spec",
+    "resolve_variant",
+    "run_experiment",
+    "simulate",
+    "spec_to_yaml",
+    "variant_names",
+]

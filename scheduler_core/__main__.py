@@ -1,0 +1,3 @@
+from scheduler_core.cli import main
+
+raise SystemExit(main())

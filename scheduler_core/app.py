@@ -1,0 +1,404 @@
+"""What runs inside the pods: progress, checkpoints, and how each application recovers.
+
+The scheduler cannot see any of this; it is our model (domain.md §3), and it is where
+the costs that a count of killed pods hides come from.
+
+Progress is measured in seconds of work at full strength. A running segment alternates
+``interval`` seconds of work with ``write`` seconds of checkpoint writing, so progress,
+the last durable checkpoint and the completion time follow in closed form: no event per
+checkpoint is needed while the run goes on; the checkpoints are logged when the segment
+closes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Protocol
+
+from scheduler_core import events as ev
+from scheduler_core.model import Pod, PodState, Workload
+from scheduler_core.spec import RecoveryModel
+
+if TYPE_CHECKING:
+    from scheduler_core.spec import Workload as WorkloadSpec
+
+EPS = 1e-9
+
+
+class Host(Protocol):
+    """What an application may ask of the engine."""
+
+    now: float
+
+    def emit(self, reason: str, workload: Workload, pod: Pod | None = None, *,
+             time: float | None = None, value: float = 0.0, related: str = "",
+             message: str = "") -> None: ...
+
+    def at(self, time: float, callback: object, *args: object) -> None: ...
+
+    def pod_completed(self, pod: Pod) -> None: ...
+
+    def restart_group(self, workload: Workload, cause: str) -> None: ...
+
+
+class Progress:
+    """Progress of one unit of work: an independent shard, or a whole group."""
+
+    __slots__ = ("computed", "durable", "interval", "p0", "pending", "rate", "required",
+                 "running", "seg_start", "token", "write")
+
+    def __init__(self, required: float | None, interval: float | None, write: float) -> None:
+        self.required = required
+        self.interval = interval
+        self.write = write
+        self.p0 = 0.0
+        self.durable = 0.0
+        self.seg_start = 0.0
+        self.rate = 0.0
+        self.running = False
+        self.computed = 0.0
+        self.token = 0
+        self.pending: list[list[float]] = []
+        """Disruptions not yet recovered from: [time, progress at it, resumed?]."""
+
+    # --------------------------------------------------------------- closed form
+    def at(self, t: float) -> float:
+        if not self.running:
+            return self.p0
+        return self.p0 + self.rate * self._work_in(t - self.seg_start)
+
+    def _work_in(self, x: float) -> float:
+        if self.interval is None:
+            return x
+        cycle = self.interval + self.write
+        k = math.floor(x / cycle + EPS)
+        return k * self.interval + min(x - k * cycle, self.interval)
+
+    def _wall_for(self, work: float) -> float:
+        """Wall seconds of running needed for ``work`` more progress (writes included)."""
+        run = work / self.rate
+        if self.interval is None:
+            return run
+        writes = max(0, math.ceil(run / self.interval - EPS) - 1)
+        return run + writes * self.write
+
+    def _checkpoints_in(self, x: float) -> int:
+        if self.interval is None:
+            return 0
+        return math.floor(x / (self.interval + self.write) + EPS)
+
+    # --------------------------------------------------------------- segments
+    def start(self, t: float, rate: float) -> float | None:
+        """Begin running at ``rate``; returns when the work completes (None: never)."""
+        self.running, self.seg_start, self.rate = True, t, rate
+        self.token += 1
+        if self.required is None or rate <= 0:
+            return None
+        return t + self._wall_for(max(0.0, self.required - self.p0))
+
+    def stop(self, t: float) -> list[tuple[float, float]]:
+        """End the segment at ``t``; returns the checkpoints written in it (time, progress)."""
+        if not self.running:
+            return []
+        x = t - self.seg_start
+        written = [(self.seg_start + j * (self.interval + self.write),  # type: ignore[operator]
+                    self.p0 + self.rate * j * self.interval)  # type: ignore[operator]
+                   for j in range(1, self._checkpoints_in(x) + 1)]
+        if self.required is not None:
+            written = [w for w in written if w[1] < self.required - EPS]
+        progress = self.at(t)
+        if written:
+            self.durable = written[-1][1]
+        self.computed += progress - self.p0
+        self.p0 = progress
+        self.running = False
+        self.token += 1
+        return written
+
+    def time_to_reach(self, target: float) -> float | None:
+        """When the running segment reaches ``target`` progress (None if it does not run)."""
+        if not self.running or self.rate <= 0:
+            return None
+        if target <= self.p0:
+            return self.seg_start
+        return self.seg_start + self._wall_for(target - self.p0)
+
+    def rollback(self) -> float:
+        """Restart from the last durable checkpoint; returns the progress lost."""
+        lost = self.p0 - self.durable
+        self.p0 = self.durable
+        return lost
+
+
+class App:
+    """Base application: bookkeeping shared by every recovery model."""
+
+    def __init__(self, host: Host, workload: Workload) -> None:
+        self.host = host
+        self.workload = workload
+        spec: WorkloadSpec = workload.spec
+        self.spec = spec
+        self.ckpt = spec.checkpoint
+        self.member_gpus = spec.gpus
+
+    # ---------------------------------------------------------------- helpers
+    def _new_progress(self) -> Progress:
+        return Progress(self.spec.duration_seconds, self.ckpt.interval_seconds,
+                        self.ckpt.write_seconds)
+
+    def _sigterm_checkpoint_fits(self, grace: float) -> bool:
+        return (self.ckpt.on_sigterm and self.ckpt.interval_seconds is not None
+                and self.ckpt.write_seconds + self.spec.stop_seconds <= grace + EPS)
+
+    def stop_seconds(self, grace: float, checkpointing: bool) -> float:
+        """How long the pod takes to stop after SIGTERM: its real stop time, plus a
+        checkpoint write when one is attempted, never more than the grace period."""
+        needed = self.spec.stop_seconds + (self.ckpt.write_seconds if checkpointing else 0.0)
+        return min(needed, grace)
+
+    def _log_checkpoints(self, written: list[tuple[float, float]], pod: Pod | None) -> None:
+        for time, progress in written:
+            self.host.emit(ev.CHECKPOINT, self.workload, pod, time=time, value=progress)
+
+    def _loading_loss(self, pod: Pod, cause: str) -> None:
+        spent = self.host.now - pod.bound_at
+        self.host.emit(ev.LOADING_LOST, self.workload, pod, value=spent * pod.gpus, related=cause)
+        self.host.emit(ev.DISRUPTED, self.workload, pod, value=spent * pod.gpus, related=cause,
+                       message=f"evicted after {spent:.0f}s of {self.spec.startup_seconds:.0f}s "
+                               "startup")
+
+    def _close_pending(self, progress: Progress, t: float) -> None:
+        """Log recoveries that the segment ending at ``t`` achieved."""
+        still = []
+        for item in progress.pending:
+            reached = progress.time_to_reach(item[1])
+            if reached is not None and reached <= t + EPS:
+                self.host.emit(ev.RECOVERED, self.workload, time=reached, value=item[0])
+            else:
+                still.append(item)
+        progress.pending = still
+
+    def _resume(self, progress: Progress, t: float) -> None:
+        for item in progress.pending:
+            if not item[2]:
+                item[2] = 1.0
+                self.host.emit(ev.RESUMED, self.workload, time=t, value=item[0])
+
+    def _disrupted_progress(self, progress: Progress, pod: Pod, grace: float, gpus: int,
+                            cause: str) -> bool:
+        """Stop ``progress`` at a disruption, checkpoint on SIGTERM when it fits, roll back
+        to the last durable checkpoint and log the lost work. Returns True if a SIGTERM
+        checkpoint is being written."""
+        now = self.host.now
+        at_disruption = progress.at(now)
+        self._close_pending(progress, now)
+        self._log_checkpoints(progress.stop(now), pod)
+        checkpointing = self._sigterm_checkpoint_fits(grace)
+        if checkpointing:
+            progress.durable = progress.p0
+            self.host.emit(ev.CHECKPOINT, self.workload, pod,
+                           time=now + self.ckpt.write_seconds, value=progress.p0,
+                           message="checkpoint on SIGTERM")
+        lost = progress.rollback()
+        self.host.emit(ev.DISRUPTED, self.workload, pod, value=lost * gpus, related=cause,
+                       message=f"{lost:.0f}s of progress since the last checkpoint lost")
+        if progress.required is None or at_disruption < progress.required - EPS:
+            progress.pending.append([now, at_disruption, 0.0])
+        return checkpointing
+
+    # ---------------------------------------------------------------- interface
+    def ready(self, pod: Pod) -> None:
+        raise NotImplementedError  # every recovery model below overrides it
+
+    def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
+        """SIGTERM (grace > 0) or kill (grace == 0). Returns seconds until the pod stops."""
+        raise NotImplementedError  # every recovery model below overrides it
+
+    def finish(self) -> tuple[float, float, float]:
+        """At the horizon: (useful GPU-s kept, GPU-s remaining, GPU-s computed)."""
+        raise NotImplementedError  # every recovery model below overrides it
+
+
+class PerMemberApp(App):
+    """Independent shards and interactive sessions: each member its own unit of work."""
+
+    def __init__(self, host: Host, workload: Workload) -> None:
+        super().__init__(host, workload)
+        self.units = [self._new_progress() for _ in range(self.spec.members)]
+
+    def ready(self, pod: Pod) -> None:
+        unit = self.units[pod.member]
+        self._resume(unit, self.host.now)
+        done = unit.start(self.host.now, 1.0)
+        if done is not None:
+            self.host.at(done, self._done, pod, unit.token)
+
+    def _done(self, pod: Pod, token: int) -> None:
+        unit = self.units[pod.member]
+        if token == unit.token and pod.state is PodState.READY:
+            self._close_pending(unit, self.host.now)
+            self._log_checkpoints(unit.stop(self.host.now), pod)
+            self.host.pod_completed(pod)
+
+    def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
+        if pod.state is PodState.STARTING:
+            self._loading_loss(pod, cause)
+            return self.stop_seconds(grace, False)
+        checkpointing = self._disrupted_progress(self.units[pod.member], pod, grace, pod.gpus,
+                                                 cause)
+        if self.spec.recovery.model is RecoveryModel.INTERACTIVE:
+            self.host.emit(ev.SESSION_LOST, self.workload, pod, value=1, related=cause)
+        return self.stop_seconds(grace, checkpointing)
+
+    def finish(self) -> tuple[float, float, float]:
+        now = self.host.now
+        useful = remaining = computed = 0.0
+        for unit in self.units:
+            self._close_pending(unit, now)
+            self._log_checkpoints(unit.stop(now), None)
+            useful += unit.p0
+            computed += unit.computed
+            if unit.required is not None:
+                remaining += max(0.0, unit.required - unit.p0)
+        g = self.member_gpus
+        return useful * g, remaining * g, computed * g
+
+
+class ServingApp(App):
+    """Inference replicas: capacity is the number of Ready replicas; nothing to complete."""
+
+    def __init__(self, host: Host, workload: Workload) -> None:
+        super().__init__(host, workload)
+        self.ready_since: list[float | None] = [None] * self.spec.members
+        self.served = 0.0
+        self.pending: list[list[float]] = [[] for _ in range(self.spec.members)]
+
+    def ready(self, pod: Pod) -> None:
+        now = self.host.now
+        self.ready_since[pod.member] = now
+        for disrupted_at in self.pending[pod.member]:
+            self.host.emit(ev.RESUMED, self.workload, pod, value=disrupted_at)
+            self.host.emit(ev.RECOVERED, self.workload, pod, value=disrupted_at)
+        self.pending[pod.member] = []
+
+    def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
+        now = self.host.now
+        if pod.state is PodState.STARTING:
+            self._loading_loss(pod, cause)
+        else:
+            since = self.ready_since[pod.member]
+            if since is not None:
+                self.served += (now - since) * pod.gpus
+            self.ready_since[pod.member] = None
+            self.host.emit(ev.DISRUPTED, self.workload, pod, value=0.0, related=cause,
+                           message="replica lost; serving capacity reduced")
+        self.pending[pod.member].append(now)
+        return self.stop_seconds(grace, False)
+
+    def finish(self) -> tuple[float, float, float]:
+        now = self.host.now
+        for since in self.ready_since:
+            if since is not None:
+                self.served += (now - since) * self.member_gpus
+        return self.served, 0.0, self.served
+
+
+class GroupApp(App):
+    """Synchronous and elastic training: one unit of work shared by the members.
+
+    Synchronous: progress only while every member is Ready; a lost member stalls the
+    survivors, who hold their GPUs uselessly (stranded) until the group restarts from
+    its checkpoint. Elastic: progress at ``live / members`` of full speed while at least
+    ``minMembers`` are live; a member lost restarts the survivors from the checkpoint
+    (as torchelastic does); a member joining costs nothing.
+    """
+
+    def __init__(self, host: Host, workload: Workload) -> None:
+        super().__init__(host, workload)
+        self.unit = self._new_progress()
+        self.live: dict[int, Pod] = {}
+        self.elastic = self.spec.recovery.model is RecoveryModel.ELASTIC
+        self.needed = (self.spec.recovery.min_members or 1) if self.elastic else self.spec.members
+        self.stranded_since = 0.0
+        self.stranded_gpus = 0
+        self.finished = False
+
+    def _rate(self) -> float:
+        if len(self.live) < self.needed:
+            return 0.0
+        return len(self.live) / self.spec.members if self.elastic else 1.0
+
+    def _account_stranded(self) -> None:
+        """Close the interval in which ``stranded_gpus`` were held without progress."""
+        now = self.host.now
+        if self.stranded_gpus and now > self.stranded_since:
+            self.host.emit(ev.STRANDED, self.workload, time=now,
+                           value=self.stranded_gpus * (now - self.stranded_since),
+                           message=f"{self.stranded_gpus} GPU(s) held while the group waits")
+        self.stranded_since = now
+        self.stranded_gpus = 0 if self.unit.running else sum(p.gpus for p in self.live.values())
+
+    def _restart_segment(self) -> None:
+        now = self.host.now
+        if self.unit.running:
+            self._close_pending(self.unit, now)
+            self._log_checkpoints(self.unit.stop(now), None)
+        rate = self._rate()
+        if rate > 0 and not self.finished:
+            self._resume(self.unit, now)
+            done = self.unit.start(now, rate)
+            if done is not None:
+                self.host.at(done, self._done, self.unit.token)
+        self._account_stranded()
+
+    def ready(self, pod: Pod) -> None:
+        self.live[pod.member] = pod
+        if self.elastic or not self.unit.running:
+            self._restart_segment()
+
+    def _done(self, token: int) -> None:
+        if token != self.unit.token:
+            return
+        now = self.host.now
+        self._close_pending(self.unit, now)
+        self._log_checkpoints(self.unit.stop(now), None)
+        self.finished = True
+        self._account_stranded()
+        for pod in list(self.live.values()):
+            self.host.pod_completed(pod)
+        self.live.clear()
+
+    def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
+        if self.live.pop(pod.member, None) is None:
+            if pod.state is PodState.STARTING and cause != "group-restart":
+                self._loading_loss(pod, cause)
+            self._account_stranded()
+            return self.stop_seconds(grace, False)
+        checkpointing = False
+        if self.unit.running:
+            checkpointing = self._disrupted_progress(self.unit, pod, grace, self.workload.gpus_total,
+                                                     cause)
+        self._restart_segment()
+        if (not self.elastic and self.spec.controller.kind.value == "jobset"
+                and self.spec.controller.restart == "group" and cause != "group-restart"):
+            self.host.restart_group(self.workload, cause)
+        return self.stop_seconds(grace, checkpointing)
+
+    def finish(self) -> tuple[float, float, float]:
+        now = self.host.now
+        self._close_pending(self.unit, now)
+        self._log_checkpoints(self.unit.stop(now), None)
+        self._account_stranded()
+        g = self.workload.gpus_total
+        remaining = 0.0 if self.unit.required is None else max(0.0, self.unit.required - self.unit.p0)
+        return self.unit.p0 * g, remaining * g, self.unit.computed * g
+
+
+def make_app(host: Host, workload: Workload) -> App:
+    """The application model for a workload's recovery model."""
+    model = workload.spec.recovery.model
+    if model in (RecoveryModel.SYNCHRONOUS, RecoveryModel.ELASTIC):
+        return GroupApp(host, workload)
+    if model is RecoveryModel.SERVING and workload.spec.duration_seconds is None:
+        return ServingApp(host, workload)
+    return PerMemberApp(host, workload)

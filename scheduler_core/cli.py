@@ -1,0 +1,163 @@
+"""`python -m scheduler_core`: list presets, validate a spec, run an experiment.
+
+Bad input is one line on stderr naming the field, and exit status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from scheduler_core.experiment import VariantResult, run_experiment
+from scheduler_core.metrics import METRIC_NAMES
+from scheduler_core.presets import get_preset, list_presets
+from scheduler_core.spec import ExperimentSpec, SpecError, parse_spec, variant_names
+
+HEADLINE = ("time_to_victims_released", "time_to_group_useful", "lost_work",
+            "stranded_capacity", "pods_terminated", "preempted_while_loading",
+            "preemption_not_helpful", "time_to_recover", "gpu_utilization", "goodput")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except SpecError as exc:
+        for error in exc.errors:
+            where = f"{error['path']}: " if error["path"] else ""
+            print(f"error: {where}{error['message']}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m scheduler_core", description=__doc__)
+    sub = parser.add_subparsers(required=True, metavar="command")
+    presets = sub.add_parser("presets", help="list the built-in scenario presets")
+    presets.add_argument("--show", metavar="ID", help="print one preset's YAML")
+    presets.set_defaults(handler=_presets)
+    validate = sub.add_parser("validate", help="check a spec; print its variants")
+    validate.add_argument("spec", help="a YAML/JSON file, '-' for stdin, or a preset id")
+    validate.set_defaults(handler=_validate)
+    run = sub.add_parser("run", help="simulate every variant and compare them")
+    run.add_argument("spec", help="a YAML/JSON file, '-' for stdin, or a preset id")
+    run.add_argument("--seed", type=int, help="override the spec's seed")
+    run.add_argument("--json", action="store_true", help="print the results as JSON")
+    run.add_argument("--events", action="store_true", help="with --json: include event logs")
+    run.add_argument("--variant", action="append", help="run only this variant (repeatable)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_run)
+    return parser
+
+
+def load_spec_argument(value: str) -> ExperimentSpec:
+    """A path, '-' for stdin, or a preset id (tried when no such file exists)."""
+    if value == "-":
+        return parse_spec(sys.stdin.read())
+    path = Path(value)
+    if path.exists():
+        return parse_spec(path.read_text(encoding="utf-8"))
+    if "/" not in value and not value.endswith((".yaml", ".yml", ".json")):
+        return get_preset(value).spec()
+    raise SpecError([{"path": "", "message": f"{value}: no such file"}])
+
+
+def _presets(args: argparse.Namespace) -> int:
+    if args.show:
+        print(get_preset(args.show).text, end="")
+        return 0
+    for preset in list_presets():
+        print(f"{preset.id}\t{preset.name}")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    spec = load_spec_argument(args.spec)
+    names = variant_names(spec)
+    print(f"ok: {spec.name}: {len(spec.workloads)} workloads, {len(names)} variant(s): "
+          + ", ".join(names))
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    spec = load_spec_argument(args.spec)
+    if args.variant:
+        unknown = set(args.variant) - set(variant_names(spec))
+        if unknown:
+            raise SpecError([{"path": "--variant",
+                              "message": f"no variant named {', '.join(sorted(unknown))}"}])
+    bar = None if args.quiet else ProgressBar(sys.stderr)
+    results = run_experiment(spec, seed=args.seed, variants=args.variant,
+                             progress=bar.update if bar else None)
+    if bar:
+        bar.close()
+    if args.json:
+        payload = {"experiment": spec.name,
+                   "variants": [v.to_dict(include_events=args.events) for v in results]}
+        json.dump(payload, sys.stdout, indent=2, allow_nan=False)
+        print()
+    else:
+        print(format_table(results))
+    return 0
+
+
+def format_table(results: Sequence[VariantResult]) -> str:
+    """Headline metrics, one column per variant, side by side."""
+    names = [v.name for v in results]
+    width = max(12, *(len(n) for n in names))
+    label = max(len(m) for m in HEADLINE)
+    lines = [" " * label + "  " + "  ".join(n.rjust(width) for n in names)]
+    for metric in HEADLINE:
+        cells = [_cell(v.aggregate[metric], width) for v in results]
+        lines.append(metric.ljust(label) + "  " + "  ".join(cells))
+    return "\n".join(lines)
+
+
+def _cell(stats: dict[str, float | None], width: int) -> str:
+    mean = stats["mean"]
+    if mean is None:
+        return "-".rjust(width)
+    text = f"{mean:.3f}" if abs(mean) < 10 and mean != int(mean) else f"{mean:,.0f}"
+    if stats.get("ci95"):
+        text += f" ±{stats['ci95']:.0f}"
+    return text.rjust(width)
+
+
+class ProgressBar:
+    """A progress bar on stderr, drawn only for runs long enough to need one."""
+
+    def __init__(self, stream: TextIO, delay: float = 1.0) -> None:
+        self.stream = stream
+        self.started = time.monotonic()
+        self.delay = delay
+        self.drawn = False
+        self.last = -1
+
+    def update(self, fraction: float) -> None:
+        if time.monotonic() - self.started < self.delay:
+            return
+        percent = int(fraction * 100)
+        if percent == self.last:
+            return
+        self.last = percent
+        filled = percent * 30 // 100
+        elapsed = time.monotonic() - self.started
+        self.stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {percent:3d}%  {elapsed:5.1f}s")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+__all__ = ["METRIC_NAMES", "main"]

@@ -1,0 +1,154 @@
+"""Cluster state with the indexes that keep each scheduling decision cheap.
+
+Nodes of one shape (same GPU count) are bucketed by free GPUs, so finding the fullest
+or emptiest node that fits is a walk over at most ``gpus + 1`` buckets, not over every
+node. Each node also keeps the GPUs held per pod priority, so preemption can reject a
+node without looking at its pods. Nothing here is ever copied per decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from scheduler_core.model import Node, Pod, Workload
+from scheduler_core.spec import ExperimentSpec, NodeShape, Taint
+from scheduler_core.status import SUCCESS, Code, Status
+
+INSUFFICIENT = Status(Code.UNSCHEDULABLE, "Insufficient nvidia.com/gpu, cpu or memory",
+                      "NodeResourcesFit")
+TOO_LARGE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                   "Pod requests more than the node's allocatable", "NodeResourcesFit")
+NOT_ELIGIBLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                      "node(s) didn't match node selector or had untolerated taint",
+                      "NodeAffinity/TaintToleration")
+UNSCHEDULABLE_NODE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were unschedulable",
+                            "NodeUnschedulable")
+
+
+class Cluster:
+    """Every node, indexed by shape and free GPUs; the single owner of resource accounting."""
+
+    def __init__(self, spec: ExperimentSpec) -> None:
+        self.nodes: list[Node] = []
+        self.by_name: dict[str, Node] = {}
+        self.shape_gpus: list[int] = []
+        self.buckets: list[list[dict[Node, None]]] = []
+        for pool in spec.cluster.node_pools:
+            for i in range(pool.count):
+                self._add_node(f"{pool.name}-{i}", pool)
+        for named in spec.cluster.nodes:
+            self._add_node(named.name, named)
+        self.total_gpus_at_start = sum(n.gpus for n in self.nodes)
+        self.version = 0
+        """Bumped when nodes come or go, so cached eligibility lists know they are stale."""
+
+    # ------------------------------------------------------------------ structure
+    def _add_node(self, name: str, shape: NodeShape) -> None:
+        taints = tuple(t for t in shape.taints if t.effect != "PreferNoSchedule")
+        node = Node(len(self.nodes), name, shape.gpus, shape.cpu, shape.memory, shape.max_pods,
+                    dict(shape.labels), taints, shape.spot)
+        if shape.gpus not in self.shape_gpus:
+            self.shape_gpus.append(shape.gpus)
+            self.buckets.append([{} for _ in range(shape.gpus + 1)])
+        node.shape = self.shape_gpus.index(shape.gpus)
+        self.nodes.append(node)
+        self.by_name[name] = node
+        self._index(node)
+
+    def _index(self, node: Node) -> None:
+        if node.schedulable:
+            self.buckets[node.shape][node.free_gpus][node] = None
+
+    def _unindex(self, node: Node) -> None:
+        self.buckets[node.shape][node.free_gpus].pop(node, None)
+
+    def set_schedulable(self, node: Node, *, alive: bool, cordoned: bool) -> None:
+        """Cordon, uncordon, lose or restore a node; it leaves or rejoins the fit index."""
+        self._unindex(node)
+        node.alive, node.cordoned = alive, cordoned
+        self._index(node)
+        self.version += 1
+
+    # ------------------------------------------------------------------ accounting
+    def assign(self, pod: Pod, node: Node) -> None:
+        """Pod starts holding resources on ``node`` (bind)."""
+        self._unindex(node)
+        node.free_gpus -= pod.gpus
+        node.free_cpu -= pod.cpu
+        node.free_mem -= pod.mem
+        node.npods += 1
+        node.pods[pod] = None
+        node.prio_gpus[pod.priority] = node.prio_gpus.get(pod.priority, 0) + pod.gpus
+        pod.node = node
+        self._index(node)
+
+    def release(self, pod: Pod) -> Node:
+        """Pod stops holding resources (terminated, succeeded, killed)."""
+        node = pod.node
+        assert node is not None, pod
+        self._unindex(node)
+        node.free_gpus += pod.gpus
+        node.free_cpu += pod.cpu
+        node.free_mem += pod.mem
+        node.npods -= 1
+        del node.pods[pod]
+        node.prio_gpus[pod.priority] -= pod.gpus
+        self._index(node)
+        return node
+
+    # ------------------------------------------------------------------ filters
+    def eligible_nodes(self, workload: Workload) -> list[Node]:
+        """Nodes a member may ever use: selector, taints, capacity (cached per workload)."""
+        cached = workload.eligible_nodes
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        nodes = [n for n in self.nodes if self.static_filter(workload, n).ok]
+        workload.eligible_nodes = (self.version, nodes)
+        return nodes
+
+    def static_filter(self, workload: Workload, node: Node) -> Status:
+        """The filters that no eviction can change."""
+        spec = workload.spec
+        if not node.schedulable:
+            return UNSCHEDULABLE_NODE
+        if any(node.labels.get(k) != v for k, v in spec.node_selector.items()):
+            return NOT_ELIGIBLE
+        if node.taints and not all(_tolerated(t, spec.tolerations) for t in node.taints):
+            return NOT_ELIGIBLE
+        if spec.gpus > node.gpus or spec.cpu > node.cpu or spec.memory > node.mem:
+            return TOO_LARGE
+        return SUCCESS
+
+    def fits(self, pod: Pod, node: Node) -> bool:
+        """NodeResourcesFit with nominated pods (§3): pods nominated here with priority >=
+        the pod's count as present; lower-priority nominations may be taken."""
+        gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
+        for other in node.nominated:
+            if other is not pod and other.priority >= pod.priority:
+                gpus += other.gpus
+                cpu += other.cpu
+                mem += other.mem
+                count += 1
+        return (gpus <= node.free_gpus and cpu <= node.free_cpu + 1e-9
+                and mem <= node.free_mem + 1e-9 and node.npods + count <= node.max_pods)
+
+    def filter(self, pod: Pod, node: Node) -> Status:
+        """The whole Filter for one node: static checks, then resources."""
+        status = self.static_filter(pod.workload, node)
+        if not status.ok:
+            return status
+        return SUCCESS if self.fits(pod, node) else INSUFFICIENT
+
+    def candidates_by_free(self, shape: int, gpus: int, *, descending: bool) -> Iterator[Node]:
+        """Schedulable nodes of a shape with at least ``gpus`` free, fullest or emptiest first.
+
+        The caller must stop iterating before it changes the cluster."""
+        buckets = self.buckets[shape]
+        order = range(len(buckets) - 1, gpus - 1, -1) if descending else range(gpus, len(buckets))
+        for free in order:
+            if buckets[free]:
+                yield from buckets[free]
+
+
+def _tolerated(taint: Taint, tolerations: list) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)

@@ -1,0 +1,422 @@
+"""The discrete-event engine: one object owns the clock, the cluster, the queue and the log.
+
+The heap holds plain tuples ``(time, seq, callback, args)``; ``seq`` comes from a counter,
+so events at the same time run in the order they were scheduled and a run is a pure
+function of (spec, variant, seed). The engine has its own ``random.Random(seed)``; there
+is no module-level state, so many simulations can share one worker process.
+
+After every instant (all events at one time), a scheduling pass pops pods from activeQ
+in priority order and runs Filter/Score, then PostFilter (the variant's preemption
+policy) for a pod that fits nowhere.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections.abc import Callable
+from typing import Any
+
+from scheduler_core import events as ev
+from scheduler_core.app import make_app
+from scheduler_core.cluster import Cluster
+from scheduler_core.events import Event
+from scheduler_core.model import Node, Pod, PodState, Workload
+from scheduler_core.plugins import registry
+from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, SchedulingQueue
+from scheduler_core.spec import (
+    SYSTEM_CLASSES,
+    ControllerKind,
+    ExperimentSpec,
+    PreemptionPolicy,
+    ResolvedVariant,
+    TimelineEvent,
+)
+from scheduler_core.spec import Workload as WorkloadSpec
+from scheduler_core.status import Code, Status
+
+ProgressCallback = Callable[[float], None]
+PROGRESS_EVERY = 8192
+HOLDING = (PodState.STARTING, PodState.READY, PodState.TERMINATING)
+
+
+def resolve_priority(spec: ExperimentSpec, workload: WorkloadSpec) -> tuple[int, bool, str]:
+    """(value, never preempts, class name) as the Priority admission plugin assigns them (§1):
+    the group's class for PodGroup members, system classes first, else the global default
+    (the lowest-valued one if several), else 0."""
+    name = (workload.pod_group.priority_class_name if workload.pod_group else None) \
+        or workload.priority_class_name
+    if name in SYSTEM_CLASSES:
+        return SYSTEM_CLASSES[name], False, name
+    classes = {pc.name: pc for pc in spec.priority_classes}
+    if name is None:
+        defaults = [pc for pc in spec.priority_classes if pc.global_default]
+        if not defaults:
+            return 0, False, ""
+        name = min(defaults, key=lambda pc: pc.value).name
+    pc = classes[name]
+    return pc.value, pc.preemption_policy is PreemptionPolicy.NEVER, name
+
+
+class Engine:
+    """Simulates one variant of an experiment with one seed."""
+
+    def __init__(self, variant: ResolvedVariant, seed: int,
+                 progress: ProgressCallback | None = None) -> None:
+        spec = variant.spec
+        self.spec: ExperimentSpec = spec
+        self.variant = variant
+        self.horizon = spec.horizon_seconds
+        self.now = 0.0
+        self.rng = random.Random(seed)
+        self._heap: list[tuple[float, int, Callable[..., None], tuple[Any, ...]]] = []
+        self._seq = itertools.count()
+        self._pod_seq = itertools.count()
+        self.log: list[Event] = []
+        self.cluster = Cluster(spec)
+        policy = spec.policy
+        self.queue = SchedulingQueue(policy.pod_initial_backoff_seconds,
+                                     policy.pod_max_backoff_seconds)
+        self.placement = registry.placement[variant.placement]()
+        self.preemption = registry.preemption[variant.preemption](policy)
+        self.workloads = self._build_workloads(spec)
+        self.by_name = {w.name: w for w in self.workloads}
+        self._progress = progress
+        self._wake_at: float | None = None
+        self._flush_scheduled = False
+        self.events_processed = 0
+
+    # =================================================================== setup
+    def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
+        workloads = []
+        for idx, wspec in enumerate(spec.workloads):
+            value, never, label = resolve_priority(spec, wspec)
+            workload = Workload(idx, wspec, value, label, never)
+            workload.app = make_app(self, workload)
+            workloads.append(workload)
+        return workloads
+
+    def _seed_events(self) -> None:
+        initial: dict[str, list[Any]] = {}
+        for item in self.spec.initial_state:
+            initial.setdefault(item.workload, []).append(item)
+        for workload in self.workloads:
+            placed = initial.get(workload.name, [])
+            if placed:
+                workload.arrival = min(workload.arrival, *(p.started_at for p in placed))
+            self.at(workload.arrival, self._arrive, workload, placed)
+        for event in self.spec.events:
+            self.at(event.at, self._timeline, event)
+
+    # =================================================================== the loop
+    def at(self, time: float, callback: Callable[..., None], *args: Any) -> None:
+        """Schedule ``callback(*args)`` at ``time`` (never in the past)."""
+        heapq.heappush(self._heap, (max(time, self.now), next(self._seq), callback, args))
+
+    def run(self) -> list[Event]:
+        """Run to the horizon; returns the event log in time order."""
+        self._seed_events()
+        heap = self._heap
+        if heap:
+            self.now = min(0.0, heap[0][0])
+        while heap and heap[0][0] <= self.horizon:
+            now = heap[0][0]
+            self.now = now
+            while heap and heap[0][0] == now:
+                _, _, callback, args = heapq.heappop(heap)
+                callback(*args)
+                self.events_processed += 1
+            self._scheduling_pass()
+            if self._progress and self.events_processed % PROGRESS_EVERY < 64:
+                self._progress(min(1.0, max(0.0, now / self.horizon)))
+        self.now = self.horizon
+        self._finish()
+        if self._progress:
+            self._progress(1.0)
+        return ev.sort_log(self.log)
+
+    def emit(self, reason: str, workload: Workload | None, pod: Pod | None = None, *,
+             time: float | None = None, value: float = 0.0, related: str = "",
+             message: str = "", node: Node | None = None) -> None:
+        where = node or (pod.node if pod is not None else None)
+        self.log.append(Event(
+            self.now if time is None else time, reason,
+            workload.name if workload is not None else "",
+            pod.name if pod is not None else "",
+            where.name if where is not None else "", value, related, message))
+
+    # =================================================================== arrivals
+    def _arrive(self, workload: Workload, placed: list[Any]) -> None:
+        self.emit(ev.ARRIVED, workload, value=workload.spec.members)
+        taken = set()
+        for item in placed:
+            member = item.member if item.member is not None else self._free_slot(workload, taken)
+            taken.add(member)
+            pod = self._new_pod(workload, member)
+            self.at(item.started_at, self._bind_initial, pod, self.cluster.by_name[item.node])
+        for member in range(workload.spec.members):
+            if member not in taken:
+                self.queue.add(self._new_pod(workload, member), self.now)
+
+    @staticmethod
+    def _free_slot(workload: Workload, taken: set[int]) -> int:
+        return next(m for m in range(workload.spec.members) if m not in taken)
+
+    def _new_pod(self, workload: Workload, member: int, replacement: bool = False) -> Pod:
+        suffix = f"-{workload.pod_count - workload.spec.members}" if replacement else ""
+        pod = Pod(next(self._pod_seq), f"{workload.name}-{member}{suffix}", workload, member,
+                  self.now)
+        workload.pod_count += 1
+        workload.slots[member] = pod
+        self.emit(ev.CREATED, workload, pod, value=1.0 if replacement else 0.0)
+        return pod
+
+    def _bind_initial(self, pod: Pod, node: Node) -> None:
+        """A pod of the recorded initial state: bound where it was, when it was."""
+        if not (self.cluster.static_filter(pod.workload, node).ok and self.cluster.fits(pod, node)):
+            self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
+                      message="initial state does not fit its node; queued instead")
+            self.queue.add(pod, self.now)
+            return
+        self._bind(pod, node)
+
+    # =================================================================== scheduling
+    def _scheduling_pass(self) -> None:
+        queue = self.queue
+        queue.release_backoff(self.now)
+        while (pod := queue.pop()) is not None:
+            if pod.state is PodState.PENDING:
+                self._schedule_one(pod)
+        self._arm_timers()
+
+    def _schedule_one(self, pod: Pod) -> None:
+        """One scheduling cycle (§3): nominated node first, then Filter/Score, then
+        PostFilter when no node is feasible."""
+        node = pod.nominated
+        if node is None or not self.cluster.filter(pod, node).ok:
+            node = self.placement.select(self.cluster, pod)
+        if node is not None:
+            self._bind(pod, node)
+            return
+        status = self.preemption.post_filter(self, pod)
+        if status.code is not Code.SUCCESS:
+            self._failed(pod, status)
+        self.queue.park(pod, self.now)
+
+    def _failed(self, pod: Pod, status: Status) -> None:
+        message = f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+        if status.reason == "Preemption is not helpful for scheduling":
+            self.emit(ev.NOT_HELPFUL, pod.workload, pod, message=message)
+        if message != pod.last_failure:
+            pod.last_failure = message
+            self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, message=message,
+                      related=status.plugin)
+
+    def _bind(self, pod: Pod, node: Node) -> None:
+        self.queue.remove(pod)
+        self.clear_nomination(pod)
+        self.cluster.assign(pod, node)
+        pod.state = PodState.STARTING
+        pod.bound_at = self.now
+        pod.last_failure = ""
+        self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus,
+                  message=f"Successfully assigned {pod.name} to {node.name}")
+        self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
+
+    def _ready(self, pod: Pod) -> None:
+        if pod.state is not PodState.STARTING:
+            return
+        pod.state = PodState.READY
+        pod.ready_at = self.now
+        self.emit(ev.READY, pod.workload, pod)
+        pod.workload.app.ready(pod)
+
+    def _arm_timers(self) -> None:
+        expiry = self.queue.next_backoff_expiry()
+        if expiry is not None and (self._wake_at is None or expiry < self._wake_at
+                                   or self._wake_at <= self.now):
+            self._wake_at = expiry
+            self.at(expiry, self._noop)
+        if not self._flush_scheduled and self.queue.has_parked():
+            self._flush_scheduled = True
+            self.at(self.now + UNSCHEDULABLE_FLUSH_SECONDS, self._flush)
+
+    def _noop(self) -> None:
+        """A wake-up: the scheduling pass after it releases expired backoffs."""
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        self.queue.flush_leftovers(self.now)
+
+    # =================================================================== preemption host
+    def random_offset(self, n: int) -> int:
+        """The candidate offset of DryRunPreemption (rand.Int31n), from the run's seed."""
+        return self.rng.randrange(n)
+
+    def pdb_allowed(self, pods: list[Pod]) -> dict[object, int]:
+        """disruptionsAllowed per PDB (one per workload) that covers any of ``pods``."""
+        allowed: dict[object, int] = {}
+        for pod in pods:
+            workload = pod.workload
+            if workload.spec.pdb is not None and workload not in allowed:
+                allowed[workload] = self._disruptions_allowed(workload)
+        return allowed
+
+    def _disruptions_allowed(self, workload: Workload) -> int:
+        pdb = workload.spec.pdb
+        assert pdb is not None
+        healthy = sum(1 for p in workload.slots if p is not None and p.state is PodState.READY)
+        if pdb.min_available is not None:
+            desired = pdb.min_available
+        else:
+            desired = workload.spec.members - (pdb.max_unavailable or 0)
+        return max(0, healthy - desired)
+
+    def eviction_allowed(self, pod: Pod) -> bool:
+        """The Eviction API's PDB check (drain honours budgets; preemption does not)."""
+        if pod.workload.spec.pdb is None or pod.state is not PodState.READY:
+            return True
+        return self._disruptions_allowed(pod.workload) > 0
+
+    def actuate(self, preemptor: Pod, node: Node, victims: list[Pod]) -> None:
+        """§4.5: mark and delete each victim gracefully, clear lower-priority nominations
+        on the node, nominate the preemptor there."""
+        workload = preemptor.workload
+        self.emit(ev.VICTIMS_SELECTED, workload, preemptor, node=node, value=len(victims),
+                  message=", ".join(v.name for v in victims))
+        for victim in victims:
+            if victim.state is PodState.TERMINATING:
+                continue
+            victim.preempted = True
+            self.emit(ev.PREEMPTED, victim.workload, victim, related=preemptor.name,
+                      message=f"Preempted by pod {preemptor.name} on node {node.name}")
+            self.evict(victim, victim.workload.spec.termination_grace_period_seconds,
+                       "preemption")
+        for other in list(node.nominated):
+            if other.priority < preemptor.priority and other is not preemptor:
+                self.clear_nomination(other)
+                self.queue.activate(other, self.now)
+        self.clear_nomination(preemptor)
+        preemptor.nominated = node
+        node.nominated[preemptor] = None
+        self.emit(ev.NOMINATED, workload, preemptor, node=node,
+                  message=f"nominatedNodeName={node.name}")
+
+    def clear_nomination(self, pod: Pod) -> None:
+        if pod.nominated is not None:
+            pod.nominated.nominated.pop(pod, None)
+            pod.nominated = None
+
+    # =================================================================== termination
+    def evict(self, pod: Pod, grace: float, cause: str) -> None:
+        """Graceful deletion (grace 0 = killed): the app gets SIGTERM, the pod stops after
+        its real stop time, at most the grace period; the controller may replace it."""
+        if pod.state is PodState.PENDING:
+            self.queue.remove(pod)
+            self.clear_nomination(pod)
+            pod.state = PodState.GONE
+            self._replace_if_controlled(pod, terminating=False)
+            return
+        if pod.state not in (PodState.STARTING, PodState.READY):
+            return
+        stop = pod.workload.app.interrupt(pod, grace, cause)
+        pod.state = PodState.TERMINATING
+        pod.stop_at = self.now + stop
+        self.emit(ev.KILLING, pod.workload, pod, value=stop, related=cause,
+                  message=f"Stopping container (grace {grace:.0f}s, stops after {stop:.0f}s)")
+        self._replace_if_controlled(pod, terminating=True)
+        if stop <= 0:
+            self._stopped(pod)
+        else:
+            self.at(pod.stop_at, self._stopped, pod)
+
+    def _stopped(self, pod: Pod) -> None:
+        if pod.state is not PodState.TERMINATING:
+            return
+        node = self.cluster.release(pod)
+        pod.state = PodState.GONE
+        self.emit(ev.RELEASED, pod.workload, pod, node=node, value=pod.gpus)
+        self._wake_for(node)
+        self._replace_if_controlled(pod, terminating=False)
+
+    def pod_completed(self, pod: Pod) -> None:
+        if pod.state not in HOLDING:
+            return
+        pod.state = PodState.SUCCEEDED
+        node = self.cluster.release(pod)
+        self.emit(ev.COMPLETED, pod.workload, pod, node=node, value=pod.gpus)
+        self._wake_for(node)
+        workload = pod.workload
+        if all(p is not None and p.state is PodState.SUCCEEDED for p in workload.slots):
+            self.emit(ev.WORKLOAD_DONE, workload)
+
+    def _wake_for(self, node: Node) -> None:
+        if node.schedulable:
+            self.queue.wake(self.now, node.free_gpus)
+
+    def restart_group(self, workload: Workload, cause: str) -> None:
+        """JobSet restarting the whole group: every other member is deleted and recreated."""
+        for pod in list(workload.slots):
+            if pod is not None and pod.state in (PodState.STARTING, PodState.READY):
+                self.evict(pod, workload.spec.termination_grace_period_seconds, "group-restart")
+
+    def _replace_if_controlled(self, pod: Pod, *, terminating: bool) -> None:
+        """Controllers: Deployments and `TerminatingOrFailed` Jobs replace a pod as soon as
+        it is terminating; `Failed` Jobs wait until it is gone; bare pods stay gone.
+        Called at both moments; whichever matches the policy creates the replacement."""
+        controller = pod.workload.spec.controller
+        if controller.kind is ControllerKind.NONE or pod.workload.slots[pod.member] is not pod:
+            return
+        eager = (controller.kind is ControllerKind.DEPLOYMENT
+                 or controller.pod_replacement_policy == "TerminatingOrFailed")
+        if terminating == eager or pod.state is PodState.GONE and not terminating:
+            replacement = self._new_pod(pod.workload, pod.member, replacement=True)
+            self.queue.add(replacement, self.now)
+
+    # =================================================================== timeline
+    def _timeline(self, event: TimelineEvent) -> None:
+        nodes = self._targets(event)
+        registry.disruptions[event.type](self, event, nodes)
+
+    def _targets(self, event: TimelineEvent) -> list[Node]:
+        nodes = [self.cluster.by_name[n] for n in event.nodes]
+        if event.pool:
+            pool = [n for n in self.cluster.nodes
+                    if n.alive and n.name.rsplit("-", 1)[0] == event.pool]
+            count = event.count or max(1, round(len(pool) * (event.fraction or 1.0)))
+            nodes += sorted(self.rng.sample(pool, min(count, len(pool))), key=lambda n: n.idx)
+        return [n for n in nodes if n.alive]
+
+    def cordon(self, node: Node, reason: str) -> None:
+        self.cluster.set_schedulable(node, alive=node.alive, cordoned=True)
+        self.emit(ev.NODE_CORDONED, None, node=node, message=reason)
+
+    def lose_node(self, node: Node, reason: str) -> None:
+        """The node leaves: whatever still runs there is killed with it."""
+        if not node.alive:
+            return
+        self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        for pod in list(node.pods):
+            if pod.state is PodState.TERMINATING:
+                pod.stop_at = self.now
+                self._stopped(pod)
+            else:
+                self.evict(pod, 0.0, "node-failure")
+
+    def restore_node(self, node: Node) -> None:
+        if node.alive and not node.cordoned:
+            return
+        back = not node.alive
+        self.cluster.set_schedulable(node, alive=True, cordoned=False)
+        self.emit(ev.NODE_BACK, None, node=node, value=node.gpus if back else 0.0)
+        self.queue.wake(self.now, node.free_gpus)
+
+    # =================================================================== end
+    def _finish(self) -> None:
+        for workload in self.workloads:
+            useful, remaining, computed = workload.app.finish()
+            self.emit(ev.USEFUL, workload, value=useful)
+            self.emit(ev.REMAINING, workload, value=remaining)
+            self.emit(ev.COMPUTED, workload, value=computed)

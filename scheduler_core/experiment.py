@@ -1,0 +1,143 @@
+"""Public entry points: simulate one (variant, replication), or a whole experiment.
+
+``simulate`` is what a Celery task calls: a pure function of (spec, variant, replication)
+returning flat, JSON-ready records. ``run_experiment`` runs every variant and replication
+in-process (the CLI) and adds the replication aggregates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from scheduler_core.engine import Engine
+from scheduler_core.events import Event
+from scheduler_core.metrics import METRIC_NAMES, WorkloadInfo, WorkloadRecord, compute
+from scheduler_core.metrics import confidence_interval as _ci
+from scheduler_core.spec import ExperimentSpec, ResolvedVariant, Variant, expand_variants, resolve_variant
+
+Progress = Callable[[float], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicationResult:
+    """One simulated (variant, replication): summary, per-workload records, event log."""
+
+    variant: str
+    replication: int
+    seed: int
+    preemption: str
+    placement: str
+    summary: dict[str, float | None]
+    distributions: dict[str, dict[str, float]]
+    by_priority_class: dict[str, dict[str, float | None]]
+    workloads: tuple[WorkloadRecord, ...]
+    events: tuple[Event, ...]
+    events_processed: int
+    wall_seconds: float
+
+    def to_dict(self, *, include_events: bool = True) -> dict[str, Any]:
+        data = {
+            "variant": self.variant, "replication": self.replication, "seed": self.seed,
+            "preemption": self.preemption, "placement": self.placement,
+            "summary": self.summary, "distributions": self.distributions,
+            "by_priority_class": self.by_priority_class,
+            "workloads": [asdict(w) for w in self.workloads],
+            "events_processed": self.events_processed, "wall_seconds": self.wall_seconds,
+        }
+        if include_events:
+            data["events"] = [e.as_dict() for e in self.events]
+        return data
+
+
+def replication_seed(base: int, replication: int) -> int:
+    """Every variant gets the same seed for a replication (common random numbers), so
+    differences between variants come from the policy, not from the dice."""
+    return base * 1_000_003 + replication
+
+
+def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, replication: int = 0,
+             *, seed: int | None = None, progress: Progress | None = None) -> ReplicationResult:
+    """Simulate one variant once. Deterministic: same inputs, identical result."""
+    resolved = variant if isinstance(variant, ResolvedVariant) else resolve_variant(spec, variant)
+    run_seed = replication_seed(spec.seed if seed is None else seed, replication)
+    started = time.perf_counter()
+    engine = Engine(resolved, run_seed, progress)
+    log = engine.run()
+    metrics = compute(log, workload_infos(resolved.spec), horizon=resolved.spec.horizon_seconds,
+                      total_gpus=engine.cluster.total_gpus_at_start)
+    return ReplicationResult(
+        variant=resolved.name, replication=replication, seed=run_seed,
+        preemption=resolved.preemption, placement=resolved.placement,
+        summary=metrics.summary, distributions=metrics.distributions,
+        by_priority_class=metrics.by_priority_class, workloads=metrics.workloads,
+        events=tuple(log), events_processed=engine.events_processed,
+        wall_seconds=time.perf_counter() - started)
+
+
+def workload_infos(spec: ExperimentSpec) -> list[WorkloadInfo]:
+    """Static facts the metrics need (priority resolved as the admission plugin does)."""
+    from scheduler_core.engine import resolve_priority
+
+    infos = []
+    for w in spec.workloads:
+        value, _, label = resolve_priority(spec, w)
+        min_count = w.pod_group.min_count if w.pod_group else w.members
+        infos.append(WorkloadInfo(w.name, w.kind.value, label, value, w.members, w.gpus,
+                                  min_count, w.urgent, w.recovery.model.value))
+    return infos
+
+
+@dataclass(frozen=True, slots=True)
+class VariantResult:
+    name: str
+    replications: tuple[ReplicationResult, ...]
+    aggregate: dict[str, dict[str, float | None]]
+
+    def to_dict(self, *, include_events: bool = False) -> dict[str, Any]:
+        first = self.replications[0]
+        return {
+            "name": self.name, "preemption": first.preemption, "placement": first.placement,
+            "summary": {k: v["mean"] for k, v in self.aggregate.items()},
+            "aggregate": self.aggregate,
+            "workloads": [asdict(w) for w in first.workloads],
+            "replications": [r.to_dict(include_events=include_events) for r in self.replications],
+        }
+
+
+def aggregate(replications: Sequence[ReplicationResult]) -> dict[str, dict[str, float | None]]:
+    """Per metric: mean across replications with its 95% confidence half-width, min, max."""
+    out: dict[str, dict[str, float | None]] = {}
+    for name in METRIC_NAMES:
+        values = [v for r in replications if (v := r.summary.get(name)) is not None]
+        if not values:
+            out[name] = {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
+            continue
+        mean, half = _ci(values)
+        out[name] = {"mean": mean, "ci95": half, "min": min(values), "max": max(values),
+                     "n": len(values)}
+    return out
+
+
+def run_experiment(spec: ExperimentSpec, *, seed: int | None = None,
+                   variants: Sequence[str] | None = None,
+                   progress: Progress | None = None) -> list[VariantResult]:
+    """Every variant x replication, in order; ``progress`` gets the overall fraction done."""
+    chosen = [v for v in expand_variants(spec) if variants is None or v.name in variants]
+    total = len(chosen) * spec.replications
+    results = []
+    for i, variant in enumerate(chosen):
+        resolved = resolve_variant(spec, variant)
+        reps = []
+        for r in range(spec.replications):
+            done = i * spec.replications + r
+            step = None if progress is None else _scaled(progress, done, total)
+            reps.append(simulate(spec, resolved, r, seed=seed, progress=step))
+        results.append(VariantResult(variant.name, tuple(reps), aggregate(reps)))
+    return results
+
+
+def _scaled(progress: Progress, done: int, total: int) -> Progress:
+    return lambda fraction: progress((done + fraction) / total)

@@ -1,0 +1,130 @@
+"""Runtime objects of one simulation: nodes, pods, workloads.
+
+Plain classes with ``__slots__``: the engine touches them millions of times, and the
+only state lives in the engine that owns them.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scheduler_core.app import App
+    from scheduler_core.spec import Workload as WorkloadSpec
+
+
+class PodState(IntEnum):
+    PENDING = 0
+    STARTING = 1
+    """Bound to a node, pulling images / loading weights: not Ready yet."""
+    READY = 2
+    TERMINATING = 3
+    SUCCEEDED = 4
+    GONE = 5
+    """Deleted after termination (evicted, killed, node lost)."""
+
+
+class Node:
+    __slots__ = ("alive", "cordoned", "cpu", "free_cpu", "free_gpus", "free_mem", "gpus",
+                 "idx", "labels", "max_pods", "mem", "name", "nominated", "npods", "pods",
+                 "prio_gpus", "shape", "spot", "taints")
+
+    def __init__(self, idx: int, name: str, gpus: int, cpu: float, mem: float, max_pods: int,
+                 labels: dict[str, str], taints: tuple, spot: bool) -> None:
+        self.idx = idx
+        self.name = name
+        self.gpus, self.cpu, self.mem, self.max_pods = gpus, cpu, mem, max_pods
+        self.free_gpus, self.free_cpu, self.free_mem, self.npods = gpus, cpu, mem, 0
+        self.labels = labels
+        self.taints = taints
+        self.spot = spot
+        self.alive = True
+        self.cordoned = False
+        self.shape = 0
+        self.pods: dict[Pod, None] = {}
+        self.nominated: dict[Pod, None] = {}
+        self.prio_gpus: dict[int, int] = {}
+        """GPUs held on this node per pod priority: a quick bound on what eviction can free."""
+
+    @property
+    def schedulable(self) -> bool:
+        return self.alive and not self.cordoned
+
+    def __repr__(self) -> str:
+        return f"Node({self.name}, free={self.free_gpus}/{self.gpus})"
+
+
+class Pod:
+    __slots__ = ("attempts", "backoff_until", "bound_at", "cpu", "created", "gpus", "last_failure",
+                 "mem", "member", "name", "node", "nominated", "parked_at", "preempted",
+                 "priority", "queue_ts", "ready_at", "seq", "state", "stop_at", "workload")
+
+    def __init__(self, seq: int, name: str, workload: Workload, member: int, created: float) -> None:
+        spec = workload.spec
+        self.seq = seq
+        self.name = name
+        self.workload = workload
+        self.member = member
+        self.gpus, self.cpu, self.mem = spec.gpus, spec.cpu, spec.memory
+        self.priority = workload.priority
+        self.created = created
+        self.queue_ts = created
+        self.state = PodState.PENDING
+        self.node: Node | None = None
+        self.nominated: Node | None = None
+        self.bound_at = 0.0
+        self.ready_at = 0.0
+        self.stop_at = 0.0
+        self.attempts = 0
+        self.backoff_until = 0.0
+        self.parked_at = 0.0
+        self.last_failure = ""
+        self.preempted = False
+        """DisruptionTarget=True, reason PreemptionByScheduler: terminating as a victim."""
+
+    def __lt__(self, other: Pod) -> bool:
+        return self.seq < other.seq
+
+    def __hash__(self) -> int:
+        return self.seq
+
+    def __repr__(self) -> str:
+        return f"Pod({self.name}, {self.state.name})"
+
+    @property
+    def never_preempts(self) -> bool:
+        return self.workload.never_preempts
+
+    @property
+    def holds_resources(self) -> bool:
+        return self.state in (PodState.STARTING, PodState.READY, PodState.TERMINATING)
+
+
+class Workload:
+    """A submitted workload and its member slots; ``app`` models the application inside."""
+
+    __slots__ = ("app", "arrival", "eligible_nodes", "idx", "name", "never_preempts",
+                 "pod_count", "priority", "priority_class", "slots", "spec")
+
+    def __init__(self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str,
+                 never_preempts: bool) -> None:
+        self.idx = idx
+        self.spec = spec
+        self.name = spec.name
+        self.priority = priority
+        self.priority_class = priority_class
+        self.never_preempts = never_preempts
+        self.arrival = spec.arrival
+        self.slots: list[Pod | None] = [None] * spec.members
+        """The current pod of each member slot (a replacement takes the slot over)."""
+        self.pod_count = 0
+        self.eligible_nodes: tuple[int, list[Node]] | None = None
+        self.app: App
+
+    @property
+    def gpus_total(self) -> int:
+        return self.spec.gpus * self.spec.members
+
+    def __repr__(self) -> str:
+        return f"Workload({self.name})"

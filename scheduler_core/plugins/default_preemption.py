@@ -1,0 +1,219 @@
+"""The `none` policy and DefaultPreemption (`pod`), as kube-scheduler does it.
+
+Follows kubernetes-preemption.md §4 step by step: eligibility (§4.1), candidate nodes
+from a seeded offset with the numCandidates stop rule (§4.2), victims per node with
+reprieve and the PDB budget (§4.3), the six node-selection rules (§4.4), then actuation
+(§4.5, done by the engine). Nothing is copied: a node's "removal" of victims is
+arithmetic on its free resources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler_core.model import Node, Pod, PodState
+from scheduler_core.plugins import PreemptionHost
+from scheduler_core.spec import Policy
+from scheduler_core.status import SUCCESS, Code, Status
+
+PLUGIN = "DefaultPreemption"
+NEVER = Status(Code.UNSCHEDULABLE, "not eligible due to preemptionPolicy=Never.", PLUGIN)
+WAITING = Status(Code.UNSCHEDULABLE, "not eligible due to a terminating pod on the nominated node.",
+                 PLUGIN)
+NOT_HELPFUL = Status(Code.UNSCHEDULABLE, "Preemption is not helpful for scheduling", PLUGIN)
+NO_PREEMPTION = Status(Code.UNSCHEDULABLE, "preemption is disabled in this variant", "none")
+INT32_OFFSET = 2**31
+
+
+class NoPreemption:
+    """`none`: nobody is evicted; priority only orders the queue."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def post_filter(self, host: PreemptionHost, pod: Pod) -> Status:
+        return NO_PREEMPTION
+
+
+@dataclass(slots=True)
+class Candidate:
+    node: Node
+    victims: list[Pod]
+    pdb_violations: int
+
+
+def more_important(pod: Pod) -> tuple[int, float]:
+    """Sort key for MoreImportantPod: higher priority first, then the earlier start."""
+    return (-pod.priority, pod.bound_at)
+
+
+class DefaultPreemption:
+    """`pod`: the upstream DefaultPreemption PostFilter for a single preemptor pod."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.percentage = policy.min_candidate_nodes_percentage
+        self.absolute = policy.min_candidate_nodes_absolute
+
+    def post_filter(self, host: PreemptionHost, pod: Pod) -> Status:
+        """1. eligibility, 2. candidates, 3. none: clear the nomination, 4. pick a node,
+        5. actuate and nominate."""
+        refusal = self.ineligible(host, pod)
+        if refusal is not None:
+            return refusal
+        candidates = self.find_candidates(host, pod)
+        if not candidates:
+            host.clear_nomination(pod)
+            return NOT_HELPFUL
+        best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
+        host.actuate(pod, best.node, best.victims)
+        return SUCCESS
+
+    # ----------------------------------------------------------------- §4.1
+    def ineligible(self, host: PreemptionHost, pod: Pod) -> Status | None:
+        """PodEligibleToPreemptOthers: `Never` pods never preempt; a pod whose nominated
+        node still has lower-priority victims terminating waits for them."""
+        if pod.never_preempts:
+            return NEVER
+        node = pod.nominated
+        if node is None:
+            return None
+        if host.cluster.static_filter(pod.workload, node).code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return None
+        if any(p.priority < pod.priority and p.state is PodState.TERMINATING and p.preempted
+               for p in node.pods):
+            return WAITING
+        return None
+
+    # ----------------------------------------------------------------- §4.2
+    def num_candidates(self, n: int) -> int:
+        """clamp(n * percentage / 100, minCandidateNodesAbsolute, n)."""
+        return min(max(n * self.percentage // 100, self.absolute), n)
+
+    def find_candidates(self, host: PreemptionHost, pod: Pod) -> list[Candidate]:
+        """DryRunPreemption with parallelism 1: nodes from a random offset, stop once a
+        non-violating candidate exists and numCandidates were found."""
+        potential = host.cluster.eligible_nodes(pod.workload)
+        n = len(potential)
+        if n == 0:
+            return []
+        offset = host.random_offset(n)
+        limit = self.num_candidates(n)
+        clean: list[Candidate] = []
+        violating: list[Candidate] = []
+        for i in range(n):
+            node = potential[(offset + i) % n]
+            found = select_victims_on_node(host, pod, node)
+            if found is not None:
+                bucket = clean if found.pdb_violations == 0 else violating
+                if len(bucket) < limit:
+                    bucket.append(found)
+                if clean and len(clean) + len(violating) >= limit:
+                    break
+        return clean + violating
+
+
+# --------------------------------------------------------------------- §4.3
+def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
+    """SelectVictimsOnNode, in numbered steps:
+
+    1. potential victims: pods of strictly lower priority (terminating ones included);
+    2. remove them all; if the pod still does not fit, the node cannot help;
+    3. sort by MoreImportantPod, split by PDB (budget consumed in that order);
+    4. reprieve PDB-violating pods first, then the rest: add each back, keep it if the
+       pod still fits;
+    5. victims sorted by MoreImportantPod when both groups contributed.
+    """
+    prio = pod.priority
+    lower_gpus = sum(g for p, g in node.prio_gpus.items() if p < prio)
+    if lower_gpus == 0 and pod.gpus > 0:
+        return None
+    need = _need(pod, node)
+    if node.free_gpus + lower_gpus < need[0]:
+        return None
+    potential = [p for p in node.pods if p.priority < prio]
+    if not potential:
+        return None
+    free = [node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods]
+    for p in potential:
+        _give(free, p, +1)
+    if not _fits(free, need):
+        return None
+    potential.sort(key=more_important)
+    violating, clean = _split_by_pdb(host, potential)
+    victims: list[Pod] = []
+    for p in violating + clean:
+        _give(free, p, -1)
+        if not _fits(free, need):
+            _give(free, p, +1)
+            victims.append(p)
+    pdb_violations = sum(1 for p in victims if p in violating)
+    if violating and clean:
+        victims.sort(key=more_important)
+    return Candidate(node, victims, pdb_violations) if victims else None
+
+
+def _need(pod: Pod, node: Node) -> tuple[int, float, float, int]:
+    """The pod's request plus every other pod nominated here at >= its priority."""
+    gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
+    for other in node.nominated:
+        if other is not pod and other.priority >= pod.priority:
+            gpus += other.gpus
+            cpu += other.cpu
+            mem += other.mem
+            count += 1
+    return gpus, cpu, mem, count
+
+
+def _give(free: list, pod: Pod, sign: int) -> None:
+    free[0] += sign * pod.gpus
+    free[1] += sign * pod.cpu
+    free[2] += sign * pod.mem
+    free[3] += sign
+
+
+def _fits(free: list, need: tuple[int, float, float, int]) -> bool:
+    return (need[0] <= free[0] and need[1] <= free[1] + 1e-9 and need[2] <= free[2] + 1e-9
+            and need[3] <= free[3])
+
+
+def _split_by_pdb(host: PreemptionHost, pods: list[Pod]) -> tuple[list[Pod], list[Pod]]:
+    """filterPodsWithPDBViolation: each matching pod consumes one allowed disruption, in
+    the given (sorted) order; a pod that drives a budget below zero is violating."""
+    allowed = host.pdb_allowed(pods)
+    violating: list[Pod] = []
+    clean: list[Pod] = []
+    for pod in pods:
+        key = pod.workload
+        if key in allowed:
+            allowed[key] -= 1
+            if allowed[key] < 0:
+                violating.append(pod)
+                continue
+        clean.append(pod)
+    return violating, clean
+
+
+# --------------------------------------------------------------------- §4.4
+def pick_one_node(candidates: list[Candidate]) -> Candidate:
+    """pickOneNodeForPreemption: each rule keeps the best-scoring nodes; the next rule
+    only breaks ties; the first remaining candidate wins."""
+    rules = (
+        lambda c: -c.pdb_violations,                                       # 1 fewest PDB violations
+        lambda c: -c.victims[0].priority,                                  # 2 lowest top victim
+        lambda c: -sum(v.priority + INT32_OFFSET for v in c.victims),      # 3 smallest priority sum
+        lambda c: -len(c.victims),                                         # 4 fewest victims
+        _latest_start_of_top_victims,                                      # 5 latest start time
+    )
+    remaining = candidates
+    for rule in rules:
+        scores = [rule(c) for c in remaining]
+        top = max(scores)
+        remaining = [c for c, s in zip(remaining, scores, strict=True) if s == top]
+        if len(remaining) == 1:
+            break
+    return remaining[0]                                                    # 6 first remaining
+
+
+def _latest_start_of_top_victims(candidate: Candidate) -> float:
+    top = candidate.victims[0].priority
+    return min(v.bound_at for v in candidate.victims if v.priority == top)

@@ -1,0 +1,637 @@
+"""The experiment spec: the single source of truth for what a user can ask for.
+
+The browser form, the REST API, the CLI and the trace importers all validate through
+:func:`parse_spec`, so an error reads the same everywhere: a dotted path to the field
+(``workloads[2].gpus``) and what is wrong with it.
+
+Field names are camelCase, like the Kubernetes YAML our users write every day; the
+Python attributes are snake_case. Durations are seconds, or strings such as ``"30m"``.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_CLUSTER_CRITICAL = 2_000_000_000
+SYSTEM_NODE_CRITICAL = 2_000_001_000
+SYSTEM_CLASSES = {
+    "system-cluster-critical": SYSTEM_CLUSTER_CRITICAL,
+    "system-node-critical": SYSTEM_NODE_CRITICAL,
+}
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+
+
+class SpecError(ValueError):
+    """A spec that cannot be run. ``errors`` lists ``{"path": ..., "message": ...}``."""
+
+    def __init__(self, errors: list[dict[str, str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"]
+                                   for e in errors))
+
+
+def _parse_duration(value: Any) -> Any:
+    """Accept ``90``, ``"90s"``, ``"30m"``, ``"2h"`` so specs read like people talk."""
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if not match:
+            raise ValueError(f"'{value}' is not a duration (use seconds or e.g. '30s', '5m', '2h')")
+        return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    return value
+
+
+Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(ge=0)]
+SignedSeconds = Annotated[float, BeforeValidator(_parse_duration)]
+
+
+def _strict_int(value: Any) -> Any:
+    """Reject 1.5 GPUs instead of silently rounding: a pod holds whole devices."""
+    if isinstance(value, bool):
+        raise ValueError("must be a whole number, not a boolean")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"must be a whole number, got {value}")
+        return int(value)
+    return value
+
+
+WholeCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=0)]
+PositiveCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=1)]
+
+
+class PreemptionPolicy(str, Enum):
+    PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+    NEVER = "Never"
+
+
+class RecoveryModel(str, Enum):
+    SYNCHRONOUS = "synchronous"
+    ELASTIC = "elastic"
+    INDEPENDENT = "independent"
+    SERVING = "serving"
+    INTERACTIVE = "interactive"
+
+
+class WorkloadKind(str, Enum):
+    TRAINING = "training"
+    ELASTIC_TRAINING = "elastic-training"
+    EVALUATION = "evaluation"
+    INFERENCE = "inference"
+    NOTEBOOK = "notebook"
+    BATCH = "batch"
+
+
+class ControllerKind(str, Enum):
+    NONE = "none"
+    JOB = "job"
+    JOBSET = "jobset"
+    DEPLOYMENT = "deployment"
+
+
+class Model(BaseModel):
+    """Base for every spec model: camelCase in documents, unknown fields refused."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        use_enum_values=False,
+    )
+
+
+class Taint(Model):
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "NoExecute", "PreferNoSchedule"] = "NoSchedule"
+
+
+class Toleration(Model):
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: Literal["NoSchedule", "NoExecute", "PreferNoSchedule", ""] = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Kubernetes toleration matching: empty key with Exists tolerates everything."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if not self.key:
+            return self.operator == "Exists"
+        if self.key != taint.key:
+            return False
+        return self.operator == "Exists" or self.value == taint.value
+
+
+class NodeShape(Model):
+    gpus: WholeCount = 8
+    cpu: float = Field(default=96, ge=0)
+    memory: float = Field(default=1024, ge=0, description="GiB")
+    max_pods: PositiveCount = 110
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[Taint] = Field(default_factory=list)
+    spot: bool = False
+
+
+class NodePool(NodeShape):
+    name: str = Field(min_length=1)
+    count: PositiveCount = 1
+
+
+class NamedNode(NodeShape):
+    name: str = Field(min_length=1)
+
+
+class Cluster(Model):
+    node_pools: list[NodePool] = Field(default_factory=list)
+    nodes: list[NamedNode] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _has_nodes(self) -> Cluster:
+        if not self.node_pools and not self.nodes:
+            raise ValueError("the cluster needs at least one node pool or node")
+        return self
+
+    def node_names(self) -> list[str]:
+        """Every node's name in a stable order: pools first (``pool-0``...), then named nodes."""
+        names = [f"{p.name}-{i}" for p in self.node_pools for i in range(p.count)]
+        return names + [n.name for n in self.nodes]
+
+
+class PriorityClass(Model):
+    name: str = Field(min_length=1)
+    value: Annotated[int, BeforeValidator(_strict_int)]
+    preemption_policy: PreemptionPolicy = PreemptionPolicy.PREEMPT_LOWER_PRIORITY
+    global_default: bool = False
+    description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, name: str) -> str:
+        if name.startswith("system-"):
+            raise ValueError("names starting with 'system-' are reserved for the system classes")
+        return name
+
+    @field_validator("value")
+    @classmethod
+    def _user_range(cls, value: int) -> int:
+        if value > HIGHEST_USER_DEFINABLE_PRIORITY:
+            raise ValueError(
+                f"{value} is above {HIGHEST_USER_DEFINABLE_PRIORITY:,}, the highest value a "
+                "user-defined PriorityClass may have")
+        if value < -(2**31):
+            raise ValueError("must fit in a 32-bit integer")
+        return value
+
+
+class Checkpoint(Model):
+    interval_seconds: Seconds | None = Field(
+        default=None, description="seconds of running between checkpoints; null: never")
+    write_seconds: Seconds = 0.0
+    on_sigterm: bool = False
+
+    @field_validator("interval_seconds")
+    @classmethod
+    def _positive_interval(cls, value: float | None) -> float | None:
+        if value is not None and value <= 0:
+            raise ValueError("must be positive (or null for no checkpoints)")
+        return value
+
+
+class Recovery(Model):
+    model: RecoveryModel = RecoveryModel.INDEPENDENT
+    min_members: PositiveCount | None = Field(
+        default=None, description="elastic: fewest live members that still make progress")
+
+
+class Controller(Model):
+    kind: ControllerKind = ControllerKind.JOB
+    pod_replacement_policy: Literal["TerminatingOrFailed", "Failed"] = "TerminatingOrFailed"
+    restart: Literal["member", "group"] = Field(
+        default="member",
+        description="jobset: recreate only the failed member (in-place) or the whole group")
+
+
+class PodDisruptionBudget(Model):
+    min_available: WholeCount | None = None
+    max_unavailable: WholeCount | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PodDisruptionBudget:
+        if (self.min_available is None) == (self.max_unavailable is None):
+            raise ValueError("set exactly one of minAvailable or maxUnavailable")
+        return self
+
+
+class PodGroup(Model):
+    min_count: PositiveCount
+    disruption_mode: Literal["Single", "All"] = "Single"
+    priority_class_name: str | None = None
+
+
+class Workload(Model):
+    name: str = Field(min_length=1, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+    kind: WorkloadKind = WorkloadKind.BATCH
+    members: PositiveCount = 1
+    gpus: WholeCount = 1
+    cpu: float = Field(default=4, ge=0)
+    memory: float = Field(default=32, ge=0, description="GiB")
+    priority_class_name: str | None = None
+    arrival: SignedSeconds = 0.0
+    duration_seconds: Seconds | None = Field(
+        default=None, description="seconds of work at full strength; null: runs to the horizon")
+    termination_grace_period_seconds: Seconds = 30.0
+    stop_seconds: Seconds = Field(
+        default=5.0, description="how long the application really needs to stop after SIGTERM")
+    startup_seconds: Seconds = Field(default=0.0, description="image pull + loading until Ready")
+    checkpoint: Checkpoint = Field(default_factory=Checkpoint)
+    recovery: Recovery = Field(default_factory=Recovery)
+    controller: Controller = Field(default_factory=Controller)
+    pdb: PodDisruptionBudget | None = None
+    pod_group: PodGroup | None = None
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: list[Toleration] = Field(default_factory=list)
+    urgent: bool = Field(default=False, description="the preemptor the experiment is about")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Workload:
+        if self.pod_group and self.pod_group.min_count > self.members:
+            raise ValueError(
+                f"podGroup.minCount ({self.pod_group.min_count}) is above members ({self.members})")
+        if self.recovery.min_members and self.recovery.min_members > self.members:
+            raise ValueError(
+                f"recovery.minMembers ({self.recovery.min_members}) is above members "
+                f"({self.members})")
+        return self
+
+
+class InitialPod(Model):
+    workload: str
+    node: str
+    started_at: SignedSeconds = Field(default=0.0, le=0, description="<= 0: before the run starts")
+    member: WholeCount | None = None
+
+
+class TimelineEvent(Model):
+    at: Seconds
+    type: str = Field(description="a disruption source: spot-reclaim, node-failure, drain")
+    nodes: list[str] = Field(default_factory=list)
+    pool: str | None = None
+    count: PositiveCount | None = None
+    fraction: float | None = Field(default=None, gt=0, le=1)
+    notice_seconds: Seconds = 120.0
+    recover_after_seconds: Seconds | None = None
+
+    @model_validator(mode="after")
+    def _targets(self) -> TimelineEvent:
+        if not self.nodes and not self.pool:
+            raise ValueError("name the target: 'nodes' or 'pool' (with 'count' or 'fraction')")
+        return self
+
+
+class Variant(Model):
+    name: str = Field(min_length=1)
+    preemption: str | None = None
+    placement: str | None = None
+    set: dict[str, Any] = Field(
+        default_factory=dict, description="overrides: 'workloads.<name>.<field>' -> value")
+
+
+class Policy(Model):
+    preemption: str = "pod"
+    placement: str = "MostAllocated"
+    min_candidate_nodes_percentage: Annotated[int, Field(ge=0, le=100)] = 10
+    min_candidate_nodes_absolute: WholeCount = 100
+    pod_initial_backoff_seconds: Seconds = 1.0
+    pod_max_backoff_seconds: Seconds = 10.0
+    checkpoint_aware_weights: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _candidates(self) -> Policy:
+        if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
+            raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute "
+                             "may not both be 0")
+        return self
+
+
+class ExperimentSpec(Model):
+    """A whole experiment: cluster, priority classes, workloads, timeline and variants."""
+
+    name: str = "experiment"
+    description: str = ""
+    horizon_seconds: Seconds = Field(default=3600.0, gt=0)
+    seed: WholeCount = 0
+    replications: PositiveCount = 1
+    cluster: Cluster
+    priority_classes: list[PriorityClass] = Field(default_factory=list)
+    workloads: list[Workload] = Field(default_factory=list)
+    initial_state: list[InitialPod] = Field(default_factory=list)
+    events: list[TimelineEvent] = Field(default_factory=list)
+    policy: Policy = Field(default_factory=Policy)
+    variants: list[Variant] = Field(default_factory=list)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- validation
+def _location(loc: Iterable[Any]) -> str:
+    """pydantic's loc tuple -> 'workloads[2].gpus' (what users see in errors)."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in ("function-after", "function-before") or str(part).startswith("function-"):
+            continue
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def _pydantic_errors(exc: ValidationError) -> list[dict[str, str]]:
+    errors = []
+    for err in exc.errors(include_url=False):
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        errors.append({"path": _location(loc), "message": message})
+    return errors
+
+
+def load_document(text: str) -> Any:
+    """Parse YAML or JSON text (JSON is YAML), with the line of a syntax error."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SpecError([{"path": "", "message": f"malformed YAML: {where}{problem}"}]) from None
+
+
+def parse_spec(document: str | Mapping[str, Any]) -> ExperimentSpec:
+    """Validate a spec (text or an already-parsed mapping) completely, or raise SpecError.
+
+    Two stages: the shape (pydantic), then the rules that span fields (class names,
+    node names, a pod larger than every node, policy names), so every error is found
+    at once where possible.
+    """
+    data = load_document(document) if isinstance(document, str) else document
+    if not isinstance(data, Mapping):
+        raise SpecError([{"path": "", "message": "the spec must be a mapping (YAML object)"}])
+    try:
+        spec = ExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(_pydantic_errors(exc)) from None
+    errors = list(_cross_field_errors(spec))
+    if errors:
+        raise SpecError(errors)
+    for index, variant in enumerate(expand_variants(spec)):
+        resolve_variant(spec, variant, _index=index)
+    return spec
+
+
+def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    from scheduler_core.plugins import registry  # late: plugins import the model
+
+    yield from _priority_class_errors(spec)
+    yield from _workload_errors(spec)
+    yield from _node_errors(spec)
+    yield from _policy_errors(spec.policy, "policy", registry)
+    for i, event in enumerate(spec.events):
+        if event.type not in registry.disruptions:
+            yield {"path": f"events[{i}].type",
+                   "message": f"unknown disruption source '{event.type}' "
+                              f"(known: {', '.join(sorted(registry.disruptions))})"}
+    for i, variant in enumerate(spec.variants):
+        yield from _policy_errors(variant, f"variants[{i}]", registry)
+    yield from _variant_name_errors(spec)
+
+
+def _policy_errors(policy: Any, path: str, registry: Any) -> Iterable[dict[str, str]]:
+    if policy.preemption is not None and policy.preemption not in registry.preemption:
+        yield {"path": f"{path}.preemption",
+               "message": f"unknown preemption policy '{policy.preemption}' "
+                          f"(known: {', '.join(sorted(registry.preemption))})"}
+    if policy.placement is not None and policy.placement not in registry.placement:
+        yield {"path": f"{path}.placement",
+               "message": f"unknown placement scoring '{policy.placement}' "
+                          f"(known: {', '.join(sorted(registry.placement))})"}
+
+
+def _priority_class_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    seen: set[str] = set()
+    defaults = [i for i, pc in enumerate(spec.priority_classes) if pc.global_default]
+    for i, pc in enumerate(spec.priority_classes):
+        if pc.name in seen:
+            yield {"path": f"priorityClasses[{i}].name",
+                   "message": f"duplicate PriorityClass '{pc.name}'"}
+        seen.add(pc.name)
+    if len(defaults) > 1:
+        names = ", ".join(spec.priority_classes[i].name for i in defaults)
+        yield {"path": f"priorityClasses[{defaults[1]}].globalDefault",
+               "message": f"only one PriorityClass may be globalDefault (found: {names})"}
+
+
+def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    classes = {pc.name for pc in spec.priority_classes} | set(SYSTEM_CLASSES)
+    shapes = _node_shapes(spec)
+    seen: set[str] = set()
+    for i, wl in enumerate(spec.workloads):
+        path = f"workloads[{i}]"
+        if wl.name in seen:
+            yield {"path": f"{path}.name", "message": f"duplicate workload '{wl.name}'"}
+        seen.add(wl.name)
+        for field, name in (("priorityClassName", wl.priority_class_name),
+                            ("podGroup.priorityClassName",
+                             wl.pod_group.priority_class_name if wl.pod_group else None)):
+            if name is not None and name not in classes:
+                yield {"path": f"{path}.{field}",
+                       "message": f"no PriorityClass with name '{name}' was found"}
+        group_class = wl.pod_group.priority_class_name if wl.pod_group else None
+        if group_class and wl.priority_class_name and group_class != wl.priority_class_name:
+            yield {"path": f"{path}.podGroup.priorityClassName",
+                   "message": f"the group's class '{group_class}' disagrees with the members' "
+                              f"class '{wl.priority_class_name}'"}
+        if not any(_fits_shape(wl, s) for s in shapes):
+            yield {"path": f"{path}.gpus",
+                   "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
+                              f"{wl.memory:g} GiB, more than any node has"}
+
+
+def _node_shapes(spec: ExperimentSpec) -> list[NodeShape]:
+    return [*spec.cluster.node_pools, *spec.cluster.nodes]
+
+
+def _fits_shape(wl: Workload, shape: NodeShape) -> bool:
+    return wl.gpus <= shape.gpus and wl.cpu <= shape.cpu and wl.memory <= shape.memory
+
+
+def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    names = spec.cluster.node_names()
+    known = set(names)
+    if len(known) != len(names):
+        dup = next(n for n, c in _counts(names).items() if c > 1)
+        yield {"path": "cluster", "message": f"duplicate node name '{dup}'"}
+    pools = {p.name for p in spec.cluster.node_pools}
+    workloads = {w.name: w for w in spec.workloads}
+    for i, pod in enumerate(spec.initial_state):
+        if pod.node not in known:
+            yield {"path": f"initialState[{i}].node", "message": f"no node named '{pod.node}'"}
+        if pod.workload not in workloads:
+            yield {"path": f"initialState[{i}].workload",
+                   "message": f"no workload named '{pod.workload}'"}
+        elif pod.member is not None and pod.member >= workloads[pod.workload].members:
+            yield {"path": f"initialState[{i}].member",
+                   "message": f"member {pod.member} is out of range for "
+                              f"{workloads[pod.workload].members} members"}
+    for i, event in enumerate(spec.events):
+        for name in event.nodes:
+            if name not in known:
+                yield {"path": f"events[{i}].nodes", "message": f"no node named '{name}'"}
+        if event.pool and event.pool not in pools:
+            yield {"path": f"events[{i}].pool", "message": f"no node pool named '{event.pool}'"}
+
+
+def _counts(names: list[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _variant_name_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    names = [v.name for v in expand_variants(spec)]
+    for name, count in _counts(names).items():
+        if count > 1:
+            yield {"path": "variants", "message": f"duplicate variant name '{name}'"}
+
+
+# ----------------------------------------------------------------------------- variants
+@dataclass(frozen=True, slots=True)
+class ResolvedVariant:
+    """One variant, ready to simulate: the spec with its overrides applied, and its policy."""
+
+    name: str
+    spec: ExperimentSpec
+    preemption: str
+    placement: str
+
+
+def expand_variants(spec: ExperimentSpec) -> list[Variant]:
+    """Listed variants, then the grid's cartesian product; a lone default when neither is given."""
+    variants = list(spec.variants)
+    if spec.grid:
+        keys = list(spec.grid)
+        for values in itertools.product(*(spec.grid[k] for k in keys)):
+            variants.append(_grid_variant(dict(zip(keys, values, strict=True))))
+    return variants or [Variant(name="default")]
+
+
+def _grid_variant(point: dict[str, Any]) -> Variant:
+    name = ", ".join(f"{k.rsplit('.', 1)[-1]}={_short(v)}" for k, v in point.items())
+    policy = {k: v for k, v in point.items() if k in ("preemption", "placement")}
+    overrides = {k: v for k, v in point.items() if k not in policy}
+    return Variant(name=name, set=overrides, **policy)
+
+
+def _short(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+def variant_names(spec: ExperimentSpec) -> list[str]:
+    """The names of every variant the spec expands to, in run order."""
+    return [v.name for v in expand_variants(spec)]
+
+
+def resolve_variant(spec: ExperimentSpec, variant: Variant | str,
+                    *, _index: int | None = None) -> ResolvedVariant:
+    """Apply a variant's overrides and re-validate, so an override can never smuggle in
+    a value the spec itself would refuse."""
+    if isinstance(variant, str):
+        variant = _find_variant(spec, variant)
+    where = f"variants[{_index}]" if _index is not None else f"variant '{variant.name}'"
+    resolved = spec
+    if variant.set:
+        data = spec.model_dump(by_alias=True, exclude={"variants", "grid"})
+        for path, value in variant.set.items():
+            _apply_override(data, path, value, f"{where}.set.{path}")
+        try:
+            resolved = ExperimentSpec.model_validate(data)
+        except ValidationError as exc:
+            raise SpecError([{"path": f"{where}.set.{e['path']}", "message": e["message"]}
+                             for e in _pydantic_errors(exc)]) from None
+        errors = list(_cross_field_errors(resolved))
+        if errors:
+            raise SpecError([{"path": f"{where}.set: {e['path']}", "message": e["message"]}
+                             for e in errors])
+    return ResolvedVariant(
+        name=variant.name, spec=resolved,
+        preemption=variant.preemption or resolved.policy.preemption,
+        placement=variant.placement or resolved.policy.placement)
+
+
+def _find_variant(spec: ExperimentSpec, name: str) -> Variant:
+    for variant in expand_variants(spec):
+        if variant.name == name:
+            return variant
+    raise SpecError([{"path": "variant", "message": f"no variant named '{name}'"}])
+
+
+def _apply_override(data: dict[str, Any], path: str, value: Any, where: str) -> None:
+    """Set ``workloads.<name>.checkpoint.intervalSeconds`` style paths; lists by item name."""
+    parts = path.split(".")
+    node: Any = data
+    for i, part in enumerate(parts[:-1]):
+        node = _step(node, part)
+        if node is None:
+            raise SpecError([{"path": where, "message": f"'{'.'.join(parts[:i + 1])}' not found"}])
+    last = parts[-1]
+    if isinstance(node, list):
+        raise SpecError([{"path": where, "message": "cannot replace a whole list item"}])
+    if not isinstance(node, dict) or (node and last not in node):
+        raise SpecError([{"path": where, "message": f"unknown field '{last}'"}])
+    node[last] = copy.deepcopy(value)
+
+
+def _step(node: Any, part: str) -> Any:
+    """One step down an override path; a null sub-object (e.g. ``pdb``) becomes ``{}``."""
+    if isinstance(node, list):
+        for item in node:
+            if isinstance(item, dict) and item.get("name") == part:
+                return item
+        if part.isdigit() and int(part) < len(node):
+            return node[int(part)]
+        return None
+    if isinstance(node, dict):
+        if node.get(part) is None and part in node:
+            node[part] = {}
+        return node.get(part)
+    return None
+
+
+def spec_to_yaml(spec: ExperimentSpec) -> str:
+    """The spec as YAML, camelCase, defaults included: what a user downloads and edits."""
+    data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
