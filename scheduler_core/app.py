@@ -13,6 +13,7 @@ closes.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Protocol
 
 from scheduler_core import events as ev
@@ -130,7 +131,7 @@ class Progress:
         return lost
 
 
-class App:
+class App(ABC):
     """Base application: bookkeeping shared by every recovery model."""
 
     def __init__(self, host: Host, workload: Workload) -> None:
@@ -207,16 +208,21 @@ class App:
         return checkpointing
 
     # ---------------------------------------------------------------- interface
+    @abstractmethod
     def ready(self, pod: Pod) -> None:
-        raise NotImplementedError  # every recovery model below overrides it
+        """A member became Ready: progress may start."""
 
+    @abstractmethod
     def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
         """SIGTERM (grace > 0) or kill (grace == 0). Returns seconds until the pod stops."""
-        raise NotImplementedError  # every recovery model below overrides it
 
+    @abstractmethod
+    def kept(self, t: float) -> float:
+        """GPU-seconds of progress held at ``t`` (what a disruption now could still cost)."""
+
+    @abstractmethod
     def finish(self) -> tuple[float, float, float]:
         """At the horizon: (useful GPU-s kept, GPU-s remaining, GPU-s computed)."""
-        raise NotImplementedError  # every recovery model below overrides it
 
 
 class PerMemberApp(App):
@@ -249,6 +255,9 @@ class PerMemberApp(App):
         if self.spec.recovery.model is RecoveryModel.INTERACTIVE:
             self.host.emit(ev.SESSION_LOST, self.workload, pod, value=1, related=cause)
         return self.stop_seconds(grace, checkpointing)
+
+    def kept(self, t: float) -> float:
+        return sum(unit.at(t) for unit in self.units) * self.member_gpus
 
     def finish(self) -> tuple[float, float, float]:
         now = self.host.now
@@ -294,6 +303,10 @@ class ServingApp(App):
                            message="replica lost; serving capacity reduced")
         self.pending[pod.member].append(now)
         return self.stop_seconds(grace, False)
+
+    def kept(self, t: float) -> float:
+        return self.served + sum((t - s) * self.member_gpus for s in self.ready_since
+                                 if s is not None)
 
     def finish(self) -> tuple[float, float, float]:
         now = self.host.now
@@ -383,6 +396,9 @@ class GroupApp(App):
                 and self.spec.controller.restart == "group" and cause != "group-restart"):
             self.host.restart_group(self.workload, cause)
         return self.stop_seconds(grace, checkpointing)
+
+    def kept(self, t: float) -> float:
+        return self.unit.at(t) * self.workload.gpus_total
 
     def finish(self) -> tuple[float, float, float]:
         now = self.host.now

@@ -108,6 +108,15 @@ class Engine:
             self.at(workload.arrival, self._arrive, workload, placed)
         for event in self.spec.events:
             self.at(event.at, self._timeline, event)
+        if self.now < 0:
+            self.at(0.0, self._window_opens)
+
+    def _window_opens(self) -> None:
+        """Metrics measure [0, horizon]: progress recorded pods made before t=0 is not ours."""
+        for workload in self.workloads:
+            kept = workload.app.kept(0.0)
+            if kept:
+                self.emit(ev.USEFUL_AT_START, workload, value=kept)
 
     # =================================================================== the loop
     def at(self, time: float, callback: Callable[..., None], *args: Any) -> None:
@@ -116,10 +125,10 @@ class Engine:
 
     def run(self) -> list[Event]:
         """Run to the horizon; returns the event log in time order."""
+        self.now = min([0.0, *(w.arrival for w in self.spec.workloads),
+                        *(p.started_at for p in self.spec.initial_state)])
         self._seed_events()
         heap = self._heap
-        if heap:
-            self.now = min(0.0, heap[0][0])
         while heap and heap[0][0] <= self.horizon:
             now = heap[0][0]
             self.now = now

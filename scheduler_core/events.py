@@ -31,6 +31,7 @@ STRANDED = "Stranded"                # value = GPU-s held without progress in a 
 RESUMED = "Resumed"                  # value = time of the disruption it resumes from
 RECOVERED = "Recovered"              # value = time of the disruption it recovered from
 WORKLOAD_DONE = "WorkloadCompleted"
+USEFUL_AT_START = "UsefulWorkAtStart"  # t=0: value = GPU-s of progress made before the window
 USEFUL = "UsefulWork"                # at the end: value = GPU-s of progress kept
 REMAINING = "RemainingWork"          # at the end: value = GPU-s still to do
 COMPUTED = "ComputedWork"            # at the end: value = GPU-s of progress computed in all

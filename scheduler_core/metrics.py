@@ -108,6 +108,7 @@ class _Acc:
     sessions: int = 0
     wasted_startup: float = 0.0
     useful: float = 0.0
+    useful_at_start: float = 0.0
     remaining: float = 0.0
     computed: float = 0.0
 
@@ -153,6 +154,7 @@ class _Reader:
             ev.SESSION_LOST: self._session, ev.STRANDED: self._stranded,
             ev.RESUMED: self._resumed, ev.RECOVERED: self._recovered,
             ev.WORKLOAD_DONE: self._done, ev.USEFUL: self._useful,
+            ev.USEFUL_AT_START: self._useful_at_start,
             ev.REMAINING: self._remaining, ev.COMPUTED: self._computed,
         }
 
@@ -251,6 +253,9 @@ class _Reader:
     def _useful(self, e: Event, a: _Acc) -> None:
         a.useful = e.value
 
+    def _useful_at_start(self, e: Event, a: _Acc) -> None:
+        a.useful_at_start = e.value
+
     def _remaining(self, e: Event, a: _Acc) -> None:
         a.remaining = e.value
 
@@ -284,7 +289,8 @@ class _Reader:
             preempted_while_loading=a.loading, sessions_lost=a.sessions,
             wasted_gpu_seconds=a.lost + a.stranded + a.wasted_startup,
             completion_time=_since(arrival, a.done), queue_wait=_since(arrival, a.first_bound),
-            useful_work=a.useful, remaining_work=a.remaining, computed_work=a.computed)
+            useful_work=a.useful - a.useful_at_start, remaining_work=a.remaining,
+            computed_work=a.computed - a.useful_at_start)
 
 
 def _overlap(start: float, end: float, horizon: float) -> float:

@@ -1,0 +1,83 @@
+"""The CLI as a user runs it: a real process, its stdout, stderr and exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import scheduler_core as sc
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "scheduler_core", *args], input=stdin,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_presets_prints_one_preset_per_line_id_first() -> None:
+    result = cli("presets")
+    assert result.returncode == 0
+    ids = [line.split("\t")[0] for line in result.stdout.splitlines()]
+    assert ids == [p.id for p in sc.list_presets()]
+    assert all(i.startswith("s") and i.split("-")[0][1:].isdigit() for i in ids)
+
+
+def test_run_json_has_one_summary_entry_per_metric() -> None:
+    result = cli("run", "s3-grace-period", "--json", "--quiet")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [v["name"] for v in data["variants"]] == ["grace-300s", "grace-30s"]
+    for variant in data["variants"]:
+        assert list(variant["summary"]) == list(sc.METRIC_NAMES)
+        assert variant["workloads"]
+    assert data["variants"][1]["summary"]["time_to_victims_released"] == 30
+
+
+def test_run_table_shows_variants_side_by_side() -> None:
+    result = cli("run", "s3-grace-period", "--quiet")
+    header = result.stdout.splitlines()[0].split()
+    assert header == ["grace-300s", "grace-30s"]
+    assert "time_to_victims_released" in result.stdout
+
+
+def test_run_with_a_seed_is_deterministic(tmp_path: Path) -> None:
+    first = cli("run", "s5-loading-treadmill", "--json", "--quiet", "--seed", "7", "--events")
+    second = cli("run", "s5-loading-treadmill", "--json", "--quiet", "--seed", "7", "--events")
+    strip = [json.loads(r.stdout) for r in (first, second)]
+    for data in strip:
+        for variant in data["variants"]:
+            for rep in variant["replications"]:
+                rep.pop("wall_seconds")
+    assert strip[0] == strip[1]
+
+
+def test_validate_accepts_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(sc.get_preset("s6-checkpoint-frequency").text)
+    result = cli("validate", str(path))
+    assert result.returncode == 0
+    assert "2 variant(s)" in result.stdout
+
+
+def test_bad_spec_is_one_line_exit_2_no_traceback() -> None:
+    bad = "cluster: {nodes: [{name: n, gpus: 8}]}\nworkloads: [{name: w, gpus: 1.5}]\n"
+    result = cli("validate", "-", stdin=bad)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: workloads[0].gpus: must be a whole number, got 1.5"
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_preset_or_missing_file_is_exit_2() -> None:
+    result = cli("run", "s99-nothing")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: preset: no preset 's99-nothing'")
+    missing = cli("run", "missing/spec.yaml")
+    assert missing.returncode == 2
+    assert "no such file" in missing.stderr
+
+
+def test_malformed_yaml_is_exit_2() -> None:
+    result = cli("validate", "-", stdin="cluster: [\n")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: malformed YAML: line")

@@ -1,0 +1,122 @@
+"""Spec validation: every bad input is one clear error naming the field (issue #2 §5)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+import scheduler_core as sc
+from scheduler_core.spec import SpecError, parse_spec, resolve_variant
+
+BASE: dict[str, Any] = {
+    "cluster": {"nodePools": [{"name": "gpu", "count": 2, "gpus": 8}]},
+    "priorityClasses": [{"name": "batch", "value": 100, "globalDefault": True},
+                        {"name": "urgent", "value": 1000}],
+    "workloads": [{"name": "train", "members": 4, "gpus": 2, "priorityClassName": "batch"}],
+}
+
+
+def spec_with(path: str, value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(BASE)
+    node: Any = data
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node[int(part)] if part.isdigit() else node[part]
+    last = parts[-1]
+    if last.isdigit():
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return data
+
+
+def errors_of(data: Any) -> list[dict[str, str]]:
+    with pytest.raises(SpecError) as info:
+        parse_spec(data)
+    return info.value.errors
+
+
+BAD_INPUTS = [
+    ("negative-gpus", spec_with("workloads.0.gpus", -1), "workloads[0].gpus", "greater than or equal to 0"),
+    ("fractional-gpus", spec_with("workloads.0.gpus", 1.5), "workloads[0].gpus", "whole number"),
+    ("unknown-class", spec_with("workloads.0.priorityClassName", "gold"),
+     "workloads[0].priorityClassName", "no PriorityClass with name 'gold' was found"),
+    ("two-global-defaults",
+     spec_with("priorityClasses.1", {"name": "urgent", "value": 1000, "globalDefault": True}),
+     "priorityClasses[1].globalDefault", "only one PriorityClass may be globalDefault"),
+    ("class-above-1e9", spec_with("priorityClasses.1", {"name": "urgent", "value": 1_000_000_001}),
+     "priorityClasses[1].value", "above 1,000,000,000"),
+    ("system-prefix", spec_with("priorityClasses.1", {"name": "system-gold", "value": 5}),
+     "priorityClasses[1].name", "reserved"),
+    ("min-count-above-members", spec_with("workloads.0.podGroup", {"minCount": 5}),
+     "workloads[0]", "minCount (5) is above members (4)"),
+    ("pod-larger-than-every-node", spec_with("workloads.0.gpus", 16), "workloads[0].gpus",
+     "more than any node has"),
+    ("unknown-preemption", spec_with("policy", {"preemption": "aggressive"}),
+     "policy.preemption", "unknown preemption policy 'aggressive'"),
+    ("unknown-placement", spec_with("variants", [{"name": "v", "placement": "Random"}]),
+     "variants[0].placement", "unknown placement scoring 'Random'"),
+    ("unknown-field", spec_with("workloads.0.gpu", 1), "workloads[0].gpu", "unknown field"),
+    ("bad-duration", spec_with("horizonSeconds", "soon"), "horizonSeconds", "not a duration"),
+    ("unknown-disruption", spec_with("events", [{"at": 5, "type": "meteor", "nodes": ["gpu-0"]}]),
+     "events[0].type", "unknown disruption source 'meteor'"),
+    ("unknown-node", spec_with("initialState", [{"workload": "train", "node": "gpu-9"}]),
+     "initialState[0].node", "no node named 'gpu-9'"),
+    ("no-nodes", spec_with("cluster", {}), "cluster", "at least one node pool or node"),
+]
+
+
+@pytest.mark.parametrize(("data", "path", "fragment"), [b[1:] for b in BAD_INPUTS],
+                         ids=[b[0] for b in BAD_INPUTS])
+def test_bad_input_names_the_field_and_the_problem(data: Any, path: str, fragment: str) -> None:
+    errors = errors_of(data)
+    assert any(e["path"] == path and fragment in e["message"] for e in errors), errors
+
+
+def test_malformed_yaml_reports_the_line() -> None:
+    errors = errors_of("cluster:\n  nodes: [\n")
+    assert errors[0]["path"] == ""
+    assert errors[0]["message"].startswith("malformed YAML: line 3")
+
+
+def test_a_spec_must_be_a_mapping() -> None:
+    assert errors_of("- 1\n- 2\n")[0]["message"] == "the spec must be a mapping (YAML object)"
+
+
+def test_durations_accept_units() -> None:
+    spec = parse_spec(spec_with("horizonSeconds", "2h"))
+    assert spec.horizon_seconds == 7200
+
+
+def test_variant_overrides_are_validated_like_the_spec() -> None:
+    data = spec_with("variants", [{"name": "bad", "set": {"workloads.train.gpus": -2}}])
+    errors = errors_of(data)
+    assert errors[0]["path"] == "variants[0].set.workloads[0].gpus"
+
+
+def test_variant_override_of_an_unknown_path_is_refused() -> None:
+    data = spec_with("variants", [{"name": "bad", "set": {"workloads.nope.gpus": 2}}])
+    assert "'workloads.nope' not found" in errors_of(data)[0]["message"]
+
+
+def test_override_can_fill_a_null_section() -> None:
+    data = spec_with("variants", [{"name": "pdb", "set": {"workloads.train.pdb": {"minAvailable": 3}}}])
+    spec = parse_spec(data)
+    resolved = resolve_variant(spec, "pdb")
+    assert resolved.spec.workloads[0].pdb is not None
+    assert resolved.spec.workloads[0].pdb.min_available == 3
+
+
+def test_grid_expands_to_named_variants() -> None:
+    data = spec_with("grid", {"preemption": ["none", "pod"],
+                              "workloads.train.checkpoint.intervalSeconds": [30, 3600]})
+    names = sc.variant_names(parse_spec(data))
+    assert names == ["preemption=none, intervalSeconds=30", "preemption=none, intervalSeconds=3600",
+                     "preemption=pod, intervalSeconds=30", "preemption=pod, intervalSeconds=3600"]
+
+
+def test_spec_round_trips_through_yaml() -> None:
+    spec = sc.get_preset("s2-jump-the-queue").spec()
+    assert parse_spec(sc.spec_to_yaml(spec)) == spec
