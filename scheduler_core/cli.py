@@ -17,6 +17,7 @@ from scheduler_core.experiment import VariantResult, run_experiment
 from scheduler_core.metrics import METRIC_NAMES
 from scheduler_core.presets import get_preset, list_presets
 from scheduler_core.spec import ExperimentSpec, SpecError, parse_spec, variant_names
+from scheduler_core.traces.cli import register as register_import
 
 HEADLINE = ("time_to_victims_released", "time_to_group_useful", "lost_work",
             "stranded_capacity", "pods_terminated", "preempted_while_loading",
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--variant", action="append", help="run only this variant (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
+    register_import(sub)
     return parser
 
 
