@@ -398,6 +398,9 @@ def parse_spec(document: str | Mapping[str, Any]) -> ExperimentSpec:
     at once where possible.
     """
     data = load_document(document) if isinstance(document, str) else document
+    if isinstance(data, Mapping) and "synthetic" in data:
+        from scheduler_core.synthetic import expand  # late: it builds on this module
+        data = expand(data)
     if not isinstance(data, Mapping):
         raise SpecError([{"path": "", "message": "the spec must be a mapping (YAML object)"}])
     try:
