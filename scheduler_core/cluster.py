@@ -8,7 +8,8 @@ node without looking at its pods. Nothing here is ever copied per decision.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 
 from scheduler_core.model import Node, Pod, Workload
 from scheduler_core.spec import ExperimentSpec, NodeShape, Taint
@@ -28,11 +29,19 @@ UNSCHEDULABLE_NODE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were u
 class Cluster:
     """Every node, indexed by shape and free GPUs; the single owner of resource accounting."""
 
-    def __init__(self, spec: ExperimentSpec) -> None:
+    def __init__(self, spec: ExperimentSpec, priorities: Iterable[int] = ()) -> None:
         self.nodes: list[Node] = []
         self.by_name: dict[str, Node] = {}
         self.shape_gpus: list[int] = []
         self.buckets: list[list[dict[Node, None]]] = []
+        self.thresholds = sorted(set(priorities))
+        """Every pod priority in the experiment. For a preemptor of priority P (threshold k),
+        node.reachable[k] bounds what evicting strictly lower-priority pods could free."""
+        most = max([0, *(p.gpus for p in spec.cluster.node_pools),
+                    *(n.gpus for n in spec.cluster.nodes)])
+        self.reach_buckets: list[list[dict[Node, None]]] = [
+            [{} for _ in range(most + 1)] for _ in self.thresholds]
+        self._eligible: dict[tuple, tuple[int, list[Node], dict[Node, int]]] = {}
         for pool in spec.cluster.node_pools:
             for i in range(pool.count):
                 self._add_node(f"{pool.name}-{i}", pool)
@@ -51,6 +60,9 @@ class Cluster:
             self.shape_gpus.append(shape.gpus)
             self.buckets.append([{} for _ in range(shape.gpus + 1)])
         node.shape = self.shape_gpus.index(shape.gpus)
+        node.reachable = [shape.gpus] * len(self.thresholds)
+        for k in range(len(self.thresholds)):
+            self.reach_buckets[k][shape.gpus][node] = None
         self.nodes.append(node)
         self.by_name[name] = node
         self._index(node)
@@ -78,7 +90,7 @@ class Cluster:
         node.free_mem -= pod.mem
         node.npods += 1
         node.pods[pod] = None
-        node.prio_gpus[pod.priority] = node.prio_gpus.get(pod.priority, 0) + pod.gpus
+        self._reach(node, pod, -pod.gpus)
         pod.node = node
         self._index(node)
 
@@ -92,19 +104,43 @@ class Cluster:
         node.free_mem += pod.mem
         node.npods -= 1
         del node.pods[pod]
-        node.prio_gpus[pod.priority] -= pod.gpus
+        self._reach(node, pod, pod.gpus)
         self._index(node)
         return node
 
+    def _reach(self, node: Node, pod: Pod, delta: int) -> None:
+        """A pod of priority p came (delta < 0) or went: for thresholds P > p nothing
+        changes (free moves by delta, evictable GPUs by -delta); for P <= p, reach moves."""
+        reachable = node.reachable
+        for k in range(bisect_right(self.thresholds, pod.priority)):
+            buckets = self.reach_buckets[k]
+            del buckets[reachable[k]][node]
+            reachable[k] += delta
+            buckets[reachable[k]][node] = None
+
+    def threshold(self, priority: int) -> int:
+        """Index k of ``priority`` among the thresholds (it is always one of them)."""
+        return bisect_right(self.thresholds, priority) - 1
+
+    def nodes_reaching(self, k: int, gpus: int) -> Iterator[Node]:
+        """Nodes where a preemptor at threshold k could get at least ``gpus`` GPUs."""
+        for bucket in self.reach_buckets[k][gpus:]:
+            yield from bucket
+
     # ------------------------------------------------------------------ filters
-    def eligible_nodes(self, workload: Workload) -> list[Node]:
-        """Nodes a member may ever use: selector, taints, capacity (cached per workload)."""
-        cached = workload.eligible_nodes
-        if cached is not None and cached[0] == self.version:
-            return cached[1]
-        nodes = [n for n in self.nodes if self.static_filter(workload, n).ok]
-        workload.eligible_nodes = (self.version, nodes)
-        return nodes
+    def eligible_nodes(self, workload: Workload) -> tuple[list[Node], dict[Node, int]]:
+        """Nodes a member may use at all (selector, taints, capacity, schedulable), in node
+        order, with each node's position. Shared by workloads with the same constraints and
+        rebuilt only when nodes come or go."""
+        spec = workload.spec
+        key = (tuple(sorted(spec.node_selector.items())), tuple(spec.tolerations), spec.gpus,
+               spec.cpu, spec.memory)
+        cached = self._eligible.get(key)
+        if cached is None or cached[0] != self.version:
+            nodes = [n for n in self.nodes if self.static_filter(workload, n).ok]
+            cached = (self.version, nodes, {n: i for i, n in enumerate(nodes)})
+            self._eligible[key] = cached
+        return cached[1], cached[2]
 
     def static_filter(self, workload: Workload, node: Node) -> Status:
         """The filters that no eviction can change."""

@@ -37,6 +37,20 @@ from scheduler_core.spec import Workload as WorkloadSpec
 from scheduler_core.status import Code, Status
 
 ProgressCallback = Callable[[float], None]
+NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
+
+
+class FailureStreak:
+    """Consecutive identical scheduling failures of one pod."""
+
+    __slots__ = ("count", "first", "last", "message", "plugin")
+
+    def __init__(self, message: str, plugin: str, now: float) -> None:
+        self.message = message
+        self.plugin = plugin
+        self.first = self.last = now
+        self.count = 1
+
 PROGRESS_EVERY = 8192
 HOLDING = (PodState.STARTING, PodState.READY, PodState.TERMINATING)
 
@@ -74,7 +88,7 @@ class Engine:
         self._seq = itertools.count()
         self._pod_seq = itertools.count()
         self.log: list[Event] = []
-        self.cluster = Cluster(spec)
+        self.cluster = Cluster(spec, (resolve_priority(spec, w)[0] for w in spec.workloads))
         policy = spec.policy
         self.queue = SchedulingQueue(policy.pod_initial_backoff_seconds,
                                      policy.pod_max_backoff_seconds)
@@ -85,6 +99,7 @@ class Engine:
         self._progress = progress
         self._wake_at: float | None = None
         self._flush_scheduled = False
+        self._streaks: dict[Pod, None] = {}
         self.events_processed = 0
 
     # =================================================================== setup
@@ -208,29 +223,45 @@ class Engine:
         if node is not None:
             self._bind(pod, node)
             return
+        cycle = self.queue.move_cycle
         status = self.preemption.post_filter(self, pod)
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
-        self.queue.park(pod, self.now)
+        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle)
 
     def _failed(self, pod: Pod, status: Status) -> None:
+        """Repeated identical failures become one event with a count, as kubectl shows them
+        ("x37 over 5m"); the streak is written when the pod's situation changes."""
         message = f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
-        if status.reason == "Preemption is not helpful for scheduling":
-            self.emit(ev.NOT_HELPFUL, pod.workload, pod, message=message)
-        if message != pod.last_failure:
-            pod.last_failure = message
-            self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, message=message,
-                      related=status.plugin)
+        streak = pod.failures
+        if streak is not None and streak.message == message:
+            streak.count += 1
+            streak.last = self.now
+            return
+        self._end_streak(pod)
+        pod.failures = FailureStreak(message, status.plugin, self.now)
+        self._streaks[pod] = None
+
+    def _end_streak(self, pod: Pod) -> None:
+        streak = pod.failures
+        if streak is None:
+            return
+        pod.failures = None
+        self._streaks.pop(pod, None)
+        self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, time=streak.first, value=streak.count,
+                  related=streak.plugin, message=streak.message)
+        if streak.message.endswith(NOT_HELPFUL_REASON):
+            self.emit(ev.NOT_HELPFUL, pod.workload, pod, time=streak.first, value=streak.count,
+                      message=streak.message)
 
     def _bind(self, pod: Pod, node: Node) -> None:
+        self._end_streak(pod)
         self.queue.remove(pod)
         self.clear_nomination(pod)
         self.cluster.assign(pod, node)
         pod.state = PodState.STARTING
         pod.bound_at = self.now
-        pod.last_failure = ""
-        self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus,
-                  message=f"Successfully assigned {pod.name} to {node.name}")
+        self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
         self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
 
     def _ready(self, pod: Pod) -> None:
@@ -292,6 +323,7 @@ class Engine:
         """§4.5: mark and delete each victim gracefully, clear lower-priority nominations
         on the node, nominate the preemptor there."""
         workload = preemptor.workload
+        self._end_streak(preemptor)
         self.emit(ev.VICTIMS_SELECTED, workload, preemptor, node=node, value=len(victims),
                   message=", ".join(v.name for v in victims))
         for victim in victims:
@@ -309,8 +341,7 @@ class Engine:
         self.clear_nomination(preemptor)
         preemptor.nominated = node
         node.nominated[preemptor] = None
-        self.emit(ev.NOMINATED, workload, preemptor, node=node,
-                  message=f"nominatedNodeName={node.name}")
+        self.emit(ev.NOMINATED, workload, preemptor, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
         if pod.nominated is not None:
@@ -322,6 +353,7 @@ class Engine:
         """Graceful deletion (grace 0 = killed): the app gets SIGTERM, the pod stops after
         its real stop time, at most the grace period; the controller may replace it."""
         if pod.state is PodState.PENDING:
+            self._end_streak(pod)
             self.queue.remove(pod)
             self.clear_nomination(pod)
             pod.state = PodState.GONE
@@ -332,8 +364,7 @@ class Engine:
         stop = pod.workload.app.interrupt(pod, grace, cause)
         pod.state = PodState.TERMINATING
         pod.stop_at = self.now + stop
-        self.emit(ev.KILLING, pod.workload, pod, value=stop, related=cause,
-                  message=f"Stopping container (grace {grace:.0f}s, stops after {stop:.0f}s)")
+        self.emit(ev.KILLING, pod.workload, pod, value=stop, related=cause)
         self._replace_if_controlled(pod, terminating=True)
         if stop <= 0:
             self._stopped(pod)
@@ -365,7 +396,11 @@ class Engine:
             self.queue.wake(self.now, node.free_gpus)
 
     def restart_group(self, workload: Workload, cause: str) -> None:
-        """JobSet restarting the whole group: every other member is deleted and recreated."""
+        """JobSet restarting the whole group: every other member is deleted and recreated.
+        The controller reacts after the failure it saw, as an event at the same instant."""
+        self.at(self.now, self._restart_group, workload)
+
+    def _restart_group(self, workload: Workload) -> None:
         for pod in list(workload.slots):
             if pod is not None and pod.state in (PodState.STARTING, PodState.READY):
                 self.evict(pod, workload.spec.termination_grace_period_seconds, "group-restart")
@@ -424,6 +459,8 @@ class Engine:
 
     # =================================================================== end
     def _finish(self) -> None:
+        for pod in list(self._streaks):
+            self._end_streak(pod)
         for workload in self.workloads:
             useful, remaining, computed = workload.app.finish()
             self.emit(ev.USEFUL, workload, value=useful)

@@ -12,14 +12,15 @@ from typing import Any
 # Reasons. Pod lifecycle:
 ARRIVED = "Arrived"                  # workload submitted
 CREATED = "Created"                  # pod created (value 1 for a replacement)
-FAILED_SCHEDULING = "FailedScheduling"
-NOT_HELPFUL = "PreemptionNotHelpful"
+FAILED_SCHEDULING = "FailedScheduling"   # value = how many identical attempts in a row
+NOT_HELPFUL = "PreemptionNotHelpful"     # value = how many cycles in that streak
 NOMINATED = "Nominated"
 VICTIMS_SELECTED = "VictimsSelected"  # on the preemptor; value = number of victims
 PREEMPTED = "Preempted"              # on a victim; related = the preemptor pod
 SCHEDULED = "Scheduled"              # bound; value = GPUs
 READY = "Ready"
-KILLING = "Killing"                  # SIGTERM sent; value = seconds until it stops
+KILLING = "Killing"                  # SIGTERM sent; value = seconds until it stops;
+                                     # related = cause
 RELEASED = "Released"                # stopped, GPUs free; value = GPUs
 COMPLETED = "Completed"              # pod finished its work
 # Application and workload:

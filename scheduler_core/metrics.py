@@ -225,7 +225,7 @@ class _Reader:
             self.acc[preemptor].victims.add(e.pod)
 
     def _not_helpful(self, e: Event, a: _Acc) -> None:
-        a.not_helpful += 1
+        a.not_helpful += int(e.value)
 
     # -- costs
     def _disrupted(self, e: Event, a: _Acc) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from scheduler_core.app import App
+    from scheduler_core.engine import FailureStreak
     from scheduler_core.spec import Workload as WorkloadSpec
 
 
@@ -28,7 +29,7 @@ class PodState(IntEnum):
 class Node:
     __slots__ = ("alive", "cordoned", "cpu", "free_cpu", "free_gpus", "free_mem", "gpus",
                  "idx", "labels", "max_pods", "mem", "name", "nominated", "npods", "pods",
-                 "prio_gpus", "shape", "spot", "taints")
+                 "reachable", "shape", "spot", "taints")
 
     def __init__(self, idx: int, name: str, gpus: int, cpu: float, mem: float, max_pods: int,
                  labels: dict[str, str], taints: tuple, spot: bool) -> None:
@@ -44,8 +45,9 @@ class Node:
         self.shape = 0
         self.pods: dict[Pod, None] = {}
         self.nominated: dict[Pod, None] = {}
-        self.prio_gpus: dict[int, int] = {}
-        """GPUs held on this node per pod priority: a quick bound on what eviction can free."""
+        self.reachable: list[int] = []
+        """Per priority threshold k: free GPUs plus GPUs of pods below threshold k — the most
+        a preemptor of that priority could ever get here (see Cluster.thresholds)."""
 
     @property
     def schedulable(self) -> bool:
@@ -56,7 +58,7 @@ class Node:
 
 
 class Pod:
-    __slots__ = ("attempts", "backoff_until", "bound_at", "cpu", "created", "gpus", "last_failure",
+    __slots__ = ("attempts", "backoff_until", "bound_at", "cpu", "created", "failures", "gpus",
                  "mem", "member", "name", "node", "nominated", "parked_at", "preempted",
                  "priority", "queue_ts", "ready_at", "seq", "state", "stop_at", "workload")
 
@@ -79,7 +81,7 @@ class Pod:
         self.attempts = 0
         self.backoff_until = 0.0
         self.parked_at = 0.0
-        self.last_failure = ""
+        self.failures: FailureStreak | None = None
         self.preempted = False
         """DisruptionTarget=True, reason PreemptionByScheduler: terminating as a victim."""
 
@@ -104,7 +106,7 @@ class Pod:
 class Workload:
     """A submitted workload and its member slots; ``app`` models the application inside."""
 
-    __slots__ = ("app", "arrival", "eligible_nodes", "idx", "name", "never_preempts",
+    __slots__ = ("app", "arrival", "idx", "name", "never_preempts",
                  "pod_count", "priority", "priority_class", "slots", "spec")
 
     def __init__(self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str,
@@ -119,7 +121,6 @@ class Workload:
         self.slots: list[Pod | None] = [None] * spec.members
         """The current pod of each member slot (a replacement takes the slot over)."""
         self.pod_count = 0
-        self.eligible_nodes: tuple[int, list[Node]] | None = None
         self.app: App
 
     @property

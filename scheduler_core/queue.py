@@ -27,6 +27,8 @@ class SchedulingQueue:
         self._parked: dict[int, dict[Pod, None]] = {}
         """Unschedulable pool, bucketed by GPU request so a freed node wakes only pods that
         could fit it (the NodeResourcesFit queueing hint)."""
+        self.move_cycle = 0
+        """Counts cluster events that moved pods (moveRequestCycle upstream)."""
         self._where: dict[Pod, object] = {}
         """Where each queued pod is: its live heap entry, or PARKED. Heap entries that are
         no longer a pod's live entry are stale and skipped when popped."""
@@ -48,12 +50,19 @@ class SchedulingQueue:
             heapq.heappush(self._active, entry)
         self._where[pod] = entry
 
-    def park(self, pod: Pod, now: float) -> None:
-        """A failed attempt: count it, start the backoff, wait for a cluster event."""
+    def park(self, pod: Pod, now: float, *, moved_meanwhile: bool = False) -> None:
+        """A failed attempt: count it, start the backoff, wait for a cluster event.
+
+        If a cluster event moved pods during this pod's own cycle (its victims already
+        stopped, say), the pod goes to backoffQ instead: that event will not come again
+        (AddUnschedulableIfNotPresent with moveRequestCycle >= the pod's cycle)."""
         pod.attempts += 1
         pod.queue_ts = now
         pod.backoff_until = self.backoff_expiry(pod.attempts, now)
         pod.parked_at = now
+        if moved_meanwhile:
+            self.add(pod, now)
+            return
         self._where[pod] = PARKED
         self._parked.setdefault(pod.gpus, {})[pod] = None
 
@@ -74,6 +83,7 @@ class SchedulingQueue:
     def wake(self, now: float, free_gpus: int | None = None) -> int:
         """Move parked pods that a cluster event may help (all, or those needing at most
         ``free_gpus``) to activeQ/backoffQ. Returns how many moved."""
+        self.move_cycle += 1
         moved = 0
         for gpus in sorted(self._parked):
             if free_gpus is not None and gpus > free_gpus:

@@ -9,8 +9,10 @@ arithmetic on its free resources.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from scheduler_core.cluster import Cluster
 from scheduler_core.model import Node, Pod, PodState
 from scheduler_core.plugins import PreemptionHost
 from scheduler_core.spec import Policy
@@ -91,8 +93,12 @@ class DefaultPreemption:
 
     def find_candidates(self, host: PreemptionHost, pod: Pod) -> list[Candidate]:
         """DryRunPreemption with parallelism 1: nodes from a random offset, stop once a
-        non-violating candidate exists and numCandidates were found."""
-        potential = host.cluster.eligible_nodes(pod.workload)
+        non-violating candidate exists and numCandidates were found.
+
+        Nodes that cannot reach the pod's GPUs even with every lower-priority pod gone are
+        skipped through the cluster's reach index; they would fail SelectVictimsOnNode
+        anyway, so the outcome is the same as visiting every node."""
+        potential, position = host.cluster.eligible_nodes(pod.workload)
         n = len(potential)
         if n == 0:
             return []
@@ -100,8 +106,7 @@ class DefaultPreemption:
         limit = self.num_candidates(n)
         clean: list[Candidate] = []
         violating: list[Candidate] = []
-        for i in range(n):
-            node = potential[(offset + i) % n]
+        for node in _visit_order(host.cluster, pod, potential, position, offset):
             found = select_victims_on_node(host, pod, node)
             if found is not None:
                 bucket = clean if found.pdb_violations == 0 else violating
@@ -110,6 +115,26 @@ class DefaultPreemption:
                 if clean and len(clean) + len(violating) >= limit:
                     break
         return clean + violating
+
+
+def _visit_order(cluster: Cluster, pod: Pod, potential: list[Node], position: dict[Node, int],
+                 offset: int) -> Iterator[Node]:
+    """Potential nodes in DryRun order (from ``offset``, wrapping), only those that can help.
+
+    Few helpful nodes: sort just those by their rotated position. Many: walk the rotation
+    and test each node's reach in O(1); the stop rule ends the walk early then."""
+    k = cluster.threshold(pod.priority)
+    n = len(potential)
+    reaching = list(cluster.nodes_reaching(k, pod.gpus))
+    if len(reaching) * 8 < n:
+        rotated = sorted((position[node] - offset) % n for node in reaching if node in position)
+        for i in rotated:
+            yield potential[(offset + i) % n]
+        return
+    for i in range(n):
+        node = potential[(offset + i) % n]
+        if node.reachable[k] >= pod.gpus:
+            yield node
 
 
 # --------------------------------------------------------------------- §4.3
@@ -124,11 +149,8 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     5. victims sorted by MoreImportantPod when both groups contributed.
     """
     prio = pod.priority
-    lower_gpus = sum(g for p, g in node.prio_gpus.items() if p < prio)
-    if lower_gpus == 0 and pod.gpus > 0:
-        return None
     need = _need(pod, node)
-    if node.free_gpus + lower_gpus < need[0]:
+    if node.reachable[host.cluster.threshold(prio)] < need[0]:
         return None
     potential = [p for p in node.pods if p.priority < prio]
     if not potential:
