@@ -295,6 +295,7 @@ class Snapshot:
             "durationSeconds": None, **defaults, "terminationGracePeriodSeconds": grace,
             "stopSeconds": min(defaults["stopSeconds"], grace),
             "controller": {"kind": group.controller}}
+        fields.update(_placement_rules(spec))
         if group.pdb:
             fields["pdb"] = group.pdb
         if group.gang:
@@ -321,6 +322,18 @@ def _taints(spec: dict[str, Any]) -> list[dict[str, str]]:
     if spec.get("unschedulable") and not any(t["key"] == UNSCHEDULABLE_TAINT for t in taints):
         taints.append({"key": UNSCHEDULABLE_TAINT, "value": "", "effect": "NoSchedule"})
     return taints
+
+
+def _placement_rules(spec: dict[str, Any]) -> dict[str, Any]:
+    """The pod's nodeSelector and tolerations (``tolerationSeconds`` is not modelled)."""
+    rules: dict[str, Any] = {}
+    if spec.get("nodeSelector"):
+        rules["nodeSelector"] = {str(k): str(v) for k, v in spec["nodeSelector"].items()}
+    tolerations = [{k: t[k] for k in ("key", "operator", "value", "effect") if t.get(k)}
+                   for t in spec.get("tolerations") or []]
+    if tolerations:
+        rules["tolerations"] = tolerations
+    return rules
 
 
 def _requests(spec: dict[str, Any]) -> tuple[int, float, float]:
