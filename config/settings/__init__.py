@@ -1,0 +1,1 @@
+"""Settings split by environment: ``base`` (local default), ``production``, ``test``."""

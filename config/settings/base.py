@@ -1,0 +1,197 @@
+"""Settings for every environment, read from the environment through strict helpers.
+
+With nothing set, the app runs on one machine: SQLite under ``var/`` and Celery over
+kombu's ``filesystem://`` transport, so ``make run`` needs no server. ``DATABASE_URL``
+and ``CELERY_BROKER_URL`` switch the same code to PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from config.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = Path(env_str("LAB_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)  # the SQLite file and the local broker live here
+
+SECRET_KEY = env_str("SECRET_KEY", "local-development-only-not-secret-3f9c2a7b1e5d4c8a9b0e")
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "experiments",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Login for everything: a view opts out with @login_not_required (only the login page).
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database(url: str) -> dict:
+    """One database from a URL; SQLite gets WAL and immediate transactions because the
+    web server and the worker write to the same file at the same time."""
+    config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["CONN_MAX_AGE"] = 0
+        config["OPTIONS"] = {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+        # A file, not memory, so that a real worker process can share the test database.
+        config["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
+    else:
+        config["CONN_HEALTH_CHECKS"] = True
+    return config
+
+
+DATABASES = {"default": _database(env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "experiments:list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = None  # production.py sets it: collectstatic is for deployments only
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Assets are served by the app itself (WhiteNoise): no CDN, the product works offline.
+# Without collectstatic (make run), WhiteNoise serves straight from the finders.
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the run page's Cancel form reads no cookie; forms carry the token
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}
+
+# ------------------------------------------------------------------------------ Celery
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+BROKER_IS_FILESYSTEM = CELERY_BROKER_URL.startswith("filesystem://")
+BROKER_DIR = VAR_DIR / "broker"
+TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 1800, minimum=10)
+VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 600, minimum=1)
+
+if BROKER_IS_FILESYSTEM:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    _DEFAULT_RESULT_BACKEND = f"file://{VAR_DIR / 'celery-results'}"
+else:
+    # A message unacknowledged this long is handed to another worker. A duplicate that
+    # arrives while the first delivery is alive waits (its heartbeat is fresh), so this
+    # may be shorter than the longest task.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
+    _DEFAULT_RESULT_BACKEND = CELERY_BROKER_URL
+
+CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", _DEFAULT_RESULT_BACKEND)
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "disruption-lab")
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+# A worker killed mid-task must not lose the task: acknowledge only when it is done,
+# and hand the message back when the child process dies.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = TASK_TIME_LIMIT
+CELERY_TASK_SOFT_TIME_LIMIT = max(5, TASK_TIME_LIMIT - 30)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stale-runs": {
+        "task": "experiments.tasks.sweep_stale_runs",
+        "schedule": env_float("LAB_SWEEP_EVERY_SECONDS", 30.0, minimum=1.0),
+    },
+}
+
+# ------------------------------------------------------------------- Disruption Lab
+# Who sees what: owners and the users an experiment is shared with, or everyone.
+LAB_SHARE_ALL = env_bool("LAB_SHARE_ALL", False)
+# Limits on what one spec may ask for; a spec above one is refused with the limit named.
+LAB_LIMITS = {
+    "LAB_MAX_NODES": env_int("LAB_MAX_NODES", 5000, minimum=1),
+    "LAB_MAX_WORKLOADS": env_int("LAB_MAX_WORKLOADS", 5000, minimum=1),
+    "LAB_MAX_PODS": env_int("LAB_MAX_PODS", 50000, minimum=1),
+    "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 30 * 86400.0, minimum=1.0),
+    "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 200, minimum=1),
+}
+# A running replication writes a heartbeat with its progress (at most every
+# LAB_PROGRESS_EVERY_SECONDS). One silent for LAB_HEARTBEAT_STALE_SECONDS may be taken
+# over by another delivery of its task; one silent for LAB_WORKER_LOST_SECONDS fails
+# its run (the sweep), with the reason.
+LAB_PROGRESS_EVERY_SECONDS = env_float("LAB_PROGRESS_EVERY_SECONDS", 1.0, minimum=0.0)
+LAB_HEARTBEAT_STALE_SECONDS = env_float("LAB_HEARTBEAT_STALE_SECONDS", 120.0, minimum=1.0)
+LAB_WORKER_LOST_SECONDS = env_float(
+    "LAB_WORKER_LOST_SECONDS", VISIBILITY_TIMEOUT + 2 * LAB_HEARTBEAT_STALE_SECONDS, minimum=1.0)
+LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
+# A run nobody picked up (no worker running) is failed after this long.
+LAB_QUEUED_TIMEOUT_SECONDS = env_float("LAB_QUEUED_TIMEOUT_SECONDS", 24 * 3600.0, minimum=1.0)

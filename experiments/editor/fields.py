@@ -1,0 +1,140 @@
+"""Form fields that hand values to the spec instead of judging them.
+
+The spec (``scheduler_core.parse_spec``) is the one validator, so these fields only turn
+text into the types a YAML author would have written: ``"8"`` → 8, ``"30m"`` stays a
+duration string, a blank field is left out so the spec's default applies. Whatever
+cannot be converted goes through as typed, and the spec's error lands beside the field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from django import forms
+
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def format_number(value: Any) -> str:
+    """8.0 → "8", 0.25 → "0.25": how people write numbers in a form."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "" if value is None else str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return str(value)
+
+
+class SpecField(forms.CharField):
+    """Text for the spec; blank means "leave it out" (``None``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("strip", True)
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        return text if text != "" else None
+
+    def format(self, value: Any) -> str:
+        """A spec value as the text this field shows."""
+        return "" if value is None else str(value)
+
+
+class SpecNumberField(SpecField):
+    """A number (or a duration such as "30m"); non-numbers go through as text."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text is None or not _NUMBER.match(text):
+            return text
+        number = float(text)
+        return int(number) if number.is_integer() and "." not in text and "e" not in \
+            text.lower() else number
+
+    def format(self, value: Any) -> str:
+        return format_number(value)
+
+
+class SpecListField(SpecField):
+    """Comma-separated names: "n1, n2" → ["n1", "n2"]."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        return None if text is None else [item.strip() for item in text.split(",") if item.strip()]
+
+    def format(self, value: Any) -> str:
+        return ", ".join(map(str, value)) if isinstance(value, list) else super().format(value)
+
+
+class SpecMapField(SpecField):
+    """Comma-separated ``key=value`` pairs (labels); anything else goes through as text,
+    for the spec to refuse beside this field."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text is None:
+            return None
+        pairs = [item.partition("=") for item in text.split(",") if item.strip()]
+        if not all(sep and key.strip() for key, sep, _ in pairs):
+            return text
+        return {key.strip(): val.strip() for key, _, val in pairs}
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, dict):
+            return ", ".join(f"{k}={v}" for k, v in value.items())
+        return super().format(value)
+
+
+class SpecYAMLMapField(SpecField):
+    """A small YAML mapping, one ``path: value`` per line (a variant's overrides)."""
+
+    widget = forms.Textarea(attrs={"rows": 2, "spellcheck": "false"})
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text is None:
+            return None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise forms.ValidationError(
+                "not valid YAML: write one 'path: value' per line", code="yaml") from None
+        if not isinstance(data, dict):
+            raise forms.ValidationError("write one 'path: value' per line", code="mapping")
+        return data
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, dict):
+            return "" if not value else yaml.safe_dump(value, sort_keys=False,
+                                                       default_flow_style=False).strip()
+        return super().format(value)
+
+
+class SpecChoiceField(forms.ChoiceField):
+    """A select; the blank choice means "leave it out". A value the document holds that
+    is not a choice (typed in the YAML tab) is kept, so the spec can name the problem."""
+
+    def __init__(self, *, choices: list[tuple[str, str]], blank: str = "", **kwargs: Any) -> None:
+        super().__init__(choices=[("", blank), *choices], required=False, **kwargs)
+
+    def valid_value(self, value: Any) -> bool:
+        return True
+
+    def to_python(self, value: Any) -> Any:
+        return super().to_python(value) or None
+
+    def format(self, value: Any) -> str:
+        return "" if value is None else str(value)
+
+
+class SpecBooleanField(forms.BooleanField):
+    """A checkbox: always a value (true or false), never left out."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, **kwargs)
+
+    def format(self, value: Any) -> Any:
+        return bool(value)

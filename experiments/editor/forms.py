@@ -1,0 +1,209 @@
+"""The form tab: one small form per item of each list in the spec, plus the top level.
+
+Field names are the spec's own paths in snake_case, ``__`` for nesting
+(``checkpoint__interval_seconds`` is ``checkpoint.intervalSeconds``), so mapping a
+form to the document and an error back to its field needs no table. Whatever a form
+does not show travels in a hidden ``extra`` field as JSON and is merged back, so
+editing in the form never drops what was written in the YAML tab.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django import forms
+from pydantic.alias_generators import to_camel
+
+from experiments.editor.fields import (
+    SpecBooleanField,
+    SpecChoiceField,
+    SpecField,
+    SpecListField,
+    SpecMapField,
+    SpecNumberField,
+    SpecYAMLMapField,
+)
+from experiments.specs import policy_choices
+from scheduler_core.spec import ControllerKind, PreemptionPolicy, RecoveryModel, WorkloadKind
+
+
+def spec_path(field_name: str) -> str:
+    """``checkpoint__interval_seconds`` → ``checkpoint.intervalSeconds``."""
+    return ".".join(to_camel(part) for part in field_name.split("__"))
+
+
+def _choices(values: list[str]) -> list[tuple[str, str]]:
+    return [(value, value) for value in values]
+
+
+def _enum_choices(enum: Any) -> list[tuple[str, str]]:
+    return _choices([member.value for member in enum])
+
+
+def _plugin_choices(kind: str) -> list[tuple[str, str]]:
+    return _choices(policy_choices()[kind])
+
+
+class SpecForm(forms.Form):
+    """A form whose fields are spec paths. ``extra`` carries the fields it does not show."""
+
+    extra = forms.CharField(widget=forms.HiddenInput, required=False)
+    LAYOUT: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    """Rows of field names, for the template."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():
+            if isinstance(field, SpecChoiceField):
+                self._keep_unknown_choice(name, field)
+
+    def _keep_unknown_choice(self, name: str, field: SpecChoiceField) -> None:
+        value = self.data.get(self.add_prefix(name)) if self.is_bound else \
+            self.initial.get(name)
+        if value and value not in {key for key, _ in field.choices}:
+            field.choices = [*field.choices, (value, f"{value} (unknown)")]
+
+    @classmethod
+    def spec_fields(cls) -> dict[str, str]:
+        """Form field name → path inside the item, for every field but ``extra``."""
+        return {name: spec_path(name) for name in cls.base_fields if name != "extra"}
+
+    def layout_rows(self) -> list[list[forms.BoundField]]:
+        return [[self[name] for name in row] for row in self.LAYOUT]
+
+
+class TopForm(SpecForm):
+    name = SpecField(label="Name", max_length=200)
+    description = SpecField(label="Description", widget=forms.Textarea(attrs={"rows": 2}))
+    horizon_seconds = SpecNumberField(label="Horizon", help_text="seconds, or e.g. 2h")
+    seed = SpecNumberField(label="Seed")
+    replications = SpecNumberField(label="Replications")
+    policy__preemption = SpecChoiceField(label="Preemption policy",
+                                         choices=_plugin_choices("preemption"), blank="default")
+    policy__placement = SpecChoiceField(label="Placement scoring",
+                                        choices=_plugin_choices("placement"), blank="default")
+    LAYOUT = (("name", "horizon_seconds", "seed", "replications"),
+              ("policy__preemption", "policy__placement"), ("description",))
+
+
+class NodePoolForm(SpecForm):
+    name = SpecField(label="Pool")
+    count = SpecNumberField(label="Nodes")
+    gpus = SpecNumberField(label="GPUs per node")
+    cpu = SpecNumberField(label="CPU")
+    memory = SpecNumberField(label="Memory (GiB)")
+    spot = SpecBooleanField(label="Spot")
+    labels = SpecMapField(label="Labels", help_text="zone=a, rack=r1")
+    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "spot", "labels"),)
+
+
+class NodeForm(SpecForm):
+    name = SpecField(label="Node")
+    gpus = SpecNumberField(label="GPUs")
+    cpu = SpecNumberField(label="CPU")
+    memory = SpecNumberField(label="Memory (GiB)")
+    spot = SpecBooleanField(label="Spot")
+    labels = SpecMapField(label="Labels", help_text="zone=a, rack=r1")
+    LAYOUT = (("name", "gpus", "cpu", "memory", "spot", "labels"),)
+
+
+class PriorityClassForm(SpecForm):
+    name = SpecField(label="Name")
+    value = SpecNumberField(label="Value")
+    preemption_policy = SpecChoiceField(label="Preemption policy",
+                                        choices=_enum_choices(PreemptionPolicy))
+    global_default = SpecBooleanField(label="Global default")
+    description = SpecField(label="Description")
+    LAYOUT = (("name", "value", "preemption_policy", "global_default", "description"),)
+
+
+class WorkloadForm(SpecForm):
+    name = SpecField(label="Name")
+    kind = SpecChoiceField(label="Kind", choices=_enum_choices(WorkloadKind))
+    members = SpecNumberField(label="Members")
+    gpus = SpecNumberField(label="GPUs per member")
+    cpu = SpecNumberField(label="CPU")
+    memory = SpecNumberField(label="Memory (GiB)")
+    priority_class_name = SpecField(label="Priority class",
+                                    widget=forms.TextInput(attrs={"list": "priority-classes"}))
+    urgent = SpecBooleanField(label="Urgent (the preemptor)")
+    arrival = SpecNumberField(label="Arrival", help_text="seconds")
+    duration_seconds = SpecNumberField(label="Duration", help_text="blank: until the horizon")
+    startup_seconds = SpecNumberField(label="Startup time")
+    termination_grace_period_seconds = SpecNumberField(label="Grace period")
+    stop_seconds = SpecNumberField(label="Stop time", help_text="after SIGTERM")
+    checkpoint__interval_seconds = SpecNumberField(label="Checkpoint every",
+                                                   help_text="blank: never")
+    checkpoint__write_seconds = SpecNumberField(label="Checkpoint write time")
+    checkpoint__on_sigterm = SpecBooleanField(label="Checkpoint on SIGTERM")
+    recovery__model = SpecChoiceField(label="Recovery model", choices=_enum_choices(RecoveryModel))
+    controller__kind = SpecChoiceField(label="Controller", choices=_enum_choices(ControllerKind))
+    pod_group__min_count = SpecNumberField(label="PodGroup minCount", help_text="blank: no gang")
+    pod_group__disruption_mode = SpecChoiceField(label="PodGroup disruption",
+                                                 choices=_choices(["Single", "All"]))
+    LAYOUT = (
+        ("name", "kind", "members", "gpus", "cpu", "memory", "priority_class_name", "urgent"),
+        ("arrival", "duration_seconds", "startup_seconds", "termination_grace_period_seconds",
+         "stop_seconds"),
+        ("checkpoint__interval_seconds", "checkpoint__write_seconds", "checkpoint__on_sigterm",
+         "recovery__model", "controller__kind"),
+        ("pod_group__min_count", "pod_group__disruption_mode"),
+    )
+
+
+class TimelineEventForm(SpecForm):
+    at = SpecNumberField(label="At", help_text="seconds")
+    type = SpecChoiceField(label="Type", choices=_plugin_choices("disruptions"))
+    pool = SpecField(label="Pool")
+    count = SpecNumberField(label="Nodes (count)")
+    fraction = SpecNumberField(label="or fraction")
+    nodes = SpecListField(label="or nodes", help_text="n1, n2")
+    notice_seconds = SpecNumberField(label="Notice")
+    recover_after_seconds = SpecNumberField(label="Back after", help_text="blank: never")
+    LAYOUT = (("at", "type", "pool", "count", "fraction", "nodes", "notice_seconds",
+               "recover_after_seconds"),)
+
+
+class VariantForm(SpecForm):
+    name = SpecField(label="Variant")
+    preemption = SpecChoiceField(label="Preemption policy", choices=_plugin_choices("preemption"),
+                                 blank="experiment's")
+    placement = SpecChoiceField(label="Placement scoring", choices=_plugin_choices("placement"),
+                                blank="experiment's")
+    set = SpecYAMLMapField(
+        label="Overrides",
+        help_text="one per line, e.g. workloads.batch-job.terminationGracePeriodSeconds: 30")
+    LAYOUT = (("name", "preemption", "placement"), ("set",))
+
+
+class MetaForm(forms.Form):
+    """What belongs to the experiment rather than to the spec: tags and sharing."""
+
+    tags = forms.CharField(required=False, max_length=500, help_text="comma-separated",
+                           widget=forms.TextInput(attrs={"placeholder": "e.g. gpu-a100, q3"}))
+    shared_with = forms.CharField(
+        required=False, max_length=2000, label="Share with",
+        help_text="usernames, comma-separated; they can view it and clone it",
+        widget=forms.TextInput(attrs={"placeholder": "usernames"}))
+
+    def clean_tags(self) -> list[str]:
+        tags = [tag.strip() for tag in self.cleaned_data["tags"].split(",") if tag.strip()]
+        too_long = [tag for tag in tags if len(tag) > 50]
+        if too_long:
+            raise forms.ValidationError(f"a tag may have at most 50 characters: {too_long[0]}")
+        return tags
+
+    def clean_shared_with(self) -> list[Any]:
+        from experiments.selectors import users_by_username
+
+        names = [n.strip() for n in self.cleaned_data["shared_with"].split(",") if n.strip()]
+        users, unknown = users_by_username(usernames=names)
+        if unknown:
+            raise forms.ValidationError(f"no user named {', '.join(unknown)}")
+        return users
+
+
+class YAMLForm(forms.Form):
+    text = forms.CharField(required=False, strip=False, label="Spec (YAML or JSON)",
+                           widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false",
+                                                        "class": "code"}))

@@ -1,0 +1,169 @@
+"""Experiments, their runs, and the results of every (variant, replication).
+
+Everything hangs off an Experiment with ``on_delete=CASCADE`` down to the event rows,
+so deleting an experiment leaves nothing behind. Event rows have no dependants and no
+signals, so Django deletes them with one DELETE per level, not row by row.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Experiment(models.Model):
+    """A named spec with an owner. ``name`` and ``description`` mirror the spec's own
+    fields (the spec is the source of truth) so lists and search need no JSON."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                              related_name="experiments")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    spec = models.JSONField(help_text="the validated spec, camelCase, defaults included")
+    source_preset = models.CharField(max_length=100, blank=True,
+                                     help_text="the preset it was started from, if any")
+    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
+                                         related_name="experiments_shared_with_me")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        indexes = [models.Index(fields=["owner", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def tag_names(self) -> list[str]:
+        return [tag.name for tag in self.tags.all()]
+
+
+class ExperimentTag(models.Model):
+    """One tag of one experiment: a row (not JSON) so every database can filter on it."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="tags")
+    name = models.CharField(max_length=50)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["experiment", "name"],
+                                               name="unique_tag_per_experiment")]
+        indexes = [models.Index(fields=["name"])]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+TERMINAL_STATUSES = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
+
+
+class Run(models.Model):
+    """One execution of an experiment, on a frozen copy of its spec.
+
+    ``queued → running → succeeded | failed | cancelled``; every transition is a
+    conditional update in ``services``, so two workers never both move it.
+    """
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
+                                   null=True, blank=True, related_name="+")
+    spec = models.JSONField(help_text="the spec as it was when the run started")
+    product_version = models.CharField(max_length=100)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    error = models.TextField(blank=True)
+    aggregate = models.JSONField(
+        default=list, blank=True,
+        help_text="per variant, in run order: {variant, preemption, placement, metrics: "
+                  "{name: {mean, ci95, min, max, n}}}")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "created_at"]),
+                   models.Index(fields=["experiment", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} of {self.experiment_id} ({self.status})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+class Replication(models.Model):
+    """One (variant, replication) of a run: the unit of work of one Celery task, its
+    heartbeat while it runs, and its results once it has succeeded.
+
+    Results are written in one transaction with the status, so a row is either
+    complete or has no results at all.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="replications")
+    variant_index = models.PositiveIntegerField()
+    variant = models.CharField(max_length=200)
+    replication = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0)
+    attempt = models.PositiveIntegerField(default=0, help_text="deliveries that claimed it")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True)
+    preemption = models.CharField(max_length=100, blank=True)
+    placement = models.CharField(max_length=100, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    distributions = models.JSONField(default=dict, blank=True)
+    by_priority_class = models.JSONField(default=dict, blank=True)
+    workloads = models.JSONField(default=list, blank=True, help_text="per-workload records")
+    events_processed = models.PositiveIntegerField(default=0)
+    event_count = models.PositiveIntegerField(default=0)
+    wall_seconds = models.FloatField(default=0.0)
+
+    class Meta:
+        ordering = ["run", "variant_index", "replication"]
+        constraints = [models.UniqueConstraint(fields=["run", "variant_index", "replication"],
+                                               name="unique_replication_per_run")]
+        indexes = [models.Index(fields=["status", "heartbeat_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.variant} #{self.replication} ({self.status})"
+
+
+class RunEvent(models.Model):
+    """One row of a replication's event log, with the columns charts and the event-log
+    API filter on indexed. ``seq`` keeps the simulator's order among equal times."""
+
+    replication = models.ForeignKey(Replication, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    time = models.FloatField()
+    reason = models.CharField(max_length=40)
+    workload = models.CharField(max_length=200, blank=True)
+    pod = models.CharField(max_length=250, blank=True)
+    node = models.CharField(max_length=200, blank=True)
+    value = models.FloatField(default=0.0)
+    related = models.CharField(max_length=250, blank=True)
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["replication", "seq"]
+        constraints = [models.UniqueConstraint(fields=["replication", "seq"],
+                                               name="unique_event_seq")]
+        indexes = [models.Index(fields=["replication", "time"]),
+                   models.Index(fields=["replication", "reason", "time"]),
+                   models.Index(fields=["replication", "workload", "time"])]
+
+    def __str__(self) -> str:
+        return f"{self.time:g}s {self.reason} {self.pod or self.workload}"

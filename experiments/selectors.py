@@ -1,0 +1,163 @@
+"""Reads: who may see what, and the shapes the pages (and later the API and charts) show.
+
+Visibility is one rule, applied everywhere through ``experiment_visible_qs``: the owner,
+the users it is shared with, superusers (operators), or everyone when the deployment
+sets ``LAB_SHARE_ALL``. Only the owner may change, run, cancel or delete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Q, QuerySet
+
+import scheduler_core as sc
+from experiments.models import Experiment, Replication, Run, RunEvent, Status
+
+
+def experiment_visible_qs(*, user: AbstractBaseUser) -> QuerySet[Experiment]:
+    """Every experiment ``user`` may view."""
+    experiments = Experiment.objects.select_related("owner")
+    if settings.LAB_SHARE_ALL or user.is_superuser:
+        return experiments.all()
+    return experiments.filter(Q(owner=user) | Q(shared_with=user)).distinct()
+
+
+def experiment_list(*, user: AbstractBaseUser, filters: Mapping[str, str] | None = None,
+                    ) -> QuerySet[Experiment]:
+    """Visible experiments, newest first; ``filters`` may hold ``q`` (name or
+    description contains), ``tag`` and ``owner`` (username)."""
+    filters = filters or {}
+    experiments = experiment_visible_qs(user=user).prefetch_related("tags")
+    if filters.get("q"):
+        experiments = experiments.filter(Q(name__icontains=filters["q"])
+                                         | Q(description__icontains=filters["q"]))
+    if filters.get("tag"):
+        experiments = experiments.filter(tags__name=filters["tag"])
+    if filters.get("owner"):
+        experiments = experiments.filter(owner__username=filters["owner"])
+    return experiments.annotate(run_count=Count("runs", distinct=True))
+
+
+def experiment_get(*, user: AbstractBaseUser, pk: int) -> Experiment | None:
+    """The experiment if ``user`` may view it, else None (callers answer 404)."""
+    return experiment_visible_qs(user=user).filter(pk=pk).first()
+
+
+def experiment_can_edit(*, user: AbstractBaseUser, experiment: Experiment) -> bool:
+    """Change, run, cancel, delete: the owner only."""
+    return experiment.owner_id == user.pk
+
+
+def experiment_facts(*, experiment: Experiment) -> dict[str, float]:
+    """Headline sizes of the stored spec, for the detail page and lists."""
+    spec = experiment.spec
+    pools = spec["cluster"].get("nodePools", [])
+    nodes = spec["cluster"].get("nodes", [])
+    return {
+        "nodes": sum(p["count"] for p in pools) + len(nodes),
+        "gpus": sum(p["count"] * p["gpus"] for p in pools) + sum(n["gpus"] for n in nodes),
+        "workloads": len(spec.get("workloads", [])),
+        "pods": sum(w["members"] for w in spec.get("workloads", [])),
+        "variants": len(sc.variant_names(sc.parse_spec(spec))),
+        "replications": spec["replications"],
+        "horizon_seconds": spec["horizonSeconds"],
+    }
+
+
+def run_get(*, user: AbstractBaseUser, pk: int) -> Run | None:
+    """A run whose experiment ``user`` may view, else None."""
+    visible = experiment_visible_qs(user=user).values("pk")
+    return (Run.objects.select_related("experiment", "experiment__owner", "created_by")
+            .filter(pk=pk, experiment__in=visible).first())
+
+
+def run_list(*, experiment: Experiment) -> QuerySet[Run]:
+    return experiment.runs.select_related("created_by").order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True, slots=True)
+class VariantProgress:
+    index: int
+    name: str
+    total: int
+    succeeded: int
+    progress: float
+    status: str
+
+
+def run_progress(*, run: Run) -> list[VariantProgress]:
+    """Per variant: how many replications finished, and the mean progress of all."""
+    rows = run.replications.order_by("variant_index", "replication") \
+        .values("variant_index", "variant", "status", "progress")
+    grouped: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["variant_index"], []).append(row)
+    return [_variant_progress(index, reps) for index, reps in grouped.items()]
+
+
+def _variant_progress(index: int, reps: list[dict[str, Any]]) -> VariantProgress:
+    statuses = {rep["status"] for rep in reps}
+    status = next((s for s in (Status.FAILED, Status.CANCELLED, Status.RUNNING, Status.QUEUED)
+                   if s in statuses), Status.SUCCEEDED)
+    succeeded = sum(rep["status"] == Status.SUCCEEDED for rep in reps)
+    progress = sum(1.0 if rep["status"] == Status.SUCCEEDED else rep["progress"] for rep in reps)
+    return VariantProgress(index=index, name=reps[0]["variant"], total=len(reps),
+                           succeeded=succeeded, progress=progress / len(reps), status=str(status))
+
+
+def run_status(*, run: Run) -> dict[str, Any]:
+    """The small JSON the run page polls for live progress."""
+    variants = run_progress(run=run)
+    overall = sum(v.progress * v.total for v in variants) / max(1, sum(v.total for v in variants))
+    return {
+        "id": run.pk, "status": run.status, "is_terminal": run.is_terminal,
+        "progress": 1.0 if run.status == Status.SUCCEEDED else round(overall, 4),
+        "error": run.error,
+        "variants": [{"name": v.name, "status": v.status, "progress": round(v.progress, 4),
+                      "succeeded": v.succeeded, "total": v.total} for v in variants],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class MetricRow:
+    metric: str
+    cells: list[dict[str, float | None]]
+
+
+def run_summary_table(*, run: Run) -> list[MetricRow]:
+    """Metric rows by variant columns of {mean, ci95, min, max, n}, in METRIC_NAMES order."""
+    return [MetricRow(metric=name, cells=[variant["metrics"].get(name, {})
+                                          for variant in run.aggregate])
+            for name in sc.METRIC_NAMES]
+
+
+def run_replications(*, run: Run) -> QuerySet[Replication]:
+    return run.replications.order_by("variant_index", "replication")
+
+
+def replication_events(*, replication: Replication, reason: str = "", workload: str = "",
+                       pod: str = "", node: str = "") -> QuerySet[RunEvent]:
+    """A replication's event log in simulator order, filtered on indexed columns."""
+    events = replication.events.order_by("seq")
+    for field, value in (("reason", reason), ("workload", workload), ("pod", pod),
+                         ("node", node)):
+        if value:
+            events = events.filter(**{field: value})
+    return events
+
+
+def replication_event_reasons(*, replication: Replication) -> list[str]:
+    return sorted(set(replication.events.values_list("reason", flat=True).distinct()))
+
+
+def users_by_username(*, usernames: Iterable[str]) -> tuple[list[AbstractBaseUser], list[str]]:
+    """The users named, and the names that match nobody."""
+    wanted = [name for name in dict.fromkeys(usernames) if name]
+    found = {u.get_username(): u for u in get_user_model().objects.filter(username__in=wanted)}
+    return [found[n] for n in wanted if n in found], [n for n in wanted if n not in found]

@@ -1,0 +1,36 @@
+"""Business logic that writes: experiments, runs, and the execution of a run's tasks.
+
+Keyword-only, typed functions (HackSoft style). Views, tasks, the admin and (later) the
+REST API call these and nothing else to change data.
+"""
+
+from experiments.services.execution import Outcome, replication_execute
+from experiments.services.experiments import (
+    experiment_clone,
+    experiment_create,
+    experiment_delete,
+    experiment_update,
+    presets_install,
+)
+from experiments.services.runs import (
+    run_cancel,
+    run_enqueue,
+    run_fail,
+    run_finalize,
+    runs_sweep_stale,
+)
+
+__all__ = [
+    "Outcome",
+    "experiment_clone",
+    "experiment_create",
+    "experiment_delete",
+    "experiment_update",
+    "presets_install",
+    "replication_execute",
+    "run_cancel",
+    "run_enqueue",
+    "run_fail",
+    "run_finalize",
+    "runs_sweep_stale",
+]

@@ -1,0 +1,12 @@
+"""What a task learns from a service: finished, or come back later."""
+
+from __future__ import annotations
+
+import enum
+
+
+class Outcome(enum.Enum):
+    DONE = "done"
+    """Nothing (more) to do: finished by this delivery or another, or the run stopped."""
+    BUSY = "busy"
+    """Another delivery holds the work (fresh heartbeat) or parts are missing: retry later."""

@@ -1,0 +1,81 @@
+"""The one door every spec comes through: scheduler_core's validation plus this
+deployment's limits, so the form, the YAML tab, a re-run and (later) the API all refuse
+the same things with the same messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from importlib import metadata
+from typing import Any
+
+from django.conf import settings
+
+import scheduler_core as sc
+from scheduler_core.plugins import registry
+
+SpecErrors = list[dict[str, str]]
+
+
+def spec_parse(*, document: str | Mapping[str, Any]) -> sc.ExperimentSpec:
+    """Validate a spec completely and check it against the configured limits.
+
+    Raises ``sc.SpecError`` with ``errors`` as ``[{"path", "message"}]``.
+    """
+    spec = sc.parse_spec(document)
+    errors = spec_limit_errors(spec)
+    if errors:
+        raise sc.SpecError(errors)
+    return spec
+
+
+def spec_limit_errors(spec: sc.ExperimentSpec) -> SpecErrors:
+    """The limits a spec exceeds, each naming its setting so an operator can find it."""
+    limits = settings.LAB_LIMITS
+    nodes = sum(pool.count for pool in spec.cluster.node_pools) + len(spec.cluster.nodes)
+    pods = sum(workload.members for workload in spec.workloads)
+    tasks = len(sc.variant_names(spec)) * spec.replications
+    checks = (
+        ("cluster", "nodes", nodes, "LAB_MAX_NODES"),
+        ("workloads", "workloads", len(spec.workloads), "LAB_MAX_WORKLOADS"),
+        ("workloads", "pods (members of all workloads)", pods, "LAB_MAX_PODS"),
+        ("horizonSeconds", "seconds of horizon", spec.horizon_seconds, "LAB_MAX_HORIZON_SECONDS"),
+        ("replications", "simulations (variants x replications)", tasks, "LAB_MAX_TASKS"),
+    )
+    return [{"path": path, "message": f"{_number(value)} {what} is above the limit of "
+                                        f"{_number(limits[name])} ({name})"}
+            for path, what, value, name in checks if value > limits[name]]
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
+
+
+def spec_document(spec: sc.ExperimentSpec) -> dict[str, Any]:
+    """The spec as stored: camelCase JSON, every default written out, so a stored spec
+    means the same thing even if a default changes later."""
+    return spec.model_dump(mode="json", by_alias=True)
+
+
+def spec_yaml(document: Mapping[str, Any]) -> str:
+    """A stored (valid) spec as the YAML users edit: defaults shown, nulls left out."""
+    return sc.spec_to_yaml(sc.parse_spec(document))
+
+
+def product_version() -> str:
+    """What produced a run's numbers: the installed distribution and the simulator."""
+    try:
+        package = metadata.version("disruption-lab")
+    except metadata.PackageNotFoundError:
+        package = "source"
+    return f"disruption-lab {package} / scheduler_core {sc.__version__}"
+
+
+def preset_or_none(preset_id: str) -> sc.Preset | None:
+    """The scenario preset with this id, or None (ids come from URLs and forms)."""
+    return next((preset for preset in sc.list_presets() if preset.id == preset_id), None)
+
+
+def policy_choices() -> dict[str, list[str]]:
+    """The registered plugin names, for the form's selects."""
+    return {"preemption": sorted(registry.preemption), "placement": sorted(registry.placement),
+            "disruptions": sorted(registry.disruptions)}

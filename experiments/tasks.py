@@ -1,0 +1,74 @@
+"""Celery tasks: ids in, one service call, nothing else.
+
+A run is a chord: one ``simulate_replication`` per (variant, replication), then
+``aggregate_run``. Task ids are derived from row ids, so a cancel can revoke them
+without storing anything, and a redelivered message keeps its place in the chord.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task, chord, shared_task
+from django.conf import settings
+
+from experiments import services
+from experiments.services import Outcome
+
+logger = logging.getLogger(__name__)
+AGGREGATE_RETRY_SECONDS = 5
+
+
+def replication_task_id(run_id: int, replication_id: int) -> str:
+    return f"run-{run_id}-replication-{replication_id}"
+
+
+def aggregate_task_id(run_id: int) -> str:
+    return f"run-{run_id}-aggregate"
+
+
+@shared_task(bind=True, name="experiments.tasks.simulate_replication", max_retries=None,
+             acks_late=True, reject_on_worker_lost=True)
+def simulate_replication(self: Task, replication_id: int) -> int:
+    """Simulate one (variant, replication). A duplicate delivery that finds the work in
+    progress elsewhere waits and looks again, so the chord only counts it when done."""
+    if services.replication_execute(replication_id=replication_id) is Outcome.BUSY:
+        raise self.retry(countdown=max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2))
+    return replication_id
+
+
+@shared_task(bind=True, name="experiments.tasks.aggregate_run", max_retries=None,
+             acks_late=True, reject_on_worker_lost=True)
+def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
+    """The chord's callback: aggregate the run once every replication has its result."""
+    if services.run_finalize(run_id=run_id) is Outcome.BUSY:
+        raise self.retry(countdown=AGGREGATE_RETRY_SECONDS)
+    return run_id
+
+
+@shared_task(name="experiments.tasks.sweep_stale_runs")
+def sweep_stale_runs() -> list[int]:
+    """Periodic watchdog (Celery beat): fail runs whose worker vanished."""
+    return services.runs_sweep_stale()
+
+
+def enqueue_run(*, run_id: int, replication_ids: list[int]) -> None:
+    """Send a run's chord. Called by ``run_enqueue`` once its rows are committed."""
+    header = [simulate_replication.si(rid).set(task_id=replication_task_id(run_id, rid))
+              for rid in replication_ids]
+    body = aggregate_run.s(run_id).set(task_id=aggregate_task_id(run_id))
+    chord(header)(body)
+
+
+def revoke_run(*, run_id: int, replication_ids: list[int]) -> None:
+    """Best effort: drop a cancelled run's tasks that no worker has started. Workers
+    already running one stop on their own (the run's status says so), so a broker
+    that cannot be reached only costs a little wasted work."""
+    ids = [replication_task_id(run_id, rid) for rid in replication_ids]
+    ids.append(aggregate_task_id(run_id))
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    try:
+        simulate_replication.app.control.revoke(ids)
+    except Exception:
+        logger.warning("could not revoke the tasks of run %s", run_id, exc_info=True)

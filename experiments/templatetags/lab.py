@@ -1,0 +1,57 @@
+"""Template filters for numbers and metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from experiments.display import format_value, metric_display
+
+register = template.Library()
+
+
+@register.filter
+def metric_label(name: str) -> str:
+    return metric_display(name).label
+
+
+@register.filter
+def metric_unit(name: str) -> str:
+    unit = metric_display(name).unit
+    return "" if unit in ("ratio", "count") else unit
+
+
+@register.filter
+def metric_value(cell: dict[str, Any] | None, name: str) -> str:
+    """``mean ± ci95`` of an aggregate cell, formatted for ``name``'s unit."""
+    if not cell or cell.get("mean") is None:
+        return "—"
+    unit = metric_display(name).unit
+    text = format_value(cell["mean"], unit)
+    if cell.get("n", 0) > 1 and cell.get("ci95"):
+        text += f" ± {format_value(cell['ci95'], unit)}"
+    return text
+
+
+@register.filter
+def number(value: float | None) -> str:
+    return format_value(value)
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{value * 100:.0f}%"
+
+
+@register.filter
+def duration(seconds: float | None) -> str:
+    """Seconds as people read them: 90 → "1m 30s", 7200 → "2h"."""
+    if seconds is None:
+        return "—"
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "",
+             f"{secs}s" if secs or not whole else ""]
+    return " ".join(p for p in parts if p)

@@ -1,0 +1,21 @@
+from django.urls import path
+
+from experiments.views import experiments as experiment_views
+from experiments.views import runs as run_views
+
+app_name = "experiments"
+
+urlpatterns = [
+    path("", experiment_views.experiment_list, name="list"),
+    path("experiments/new/", experiment_views.experiment_new, name="new"),
+    path("experiments/<int:pk>/", experiment_views.experiment_detail, name="detail"),
+    path("experiments/<int:pk>/edit/", experiment_views.experiment_edit, name="edit"),
+    path("experiments/<int:pk>/clone/", experiment_views.experiment_clone, name="clone"),
+    path("experiments/<int:pk>/delete/", experiment_views.experiment_delete, name="delete"),
+    path("experiments/<int:pk>/run/", experiment_views.experiment_run, name="run-start"),
+    path("runs/<int:pk>/", run_views.run_detail, name="run"),
+    path("runs/<int:pk>/status.json", run_views.run_status, name="run-status"),
+    path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
+    path("runs/<int:pk>/replications/<int:replication_pk>/events/",
+         run_views.replication_events, name="replication-events"),
+]

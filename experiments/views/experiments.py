@@ -1,0 +1,127 @@
+"""Experiment pages: list, presets, the editor (new / edit), detail, clone, delete, run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+import scheduler_core as sc
+from experiments import selectors, services
+from experiments.editor import Editor, MetaForm, blank_document
+from experiments.editor.document import KIND_LABELS
+from experiments.models import Experiment
+from experiments.specs import preset_or_none, spec_yaml
+from experiments.views.common import owned_experiment, visible_experiment
+
+
+@require_GET
+def experiment_list(request: HttpRequest) -> HttpResponse:
+    filters = {key: request.GET.get(key, "").strip() for key in ("q", "tag", "owner")}
+    experiments = selectors.experiment_list(user=request.user, filters=filters)
+    return render(request, "experiments/experiment_list.html", {
+        "experiments": experiments, "filters": filters, "presets": sc.list_presets()})
+
+
+@require_http_methods(["GET", "POST"])
+def experiment_new(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return _editor_post(request, experiment=None)
+    preset_id = request.GET.get("preset", "")
+    preset = preset_or_none(preset_id)
+    document = preset.spec().model_dump(mode="json", by_alias=True) if preset else blank_document()
+    return _editor_page(request, Editor.for_document(document), experiment=None,
+                        source_preset=preset.id if preset else "")
+
+
+@require_http_methods(["GET", "POST"])
+def experiment_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = owned_experiment(request, pk)
+    if request.method == "POST":
+        return _editor_post(request, experiment=experiment)
+    meta = MetaForm(prefix="meta", initial={
+        "tags": ", ".join(experiment.tag_names),
+        "shared_with": ", ".join(u.get_username() for u in experiment.shared_with.all())})
+    return _editor_page(request, Editor.for_document(experiment.spec, meta=meta),
+                        experiment=experiment, source_preset=experiment.source_preset)
+
+
+def _editor_post(request: HttpRequest, *, experiment: Experiment | None) -> HttpResponse:
+    """Every button of the editor posts here; only *Save* may leave the page."""
+    editor = Editor.from_post(request.POST)
+    source_preset = request.POST.get("source_preset", "")[:100]
+    action, _, argument = request.POST.get("action", "save").partition(":")
+    if action == "tab":
+        return _editor_page(request, editor.switched(argument), experiment, source_preset)
+    if action == "add":
+        section, _, kind = argument.partition(":")
+        return _editor_page(request, editor.added(section, kind), experiment, source_preset)
+    valid = editor.validated()
+    if valid is None:
+        return _editor_page(request, editor, experiment, source_preset)
+    spec, meta = valid
+    if experiment is None:
+        experiment = services.experiment_create(
+            owner=request.user, spec=spec, tags=meta["tags"], shared_with=meta["shared_with"],
+            source_preset=source_preset if preset_or_none(source_preset) else "")
+        messages.success(request, f"Created “{experiment.name}”.")
+    else:
+        services.experiment_update(experiment=experiment, spec=spec, tags=meta["tags"],
+                                   shared_with=meta["shared_with"])
+        messages.success(request, f"Saved “{experiment.name}”.")
+    return redirect("experiments:detail", pk=experiment.pk)
+
+
+def _editor_page(request: HttpRequest, editor: Editor, experiment: Experiment | None,
+                 source_preset: str) -> HttpResponse:
+    return render(request, "experiments/experiment_form.html", {
+        "editor": editor, "experiment": experiment, "source_preset": source_preset,
+        "kinds": KIND_LABELS.items()})
+
+
+@require_GET
+def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = visible_experiment(request, pk)
+    context: dict[str, Any] = {
+        "experiment": experiment,
+        "can_edit": selectors.experiment_can_edit(user=request.user, experiment=experiment),
+        "runs": selectors.run_list(experiment=experiment),
+        "spec_yaml": spec_yaml(experiment.spec),
+        "facts": selectors.experiment_facts(experiment=experiment),
+    }
+    return render(request, "experiments/experiment_detail.html", context)
+
+
+@require_POST
+def experiment_clone(request: HttpRequest, pk: int) -> HttpResponse:
+    copy = services.experiment_clone(experiment=visible_experiment(request, pk),
+                                     owner=request.user)
+    messages.success(request, f"Cloned into “{copy.name}”; it is yours to edit.")
+    return redirect("experiments:edit", pk=copy.pk)
+
+
+@require_http_methods(["GET", "POST"])
+def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = owned_experiment(request, pk)
+    if request.method == "POST":
+        name = experiment.name
+        services.experiment_delete(experiment=experiment)
+        messages.success(request, f"Deleted “{name}” with its runs and results.")
+        return redirect("experiments:list")
+    return render(request, "experiments/experiment_confirm_delete.html",
+                  {"experiment": experiment, "run_count": experiment.runs.count()})
+
+
+@require_POST
+def experiment_run(request: HttpRequest, pk: int) -> HttpResponse:
+    experiment = owned_experiment(request, pk)
+    try:
+        run = services.run_enqueue(experiment=experiment, user=request.user)
+    except sc.SpecError as exc:
+        for error in exc.errors:
+            messages.error(request, f"Cannot run: {error['path']}: {error['message']}")
+        return redirect("experiments:detail", pk=experiment.pk)
+    return redirect("experiments:run", pk=run.pk)

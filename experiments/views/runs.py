@@ -1,0 +1,64 @@
+"""Run pages: live progress, cancel, results, and a replication's event log."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+import scheduler_core as sc
+from experiments import selectors, services
+from experiments.views.common import owned_experiment, visible_run
+
+EVENTS_PER_PAGE = 200
+
+
+@require_GET
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = visible_run(request, pk)
+    return render(request, "experiments/run_detail.html", {
+        "run": run,
+        "experiment": run.experiment,
+        "can_edit": selectors.experiment_can_edit(user=request.user, experiment=run.experiment),
+        "status": selectors.run_status(run=run),
+        "table": selectors.run_summary_table(run=run),
+        "replications": selectors.run_replications(run=run),
+        "metric_names": sc.METRIC_NAMES,
+    })
+
+
+@require_GET
+def run_status(request: HttpRequest, pk: int) -> JsonResponse:
+    """What the run page polls for live progress (small, no results)."""
+    return JsonResponse(selectors.run_status(run=visible_run(request, pk)))
+
+
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = visible_run(request, pk)
+    owned_experiment(request, run.experiment_id)
+    if services.run_cancel(run=run):
+        messages.success(request, "Run cancelled.")
+    else:
+        messages.info(request, f"The run had already {run.status}.")
+    return redirect("experiments:run", pk=run.pk)
+
+
+@require_GET
+def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> HttpResponse:
+    run = visible_run(request, pk)
+    replication = run.replications.filter(pk=replication_pk).first()
+    if replication is None:
+        raise Http404("No such replication")
+    filters = {key: request.GET.get(key, "").strip() for key in ("reason", "workload", "pod",
+                                                                 "node")}
+    events = selectors.replication_events(replication=replication, **filters)
+    page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "experiments/replication_events.html", {
+        "run": run, "replication": replication, "page": page, "filters": filters,
+        "reasons": selectors.replication_event_reasons(replication=replication),
+        "query": urlencode({key: value for key, value in filters.items() if value})})

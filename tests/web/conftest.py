@@ -1,0 +1,51 @@
+"""Personas for the web tests (healthchecks style): Alice owns, Bob is shared with,
+Charlie is a stranger. Every web test needs the database."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from tests.factories import ExperimentFactory, UserFactory
+
+
+@pytest.fixture
+def alice(db):
+    return UserFactory(username="alice")
+
+
+@pytest.fixture
+def bob(db):
+    return UserFactory(username="bob")
+
+
+@pytest.fixture
+def charlie(db):
+    return UserFactory(username="charlie")
+
+
+@pytest.fixture
+def experiment(alice, bob):
+    """Alice's experiment (the S3 grace-period preset), shared with Bob."""
+    return ExperimentFactory(owner=alice, shared_with=[bob])
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def alice_client(alice) -> Client:
+    return client_for(alice)
+
+
+@pytest.fixture
+def bob_client(bob) -> Client:
+    return client_for(bob)
+
+
+@pytest.fixture
+def charlie_client(charlie) -> Client:
+    return client_for(charlie)
