@@ -97,7 +97,8 @@ class NodeGrouper:
             else:
                 provenance.record(f"cluster.nodePools[{len(pools)}]", members[0][1])
                 pools.append({"name": names[key], "count": len(members), **shape})
-        return {"nodePools": pools, "nodes": nodes} if nodes else {"nodePools": pools}
+        cluster = {"nodePools": pools, "nodes": nodes}
+        return {key: items for key, items in cluster.items() if items}
 
     @property
     def node_count(self) -> int:

@@ -299,7 +299,7 @@ def _json_records(name: str, lines: Iterator[str],
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = json.loads(line.rstrip("\r\n"))
         except json.JSONDecodeError as exc:
             log.add(name, number, exc.colno, f"not JSON: {exc.msg}")
             continue
