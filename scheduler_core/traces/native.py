@@ -35,6 +35,14 @@ from scheduler_core.traces.source import CsvTable, Record, TraceFile
 KINDS = [k.value for k in WorkloadKind]
 EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
 GROUP_FIELDS = ("arrival", "duration", "gpus", "cpu", "memory", "priorityClass", "kind")
+FIELDS = {
+    "node": ("name", "gpus", "cpu", "memory", "count", "maxPods", "labels", "taints", "spot"),
+    "job": ("name", "arrival", "duration", "gpus", "cpu", "memory", "priorityClass", "kind",
+            "members", "group", "groupSize", "startupSeconds", "checkpointIntervalSeconds",
+            "terminationGracePeriodSeconds", "recovery"),
+    "priorityClass": ("name", "value", "preemptionPolicy", "globalDefault", "description"),
+}
+"""Every field of each record: an unknown one (a typo) is an error, not silently dropped."""
 _TAINT = re.compile(r"^([^=:]+)(?:=([^:]*))?(?::(\w+))?$")
 
 
@@ -87,7 +95,8 @@ class Builder:
         if not record.ok or name is None:
             return
         self.node_names.add(name)
-        shape = {k: v for k, v in shape.items() if v not in ({}, [], False)}
+        shape = {k: v for k, v in shape.items()
+                 if k not in ("labels", "taints", "spot") or v}
         target = self.pools if count > 1 else self.nodes
         path = "nodePools" if count > 1 else "nodes"
         self.draft.provenance.record(f"cluster.{path}[{len(target)}]",
@@ -268,16 +277,23 @@ def read_csv(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) 
 
 def _csv_handler(builder: Builder, table: CsvTable) -> Any:
     columns = set(table.columns)
-    if {"arrival"} & columns:
-        return builder.job if table.require("name", "arrival", "gpus") else None
-    if {"value"} & columns:
-        return builder.priority_class if table.require("name", "value") else None
-    if {"gpus"} & columns:
-        return builder.node if table.require("name", "gpus") else None
-    if table.columns:
-        table.log.add(table.name, 1, 0, "not a nodes (name,gpus,...), jobs (name,arrival,"
-                      "gpus,...) or priority classes (name,value,...) CSV")
-    return None
+    kind = ("job" if "arrival" in columns else "priorityClass" if "value" in columns
+            else "node" if "gpus" in columns else None)
+    if kind is None:
+        if table.columns:
+            table.log.add(table.name, 1, 0, "not a nodes (name,gpus,...), jobs (name,arrival,"
+                          "gpus,...) or priority classes (name,value,...) CSV")
+        return None
+    for position, column in enumerate(table.columns, start=1):
+        if column not in FIELDS[kind]:
+            table.log.add(table.name, 1, position, f"unknown column '{column}' for {kind} "
+                          f"records (known: {', '.join(FIELDS[kind])})")
+    required = {"job": ("name", "arrival", "gpus"), "priorityClass": ("name", "value"),
+                "node": ("name", "gpus")}[kind]
+    if not table.require(*required) or builder.log:
+        return None
+    return {"job": builder.job, "priorityClass": builder.priority_class,
+            "node": builder.node}[kind]
 
 
 def read_jsonl(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
@@ -308,4 +324,9 @@ def _json_records(name: str, lines: Iterator[str],
             log.add(name, number, 1, 'expected one of {"node": {...}}, {"job": {...}}, '
                     '{"priorityClass": {...}}')
             continue
-        yield JsonRecord(name, number, line, data[kind], log), kind
+        record = JsonRecord(name, number, line, data[kind], log)
+        for key in data[kind]:
+            if key not in FIELDS[kind]:
+                record.error(key, f"unknown field for {kind} records "
+                             f"(known: {', '.join(FIELDS[kind])})")
+        yield record, kind

@@ -203,3 +203,18 @@ def test_a_file_that_is_not_utf8_is_an_error_not_a_crash():
 def test_an_unknown_format_is_an_error():
     with pytest.raises(TraceError, match="unknown format 'parquet'"):
         import_trace("parquet", [])
+
+
+def test_an_unknown_column_or_field_is_a_typo_not_silently_dropped():
+    errors = import_uploads("csv", [(io.StringIO("name,gpus,zone\nn,8,a\n"), "nodes.csv")])
+    assert errors == [{"file": "nodes.csv", "line": 1, "column": 3,
+                       "message": "unknown column 'zone' for node records (known: name, gpus, "
+                                  "cpu, memory, count, maxPods, labels, taints, spot)"}]
+    text = '{"job": {"name": "w", "arival": 0, "gpus": 1}}\n'
+    errors = import_uploads("jsonl", [(io.StringIO(text), "c.jsonl")])
+    assert errors[0] == {"file": "c.jsonl", "line": 1, "column": 23,
+                         "message": "arival: unknown field for job records (known: name, "
+                                    "arrival, duration, gpus, cpu, memory, priorityClass, "
+                                    "kind, members, group, groupSize, startupSeconds, "
+                                    "checkpointIntervalSeconds, terminationGracePeriodSeconds, "
+                                    "recovery)"}
