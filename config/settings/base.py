@@ -145,7 +145,12 @@ else:
     # A message unacknowledged this long is handed to another worker. A duplicate that
     # arrives while the first delivery is alive waits (its heartbeat is fresh), so this
     # may be shorter than the longest task.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": VISIBILITY_TIMEOUT}
+    # Abandoned messages are looked for every CELERY_UNACKED_RESTORE_INTERVAL seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": VISIBILITY_TIMEOUT,
+        "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10, minimum=1),
+        "unacked_restore_throttle": 1,
+    }
     _DEFAULT_RESULT_BACKEND = CELERY_BROKER_URL
 
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", _DEFAULT_RESULT_BACKEND)

@@ -1,0 +1,43 @@
+"""A real Celery worker process whose simulations take a set time, for the tests that
+kill a worker mid-task: ``python tests/web/worker_harness.py worker -Q ...``.
+
+Only the duration is staged: before simulating, it sleeps SLOW_SIMULATION_SECONDS in
+steps, reporting progress through the same callback the simulator uses (so heartbeats
+are real); then it runs the real ``scheduler_core.simulate``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
+
+import django  # noqa: E402
+
+django.setup()
+
+import scheduler_core as sc  # noqa: E402
+from config.celery import app  # noqa: E402
+
+_real_simulate = sc.simulate
+STEPS = 20
+
+
+def _slow_simulate(*args: Any, progress: Any = None, **kwargs: Any) -> sc.ReplicationResult:
+    seconds = float(os.environ.get("SLOW_SIMULATION_SECONDS", "0"))
+    for step in range(STEPS if seconds else 0):
+        time.sleep(seconds / STEPS)
+        if progress is not None:
+            progress(step / STEPS)
+    return _real_simulate(*args, progress=progress, **kwargs)
+
+
+sc.simulate = _slow_simulate
+
+if __name__ == "__main__":
+    app.worker_main(sys.argv[1:])
