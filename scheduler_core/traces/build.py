@@ -86,7 +86,8 @@ class NodeGrouper:
         """``{nodePools: [...], nodes: [...]}``, with unique pool names."""
         pools: list[dict[str, Any]] = []
         nodes: list[dict[str, Any]] = []
-        names = _pool_names(self.bases, self.fields)
+        pooled = {k: b for k, b in self.bases.items() if len(self.shapes[k]) > 1}
+        names = _pool_names(pooled, self.fields)
         for key, members in self.shapes.items():
             shape = {**self.fields[key], "labels": self.labels[key]}
             if not shape["labels"]:
@@ -122,17 +123,16 @@ def _freeze_value(value: Any) -> Any:
 
 def _pool_names(bases: dict[tuple[Any, ...], str],
                 shapes: dict[tuple[Any, ...], dict[str, Any]]) -> dict[tuple[Any, ...], str]:
-    """The base name when it is unique, else the base plus the CPU and memory."""
+    """The base name when no other pool has it, else the base plus the CPU and memory;
+    numbered as a last resort."""
     names: dict[tuple[Any, ...], str] = {}
     taken: set[str] = set()
     for key, base in bases.items():
         clash = sum(1 for b in bases.values() if b == base) > 1
-        name = base
-        if clash:
-            shape = shapes[key]
-            name = dns_name(f"{base}-c{shape.get('cpu', 0):g}-m{shape.get('memory', 0):g}")
-        suffix = 2
-        unique = name
+        shape = shapes[key]
+        name = dns_name(f"{base}-c{shape.get('cpu', 0):g}-m{shape.get('memory', 0):g}") \
+            if clash else base
+        unique, suffix = name, 2
         while unique in taken:
             unique = f"{name}-{suffix}"
             suffix += 1

@@ -66,7 +66,8 @@ def as_trace_file(source: TraceFile | str | Path) -> TraceFile:
 
 
 def _decoded_lines(stream: IO[Any]) -> Iterator[str]:
-    """UTF-8 (a byte-order mark is dropped) decoded chunk by chunk, split into lines."""
+    """UTF-8 (a byte-order mark is dropped) decoded chunk by chunk, split after each "\n"
+    only, as the csv module counts lines ("\r\n" stays whole across chunks)."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     pending = ""
     first = True
@@ -78,9 +79,9 @@ def _decoded_lines(stream: IO[Any]) -> Iterator[str]:
         if first and text.startswith("\ufeff"):
             text = text[1:]
         first = False
-        lines = (pending + text).splitlines(keepends=True)
-        pending = lines.pop() if lines and not lines[-1].endswith(("\n", "\r")) else ""
-        yield from lines
+        parts = (pending + text).split("\n")
+        pending = parts.pop()
+        yield from (part + "\n" for part in parts)
     tail = pending + decoder.decode(b"", final=True)
     if tail:
         yield tail

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -53,7 +54,7 @@ def _key(key: Any) -> str:
     text = str(key)
     if _PLAIN_KEY.match(text) and text.lower() not in _RESERVED:
         return text
-    return json.dumps(text)
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _scalar(value: Any) -> str:
@@ -76,5 +77,5 @@ def _float(value: float) -> str:
         return f"{value:.1f}"
     text = repr(value)
     if "e" in text or "E" in text:
-        text = f"{value:.15f}".rstrip("0")
+        text = format(Decimal(text), "f")  # the same digits, written out
     return text
