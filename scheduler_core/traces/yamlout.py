@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
