@@ -263,6 +263,11 @@ def test_reprieve_keeps_highest_priority_then_oldest_pod_first(lab, pods, need, 
     assert chosen(out) == ("n1", victims)
 
 
+DEPLOYMENT = {"kind": "deployment"}
+"""maxUnavailable is relative to the controller's scale (disruption controller
+getExpectedScale), so workloads with it are Deployments here (scale = members)."""
+
+
 @pytest.mark.parametrize(("pdb", "victim"), [
     (None, "x-0"),
     ({"minAvailable": 1}, "y-0"),
@@ -274,10 +279,27 @@ def test_reprieve_keeps_highest_priority_then_oldest_pod_first(lab, pods, need, 
 def test_pdb_violating_pods_are_reprieved_first(lab, pdb, victim):
     """§4.3: `x` (5) is less important than `y` (10) and would normally be the victim;
     when evicting x would violate its PDB it is reprieved first, and y goes instead."""
-    x_extra = {"pdb": pdb} if pdb else {}
+    x_extra = {"pdb": pdb, "controller": DEPLOYMENT} if pdb else {}
     out = lab.run(**scenario({"n1": [("x", "p5", 1, -100, x_extra), ("y", "p10", 1, -50)]},
                              preemptor={"gpus": 1}))
     assert chosen(out) == ("n1", [victim])
+
+
+@pytest.mark.xfail(strict=True, reason="engine: disruptionsAllowed for maxUnavailable uses "
+                   "`members` as expected pods whatever the controller; upstream counts only "
+                   "a scalable controller's replicas (bare pods: 0, Job: no scale subresource "
+                   "=> failSafe), so disruptionsAllowed = 0")
+@pytest.mark.parametrize("controller", [{"kind": "none"}, {"kind": "job"}],
+                         ids=["bare-pod", "job"])
+def test_max_unavailable_without_a_scalable_controller_allows_no_disruption(lab, controller):
+    """§4.3 input `pdb.status.disruptionsAllowed`, as the disruption controller computes
+    it (the design doc is silent on this step): with maxUnavailable, expectedCount is the
+    sum of the pods' *scalable* controllers' replicas; pods without one add nothing and
+    `expectedCount <= 0 ⇒ disruptionsAllowed = 0`. So x is PDB-violating and reprieved."""
+    x_extra = {"pdb": {"maxUnavailable": 1}, "controller": controller}
+    out = lab.run(**scenario({"n1": [("x", "p5", 1, -100, x_extra), ("y", "p10", 1, -50)]},
+                             preemptor={"gpus": 1}))
+    assert chosen(out) == ("n1", ["y-0"])
 
 
 @pytest.mark.parametrize(("pdb", "victim"), [
@@ -285,10 +307,11 @@ def test_pdb_violating_pods_are_reprieved_first(lab, pdb, victim):
     ({"maxUnavailable": 1}, "w-0"),
 ], ids=["no-pdb-youngest-goes", "budget-consumed-by-the-oldest"])
 def test_pdb_budget_is_consumed_in_importance_order(lab, pdb, victim):
-    """§4.3 filterPodsWithPDBViolation: w-0 (older) and w-1 share one PDB with
-    disruptionsAllowed = 1. In sorted order w-0 takes the budget and w-1 becomes
-    "violating", so w-1 is reprieved first and the *older* w-0 is the victim."""
-    workload = {"name": "w", "members": 2, "gpus": 1, "priorityClassName": "p5"}
+    """§4.3 filterPodsWithPDBViolation: w-0 (older) and w-1 of a 2-replica Deployment
+    share one PDB with disruptionsAllowed = 1. In sorted order w-0 takes the budget and
+    w-1 becomes "violating", so w-1 is reprieved first and the *older* w-0 is the victim."""
+    workload = {"name": "w", "members": 2, "gpus": 1, "priorityClassName": "p5",
+                "controller": DEPLOYMENT}
     if pdb:
         workload["pdb"] = pdb
     kwargs = scenario({"n1": []}, preemptor={"gpus": 1})
@@ -426,9 +449,6 @@ def test_capacity_frees_only_when_each_victim_stops(lab, stops, grace, released,
     assert out.scheduled("p-0") == (bound_at, "n1")
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a victim that stops at once (stopSeconds 0 "
-                   "or grace 0) is released before the preemptor is parked, so the "
-                   "preemptor waits for the 5-minute leftover flush")
 @pytest.mark.parametrize("victim_spec", [
     {"stopSeconds": 0},
     {"terminationGracePeriodSeconds": 0},
