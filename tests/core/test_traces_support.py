@@ -101,3 +101,14 @@ VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
                                 VALUES, max_size=4))
 def test_the_compact_yaml_reads_back_as_the_same_mapping(document):
     assert yaml.safe_load(dump_spec(document, ["a note"])) == (document or None)
+
+
+def test_an_import_is_deterministic_down_to_the_bytes():
+    from pathlib import Path
+
+    from scheduler_core.traces import import_trace
+
+    fixtures = Path(__file__).parent / "fixtures" / "traces"
+    files = [fixtures / "openb_nodes.csv", fixtures / "openb_pods.csv"]
+    first, second = import_trace("openb", files), import_trace("openb", files)
+    assert dump_spec(first.mapping, first.notes) == dump_spec(second.mapping, second.notes)
