@@ -243,6 +243,19 @@ class Snapshot:
         budget = self._budget(item, spec, len(groups[0].pods))
         if budget is not None:
             groups[0].pdb = budget
+            self._note_unscaled(item, spec, groups[0])
+
+    def _note_unscaled(self, item: Item, spec: dict[str, Any], group: Group) -> None:
+        """Upstream needs a scalable controller's replica count for a percentage or
+        maxUnavailable; without one (bare pods, Jobs) it allows no disruption at all."""
+        scaled = group.controller == "deployment"
+        relative = spec.get("maxUnavailable") is not None or str(
+            spec.get("minAvailable", "")).endswith("%")
+        if relative and not scaled:
+            self.draft.notes.append(
+                f"{item.label}: counted against the {len(group.pods)} pod(s) of "
+                f"'{dns_name(group.base)}'; Kubernetes finds no scalable controller for them "
+                "and would allow no voluntary disruption")
 
     def _budget(self, item: Item, spec: dict[str, Any], members: int) -> dict[str, int] | None:
         fields = [f for f in ("minAvailable", "maxUnavailable") if spec.get(f) is not None]

@@ -204,3 +204,12 @@ def _upload(text, name):
     from scheduler_core.traces import TraceFile
 
     return TraceFile.from_stream(io.BytesIO(text.encode()), name)
+
+
+def test_a_relative_budget_on_pods_without_a_scalable_controller_is_noted():
+    data = json.loads(DUMP.replace('"2x"', '"2"').replace('"150%"', '"50%"'))
+    result = import_uploads("kubectl", [(io.StringIO(json.dumps(data)), "d.json")])
+    assert result.mapping["workloads"][0]["pdb"] == {"minAvailable": 1}
+    assert ("PodDisruptionBudget default/web: counted against the 1 pod(s) of 'web-1'; "
+            "Kubernetes finds no scalable controller for them and would allow no voluntary "
+            "disruption") in result.notes
