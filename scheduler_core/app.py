@@ -30,6 +30,7 @@ class Host(Protocol):
     """What an application may ask of the engine."""
 
     now: float
+    checkpoint_victims: bool
 
     def emit(self, reason: str, workload: Workload, pod: Pod | None = None, *,
              time: float | None = None, value: float = 0.0, related: str = "",
@@ -74,6 +75,13 @@ class Progress:
         cycle = self.interval + self.write
         k = math.floor(x / cycle + EPS)
         return k * self.interval + min(x - k * cycle, self.interval)
+
+    def durable_at(self, t: float) -> float:
+        """The progress the last checkpoint completed by ``t`` holds."""
+        if not self.running:
+            return self.durable
+        k = self._checkpoints_in(t - self.seg_start)
+        return self.p0 + self.rate * k * self.interval if k else self.durable  # type: ignore[operator]
 
     def _wall_for(self, work: float) -> float:
         """Wall seconds of running needed for ``work`` more progress (writes included)."""
@@ -148,8 +156,33 @@ class App(ABC):
                         self.ckpt.write_seconds)
 
     def _sigterm_checkpoint_fits(self, grace: float) -> bool:
-        return (self.ckpt.on_sigterm and self.ckpt.interval_seconds is not None
+        """A checkpoint on SIGTERM counts only if its write and the stop fit in the grace."""
+        wanted = self.ckpt.on_sigterm or self.host.checkpoint_victims
+        return (wanted and self.ckpt.interval_seconds is not None
                 and self.ckpt.write_seconds + self.spec.stop_seconds <= grace + EPS)
+
+    # ---------------------------------------------------------------- costs
+    def eviction_cost(self, pod: Pod, now: float) -> dict[str, float]:
+        """What evicting ``pod`` now is expected to cost (our model, for checkpoint-aware):
+        GPU-seconds of lost work, stranded capacity and startup thrown away, GPU-seconds
+        to get back to speed, and sessions a user would lose."""
+        recovery = self.spec.startup_seconds * pod.gpus
+        if pod.state is PodState.STARTING:
+            return {"startup": (now - pod.bound_at) * pod.gpus, "recovery": recovery}
+        cost = {"lostWork": self.lost_if_evicted(pod, now), "recovery": recovery}
+        if self.spec.recovery.model is RecoveryModel.INTERACTIVE:
+            cost["session"] = 1.0
+        return cost
+
+    def lost_if_evicted(self, pod: Pod, now: float) -> float:
+        """GPU-seconds of progress that an eviction now would throw away."""
+        return 0.0
+
+    def _unsaved(self, progress: Progress, now: float, gpus: int) -> float:
+        grace = self.spec.termination_grace_period_seconds
+        if self._sigterm_checkpoint_fits(grace):
+            return 0.0
+        return max(0.0, progress.at(now) - progress.durable_at(now)) * gpus
 
     def stop_seconds(self, grace: float, checkpointing: bool) -> float:
         """How long the pod takes to stop after SIGTERM: its real stop time, plus a
@@ -246,6 +279,9 @@ class PerMemberApp(App):
             self._log_checkpoints(unit.stop(self.host.now), pod)
             self.host.pod_completed(pod)
 
+    def lost_if_evicted(self, pod: Pod, now: float) -> float:
+        return self._unsaved(self.units[pod.member], now, pod.gpus)
+
     def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
         if pod.state is PodState.STARTING:
             self._loading_loss(pod, cause)
@@ -289,6 +325,10 @@ class ServingApp(App):
             self.host.emit(ev.RESUMED, self.workload, pod, value=disrupted_at)
             self.host.emit(ev.RECOVERED, self.workload, pod, value=disrupted_at)
         self.pending[pod.member] = []
+
+    def eviction_cost(self, pod: Pod, now: float) -> dict[str, float]:
+        """A Ready replica loses no work, but capacity until its replacement has loaded."""
+        return super().eviction_cost(pod, now)
 
     def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
         now = self.host.now
@@ -349,7 +389,8 @@ class GroupApp(App):
                            value=self.stranded_gpus * (now - self.stranded_since),
                            message=f"{self.stranded_gpus} GPU(s) held while the group waits")
         self.stranded_since = now
-        self.stranded_gpus = 0 if self.unit.running else sum(p.gpus for p in self.live.values())
+        idle = not self.unit.running and not self.finished
+        self.stranded_gpus = sum(p.gpus for p in self.live.values()) if idle else 0
 
     def _restart_segment(self) -> None:
         now = self.host.now
@@ -368,6 +409,20 @@ class GroupApp(App):
         self.live[pod.member] = pod
         if self.elastic or not self.unit.running:
             self._restart_segment()
+
+    def eviction_cost(self, pod: Pod, now: float) -> dict[str, float]:
+        """A synchronous group losing a member loses the whole group's unsaved work and
+        strands the survivors until a replacement is Ready."""
+        cost = super().eviction_cost(pod, now)
+        if pod.state is not PodState.STARTING and not self.elastic and self.unit.running:
+            survivors = self.workload.gpus_total - pod.gpus
+            cost["strandedCapacity"] = survivors * self.spec.startup_seconds
+        return cost
+
+    def lost_if_evicted(self, pod: Pod, now: float) -> float:
+        if not self.unit.running:
+            return 0.0
+        return self._unsaved(self.unit, now, self.workload.gpus_total)
 
     def _done(self, token: int) -> None:
         if token != self.unit.token:
@@ -389,8 +444,8 @@ class GroupApp(App):
             return self.stop_seconds(grace, False)
         checkpointing = False
         if self.unit.running:
-            checkpointing = self._disrupted_progress(self.unit, pod, grace, self.workload.gpus_total,
-                                                     cause)
+            checkpointing = self._disrupted_progress(self.unit, pod, grace,
+                                                     self.workload.gpus_total, cause)
         self._restart_segment()
         if (not self.elastic and self.spec.controller.kind.value == "jobset"
                 and self.spec.controller.restart == "group" and cause != "group-restart"):
@@ -406,7 +461,8 @@ class GroupApp(App):
         self._log_checkpoints(self.unit.stop(now), None)
         self._account_stranded()
         g = self.workload.gpus_total
-        remaining = 0.0 if self.unit.required is None else max(0.0, self.unit.required - self.unit.p0)
+        required = self.unit.required
+        remaining = 0.0 if required is None else max(0.0, required - self.unit.p0)
         return self.unit.p0 * g, remaining * g, self.unit.computed * g
 
 

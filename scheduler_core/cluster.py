@@ -127,6 +127,11 @@ class Cluster:
         for bucket in self.reach_buckets[k][gpus:]:
             yield from bucket
 
+    def unassume(self, pod: Pod) -> None:
+        """Forget an assumed pod (its group did not fit after all)."""
+        self.release(pod)
+        pod.node = None
+
     # ------------------------------------------------------------------ filters
     def eligible_nodes(self, workload: Workload) -> tuple[list[Node], dict[Node, int]]:
         """Nodes a member may use at all (selector, taints, capacity, schedulable), in node

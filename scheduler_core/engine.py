@@ -92,6 +92,8 @@ class Engine:
         policy = spec.policy
         self.queue = SchedulingQueue(policy.pod_initial_backoff_seconds,
                                      policy.pod_max_backoff_seconds)
+        policy = policy.model_copy(update={"placement": variant.placement})
+        self.checkpoint_victims = policy.checkpoint_victims
         self.placement = registry.placement[variant.placement]()
         self.preemption = registry.preemption[variant.preemption](policy)
         self.workloads = self._build_workloads(spec)
@@ -210,16 +212,24 @@ class Engine:
         queue = self.queue
         queue.release_backoff(self.now)
         while (pod := queue.pop()) is not None:
-            if pod.state is PodState.PENDING:
+            if pod.state is not PodState.PENDING:
+                continue
+            if pod.workload.all_or_nothing:
+                self._schedule_group(pod.workload)
+            else:
                 self._schedule_one(pod)
         self._arm_timers()
 
-    def _schedule_one(self, pod: Pod) -> None:
-        """One scheduling cycle (§3): nominated node first, then Filter/Score, then
-        PostFilter when no node is feasible."""
+    def _feasible_node(self, pod: Pod) -> Node | None:
+        """Filter and Score (§3): the nominated node first, if it still passes Filter."""
         node = pod.nominated
-        if node is None or not self.cluster.filter(pod, node).ok:
-            node = self.placement.select(self.cluster, pod)
+        if node is not None and self.cluster.filter(pod, node).ok:
+            return node
+        return self.placement.select(self.cluster, pod)
+
+    def _schedule_one(self, pod: Pod) -> None:
+        """One scheduling cycle (§3): Filter/Score, then PostFilter when no node fits."""
+        node = self._feasible_node(pod)
         if node is not None:
             self._bind(pod, node)
             return
@@ -228,6 +238,65 @@ class Engine:
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
         self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle)
+
+    def _schedule_group(self, workload: Workload) -> None:
+        """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
+        in one snapshot, each that fits is assumed; if minCount can run, all assumed members
+        bind, else all are forgotten and PodGroupPostFilter runs once for the group."""
+        pending = [p for p in workload.slots if p is not None and p.state is PodState.PENDING]
+        for pod in pending:
+            self.queue.remove(pod)
+        need = workload.min_count - workload.running_members()
+        if need <= 0:
+            for pod in pending:
+                self._schedule_one(pod)
+            return
+        assumed = self._assume(pending)
+        if len(assumed) >= need:
+            for pod, _ in assumed:
+                self._bind(pod, pod.node, assumed=True)  # type: ignore[arg-type]
+            for pod in pending:
+                if pod.state is PodState.PENDING:
+                    self.queue.park(pod, self.now)
+            return
+        cycle = self.queue.move_cycle
+        if self.preemption.group_aware:
+            self._forget(assumed)
+            status = self.preemption.post_filter_group(self, workload, pending, need)
+        else:
+            # Per-pod preemption: only members that did not fit preempt, each for itself,
+            # while the members that fit are still assumed in the cache.
+            placed = {pod for pod, _ in assumed}
+            unplaced = [pod for pod in pending if pod not in placed]
+            status = self.preemption.post_filter_group(self, workload, unplaced, need)
+            self._forget(assumed)
+        moved = self.queue.move_cycle != cycle
+        for pod in pending:
+            if status.code is not Code.SUCCESS:
+                self._failed(pod, status)
+            self.queue.park(pod, self.now, moved_meanwhile=moved)
+
+    def _forget(self, assumed: list[tuple[Pod, Node | None]]) -> None:
+        """The group did not fit: assumed members leave the cache, nominations return."""
+        for pod, nominated in assumed:
+            self.cluster.unassume(pod)
+            if nominated is not None and pod.nominated is None:
+                pod.nominated = nominated
+                nominated.nominated[pod] = None
+
+    def _assume(self, pods: list[Pod]) -> list[tuple[Pod, Node | None]]:
+        """Place members one after another in the cluster cache, as the scheduler assumes
+        pods (an assumed pod is no longer a nominated one); nothing is logged or bound
+        until the whole group is known to fit. Returns (pod, its former nomination)."""
+        assumed = []
+        for pod in pods:
+            node = self._feasible_node(pod)
+            if node is not None:
+                nominated = pod.nominated
+                self.clear_nomination(pod)
+                self.cluster.assign(pod, node)
+                assumed.append((pod, nominated))
+        return assumed
 
     def _failed(self, pod: Pod, status: Status) -> None:
         """Repeated identical failures become one event with a count, as kubectl shows them
@@ -254,11 +323,12 @@ class Engine:
             self.emit(ev.NOT_HELPFUL, pod.workload, pod, time=streak.first, value=streak.count,
                       message=streak.message)
 
-    def _bind(self, pod: Pod, node: Node) -> None:
+    def _bind(self, pod: Pod, node: Node, *, assumed: bool = False) -> None:
         self._end_streak(pod)
         self.queue.remove(pod)
         self.clear_nomination(pod)
-        self.cluster.assign(pod, node)
+        if not assumed:
+            self.cluster.assign(pod, node)
         pod.state = PodState.STARTING
         pod.bound_at = self.now
         self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
@@ -309,8 +379,12 @@ class Engine:
         healthy = sum(1 for p in workload.slots if p is not None and p.state is PodState.READY)
         if pdb.min_available is not None:
             desired = pdb.min_available
-        else:
+        elif workload.spec.controller.kind is ControllerKind.DEPLOYMENT:
             desired = workload.spec.members - (pdb.max_unavailable or 0)
+        else:
+            # maxUnavailable needs the expected count from a scalable controller's scale
+            # subresource; bare pods and Jobs have none, so the budget fails safe to 0.
+            return 0
         return max(0, healthy - desired)
 
     def eviction_allowed(self, pod: Pod) -> bool:
@@ -322,26 +396,39 @@ class Engine:
     def actuate(self, preemptor: Pod, node: Node, victims: list[Pod]) -> None:
         """§4.5: mark and delete each victim gracefully, clear lower-priority nominations
         on the node, nominate the preemptor there."""
-        workload = preemptor.workload
-        self._end_streak(preemptor)
-        self.emit(ev.VICTIMS_SELECTED, workload, preemptor, node=node, value=len(victims),
+        self.actuate_group([(preemptor, node)], victims)
+
+    def actuate_group(self, assignments: list[tuple[Pod, Node]], victims: list[Pod]) -> None:
+        """The same executor for a group (§6.3): every victim deleted, every assigned member
+        nominated to its node (NominatingMode=Override). Log messages name the first
+        member as the preemptor; a group's victims are listed once."""
+        lead, lead_node = assignments[0]
+        workload = lead.workload
+        for pod, _ in assignments:
+            self._end_streak(pod)
+        self.emit(ev.VICTIMS_SELECTED, workload, lead, node=lead_node, value=len(victims),
                   message=", ".join(v.name for v in victims))
         for victim in victims:
             if victim.state is PodState.TERMINATING:
                 continue
             victim.preempted = True
-            self.emit(ev.PREEMPTED, victim.workload, victim, related=preemptor.name,
-                      message=f"Preempted by pod {preemptor.name} on node {node.name}")
+            self.emit(ev.PREEMPTED, victim.workload, victim, related=lead.name,
+                      message=f"Preempted by {'pod' if len(assignments) == 1 else 'group of'} "
+                              f"{lead.name} on node {victim.node.name if victim.node else ''}")
             self.evict(victim, victim.workload.spec.termination_grace_period_seconds,
                        "preemption")
+        for pod, node in assignments:
+            self._nominate(pod, node)
+
+    def _nominate(self, pod: Pod, node: Node) -> None:
         for other in list(node.nominated):
-            if other.priority < preemptor.priority and other is not preemptor:
+            if other.priority < pod.priority and other.workload is not pod.workload:
                 self.clear_nomination(other)
                 self.queue.activate(other, self.now)
-        self.clear_nomination(preemptor)
-        preemptor.nominated = node
-        node.nominated[preemptor] = None
-        self.emit(ev.NOMINATED, workload, preemptor, node=node)
+        self.clear_nomination(pod)
+        pod.nominated = node
+        node.nominated[pod] = None
+        self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
         if pod.nominated is not None:
@@ -414,7 +501,7 @@ class Engine:
             return
         eager = (controller.kind is ControllerKind.DEPLOYMENT
                  or controller.pod_replacement_policy == "TerminatingOrFailed")
-        if terminating == eager or pod.state is PodState.GONE and not terminating:
+        if terminating == eager or (pod.state is PodState.GONE and not terminating):
             replacement = self._new_pod(pod.workload, pod.member, replacement=True)
             self.queue.add(replacement, self.now)
 

@@ -16,7 +16,13 @@ from scheduler_core.engine import Engine
 from scheduler_core.events import Event
 from scheduler_core.metrics import METRIC_NAMES, WorkloadInfo, WorkloadRecord, compute
 from scheduler_core.metrics import confidence_interval as _ci
-from scheduler_core.spec import ExperimentSpec, ResolvedVariant, Variant, expand_variants, resolve_variant
+from scheduler_core.spec import (
+    ExperimentSpec,
+    ResolvedVariant,
+    Variant,
+    expand_variants,
+    resolve_variant,
+)
 
 Progress = Callable[[float], None]
 

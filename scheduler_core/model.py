@@ -62,7 +62,8 @@ class Pod:
                  "mem", "member", "name", "node", "nominated", "parked_at", "preempted",
                  "priority", "queue_ts", "ready_at", "seq", "state", "stop_at", "workload")
 
-    def __init__(self, seq: int, name: str, workload: Workload, member: int, created: float) -> None:
+    def __init__(self, seq: int, name: str, workload: Workload, member: int,
+                 created: float) -> None:
         spec = workload.spec
         self.seq = seq
         self.name = name
@@ -106,8 +107,8 @@ class Pod:
 class Workload:
     """A submitted workload and its member slots; ``app`` models the application inside."""
 
-    __slots__ = ("app", "arrival", "idx", "name", "never_preempts",
-                 "pod_count", "priority", "priority_class", "slots", "spec")
+    __slots__ = ("all_or_nothing", "app", "arrival", "evict_whole", "idx", "min_count", "name",
+                 "never_preempts", "pod_count", "priority", "priority_class", "slots", "spec")
 
     def __init__(self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str,
                  never_preempts: bool) -> None:
@@ -121,11 +122,31 @@ class Workload:
         self.slots: list[Pod | None] = [None] * spec.members
         """The current pod of each member slot (a replacement takes the slot over)."""
         self.pod_count = 0
+        group = spec.pod_group
+        self.all_or_nothing = group is not None and group.scheduling == "gang"
+        """Gang: no member binds unless minCount can run together (PodGroup, §5)."""
+        self.min_count = group.min_count if group is not None else spec.members
+        self.evict_whole = group is not None and group.disruption_mode == "All"
+        """disruptionMode All: one victim unit, evicted whole or not at all (§6.1)."""
         self.app: App
 
     @property
     def gpus_total(self) -> int:
         return self.spec.gpus * self.spec.members
+
+    @property
+    def in_group(self) -> bool:
+        return self.spec.pod_group is not None
+
+    def holding(self) -> list[Pod]:
+        """Members bound to a node (starting, ready or terminating)."""
+        return [p for p in self.slots if p is not None and p.node is not None
+                and p.state in (PodState.STARTING, PodState.READY, PodState.TERMINATING)]
+
+    def running_members(self) -> int:
+        """Members bound and not terminating: what counts towards minCount."""
+        return sum(1 for p in self.slots
+                   if p is not None and p.state in (PodState.STARTING, PodState.READY))
 
     def __repr__(self) -> str:
         return f"Workload({self.name})"

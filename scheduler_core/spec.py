@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import yaml
@@ -81,12 +81,12 @@ WholeCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=0)]
 PositiveCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=1)]
 
 
-class PreemptionPolicy(str, Enum):
+class PreemptionPolicy(StrEnum):
     PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
     NEVER = "Never"
 
 
-class RecoveryModel(str, Enum):
+class RecoveryModel(StrEnum):
     SYNCHRONOUS = "synchronous"
     ELASTIC = "elastic"
     INDEPENDENT = "independent"
@@ -94,7 +94,7 @@ class RecoveryModel(str, Enum):
     INTERACTIVE = "interactive"
 
 
-class WorkloadKind(str, Enum):
+class WorkloadKind(StrEnum):
     TRAINING = "training"
     ELASTIC_TRAINING = "elastic-training"
     EVALUATION = "evaluation"
@@ -103,7 +103,7 @@ class WorkloadKind(str, Enum):
     BATCH = "batch"
 
 
-class ControllerKind(str, Enum):
+class ControllerKind(StrEnum):
     NONE = "none"
     JOB = "job"
     JOBSET = "jobset"
@@ -245,10 +245,40 @@ class PodDisruptionBudget(Model):
         return self
 
 
+class TopologyConstraint(Model):
+    """Kueue TAS-style placement of a group over node labels (kubernetes-preemption.md §8)."""
+
+    levels: list[str] = Field(min_length=1, description="label keys, outermost first: "
+                              "e.g. [block, rack]")
+    required: str | None = Field(default=None, description="all in one domain of this level")
+    preferred: str | None = Field(default=None, description="one domain if possible, else "
+                                  "the level above, else spread")
+    algorithm: Literal["BestFit", "LeastFreeCapacity"] = "BestFit"
+
+    @model_validator(mode="after")
+    def _level(self) -> TopologyConstraint:
+        chosen = [v for v in (self.required, self.preferred) if v is not None]
+        if len(chosen) > 1:
+            raise ValueError("set one of required or preferred, not both")
+        for level in chosen:
+            if level not in self.levels:
+                raise ValueError(f"'{level}' is not one of levels {self.levels}")
+        return self
+
+
 class PodGroup(Model):
     min_count: PositiveCount
+    scheduling: Literal["gang", "basic"] = Field(
+        default="gang", description="gang: minCount members together or none; basic: one by one")
     disruption_mode: Literal["Single", "All"] = "Single"
     priority_class_name: str | None = None
+    topology: TopologyConstraint | None = None
+
+    @model_validator(mode="after")
+    def _all_needs_gang(self) -> PodGroup:
+        if self.disruption_mode == "All" and self.scheduling == "basic":
+            raise ValueError("disruptionMode All is not allowed with the basic scheduling policy")
+        return self
 
 
 class Workload(Model):
@@ -326,7 +356,24 @@ class Policy(Model):
     min_candidate_nodes_absolute: WholeCount = 100
     pod_initial_backoff_seconds: Seconds = 1.0
     pod_max_backoff_seconds: Seconds = 10.0
-    checkpoint_aware_weights: dict[str, float] = Field(default_factory=dict)
+    checkpoint_aware_weights: dict[str, float] = Field(
+        default_factory=dict, description="checkpoint-aware cost weights: lostWork, "
+        "strandedCapacity, startup, recovery, session")
+    checkpoint_victims: bool = Field(
+        default=False, description="ask every victim to checkpoint in its grace period when "
+        "the write fits (ours, not a Kubernetes behaviour)")
+
+    @field_validator("checkpoint_aware_weights")
+    @classmethod
+    def _known_weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        known = {"lostWork", "strandedCapacity", "startup", "recovery", "session"}
+        unknown = sorted(set(weights) - known)
+        if unknown:
+            raise ValueError(f"unknown weight(s) {', '.join(unknown)} (known: "
+                             f"{', '.join(sorted(known))})")
+        if any(v < 0 for v in weights.values()):
+            raise ValueError("weights must not be negative")
+        return weights
 
     @model_validator(mode="after")
     def _candidates(self) -> Policy:

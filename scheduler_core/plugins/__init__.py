@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from scheduler_core.cluster import Cluster
-    from scheduler_core.model import Node, Pod
+    from scheduler_core.model import Node, Pod, Workload
     from scheduler_core.spec import Policy, TimelineEvent
     from scheduler_core.status import Status
 
@@ -28,9 +28,19 @@ class PlacementScorer(Protocol):
 class PreemptionPolicy(Protocol):
     """PostFilter extension point: runs when no node fits."""
 
+    group_aware: bool
+    """True: a group preempts as one (its members are not assumed meanwhile); False: each
+    member that does not fit preempts for itself."""
+
     def post_filter(self, host: PreemptionHost, pod: Pod) -> Status:
         """SUCCESS after victims were evicted and the pod nominated (it binds in a later
         cycle); UNSCHEDULABLE when preemption did not (or may not) help, with the reason."""
+        ...
+
+    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
+                          need: int) -> Status:
+        """PodGroupPostFilter: runs once when fewer than ``need`` pending members fit.
+        SUCCESS after victims were evicted and members nominated; else why not."""
         ...
 
 
@@ -45,6 +55,8 @@ class PreemptionHost(Protocol):
     def pdb_allowed(self, pods: list[Pod]) -> dict[object, int]: ...
 
     def actuate(self, preemptor: Pod, node: Node, victims: list[Pod]) -> None: ...
+
+    def actuate_group(self, assignments: list[tuple[Pod, Node]], victims: list[Pod]) -> None: ...
 
     def clear_nomination(self, pod: Pod) -> None: ...
 
@@ -81,13 +93,20 @@ class Registry:
 
 
 def _default_registry() -> Registry:
-    from scheduler_core.plugins import default_preemption, disruptions, placement
+    from scheduler_core.plugins import (
+        default_preemption,
+        disruptions,
+        placement,
+        workload_preemption,
+    )
 
     return Registry(
         placement={"MostAllocated": placement.MostAllocated,
                    "LeastAllocated": placement.LeastAllocated},
         preemption={"none": default_preemption.NoPreemption,
-                    "pod": default_preemption.DefaultPreemption},
+                    "pod": default_preemption.DefaultPreemption,
+                    "workload-aware": workload_preemption.WorkloadAwarePreemption,
+                    "checkpoint-aware": workload_preemption.CheckpointAwarePreemption},
         disruptions={"spot-reclaim": disruptions.spot_reclaim,
                      "node-failure": disruptions.node_failure,
                      "drain": disruptions.drain},

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from scheduler_core.cluster import Cluster
-from scheduler_core.model import Node, Pod, PodState
+from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost
 from scheduler_core.spec import Policy
 from scheduler_core.status import SUCCESS, Code, Status
@@ -30,10 +30,16 @@ INT32_OFFSET = 2**31
 class NoPreemption:
     """`none`: nobody is evicted; priority only orders the queue."""
 
+    group_aware = False
+
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
 
     def post_filter(self, host: PreemptionHost, pod: Pod) -> Status:
+        return NO_PREEMPTION
+
+    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
+                          need: int) -> Status:
         return NO_PREEMPTION
 
 
@@ -51,6 +57,8 @@ def more_important(pod: Pod) -> tuple[int, float]:
 
 class DefaultPreemption:
     """`pod`: the upstream DefaultPreemption PostFilter for a single preemptor pod."""
+
+    group_aware = False
 
     def __init__(self, policy: Policy) -> None:
         self.percentage = policy.min_candidate_nodes_percentage
@@ -79,7 +87,8 @@ class DefaultPreemption:
         node = pod.nominated
         if node is None:
             return None
-        if host.cluster.static_filter(pod.workload, node).code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+        status = host.cluster.static_filter(pod.workload, node)
+        if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return None
         if any(p.priority < pod.priority and p.state is PodState.TERMINATING and p.preempted
                for p in node.pods):
@@ -107,7 +116,7 @@ class DefaultPreemption:
         clean: list[Candidate] = []
         violating: list[Candidate] = []
         for node in _visit_order(host.cluster, pod, potential, position, offset):
-            found = select_victims_on_node(host, pod, node)
+            found = self.select_victims(host, pod, node)
             if found is not None:
                 bucket = clean if found.pdb_violations == 0 else violating
                 if len(bucket) < limit:
@@ -115,6 +124,22 @@ class DefaultPreemption:
                 if clean and len(clean) + len(violating) >= limit:
                     break
         return clean + violating
+
+    def select_victims(self, host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
+        return select_victims_on_node(host, pod, node)
+
+    # ----------------------------------------------------------------- groups
+    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
+                          need: int) -> Status:
+        """Without workload-aware preemption a gang's members preempt one by one, each for
+        itself (§4.0 with the WorkloadAwarePreemption gate off): each nominated member
+        counts on its node for the next member's Filter."""
+        status = NOT_HELPFUL
+        for pod in pending:
+            outcome = self.post_filter(host, pod)
+            if outcome.ok or not status.ok:
+                status = outcome
+        return status
 
 
 def _visit_order(cluster: Cluster, pod: Pod, potential: list[Node], position: dict[Node, int],

@@ -285,10 +285,6 @@ def test_pdb_violating_pods_are_reprieved_first(lab, pdb, victim):
     assert chosen(out) == ("n1", [victim])
 
 
-@pytest.mark.xfail(strict=True, reason="engine: disruptionsAllowed for maxUnavailable uses "
-                   "`members` as expected pods whatever the controller; upstream counts only "
-                   "a scalable controller's replicas (bare pods: 0, Job: no scale subresource "
-                   "=> failSafe), so disruptionsAllowed = 0")
 @pytest.mark.parametrize("controller", [{"kind": "none"}, {"kind": "job"}],
                          ids=["bare-pod", "job"])
 def test_max_unavailable_without_a_scalable_controller_allows_no_disruption(lab, controller):

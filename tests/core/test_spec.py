@@ -39,7 +39,8 @@ def errors_of(data: Any) -> list[dict[str, str]]:
 
 
 BAD_INPUTS = [
-    ("negative-gpus", spec_with("workloads.0.gpus", -1), "workloads[0].gpus", "greater than or equal to 0"),
+    ("negative-gpus", spec_with("workloads.0.gpus", -1), "workloads[0].gpus",
+     "greater than or equal to 0"),
     ("fractional-gpus", spec_with("workloads.0.gpus", 1.5), "workloads[0].gpus", "whole number"),
     ("unknown-class", spec_with("workloads.0.priorityClassName", "gold"),
      "workloads[0].priorityClassName", "no PriorityClass with name 'gold' was found"),
@@ -102,7 +103,8 @@ def test_variant_override_of_an_unknown_path_is_refused() -> None:
 
 
 def test_override_can_fill_a_null_section() -> None:
-    data = spec_with("variants", [{"name": "pdb", "set": {"workloads.train.pdb": {"minAvailable": 3}}}])
+    override = {"workloads.train.pdb": {"minAvailable": 3}}
+    data = spec_with("variants", [{"name": "pdb", "set": override}])
     spec = parse_spec(data)
     resolved = resolve_variant(spec, "pdb")
     assert resolved.spec.workloads[0].pdb is not None

@@ -1,0 +1,348 @@
+"""Workload-aware preemption (`workload-aware`, KEP-5710, §6) and our `checkpoint-aware`.
+
+The preemptor is a whole group; victims are *units* chosen across the whole cluster: a
+pod, or every scheduled pod of a group whose disruptionMode is All (evicted whole or not
+at all, also when the preemptor is a single pod, as the KEP says).
+
+The cluster is never copied. "Remove all potential victims" is a map of freed resources
+per node (:class:`Headroom`); the group is placed on that headroom once (KMASTER: the
+placement is fixed), then units are added back in reprieve order while every node still
+holds what was placed on it.
+
+`checkpoint-aware` is **not a Kubernetes behaviour**: same eligibility, but units are
+reprieved most-expensive-first by the expected cost of evicting them (work since the last
+checkpoint, capacity stranded in broken groups, startup thrown away, time to recover), so
+the victims are the cheapest set that makes room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from scheduler_core.cluster import Cluster
+from scheduler_core.model import Node, Pod, PodState, Workload
+from scheduler_core.plugins import PreemptionHost
+from scheduler_core.plugins.default_preemption import NEVER, Candidate, DefaultPreemption
+from scheduler_core.spec import Policy
+from scheduler_core.status import SUCCESS, Code, Status
+
+PLUGIN = "WorkloadAwarePreemption"
+NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    "No preemption victims found for incoming preemptor", PLUGIN)
+CANNOT_FIT = Status(Code.UNSCHEDULABLE,
+                    "preemption of all lower-priority units would not make the group fit", PLUGIN)
+NOTHING_TO_EVICT = Status(Code.UNSCHEDULABLE, "the group fits only with pods nominated "
+                          "elsewhere; nothing to evict", PLUGIN)
+ONGOING = Status(Code.SUCCESS, "ongoing preemption on nominated nodes", PLUGIN)
+
+DEFAULT_WEIGHTS = {"lostWork": 1.0, "strandedCapacity": 1.0, "startup": 1.0, "recovery": 1.0,
+                   "session": 3600.0}
+
+
+@dataclass(slots=True)
+class Unit:
+    """A victim unit (§6.1): one pod, or all scheduled pods of an All-mode group."""
+
+    pods: list[Pod]
+    workload: Workload
+    priority: int
+    is_group: bool
+    earliest_start: float
+    cost: float = 0.0
+    usage: dict[Node, list[float]] = field(default_factory=dict)
+
+
+def importance(unit: Unit) -> tuple[int, int, int, float]:
+    """moreImportantVictim (§6.2) as a sort key, most important first: higher priority; a
+    group before a pod; pods: earlier start; groups: more pods, then earlier start."""
+    size = -len(unit.pods) if unit.is_group else 0
+    return (-unit.priority, 0 if unit.is_group else 1, size, unit.earliest_start)
+
+
+def victim_units(cluster: Cluster, below: int, nodes: Iterable[Node] | None = None) -> list[Unit]:
+    """Every unit of priority strictly below ``below`` on ``nodes`` (default: all nodes)."""
+    k = cluster.threshold(below)
+    units: list[Unit] = []
+    whole: set[Workload] = set()
+    for node in cluster.nodes if nodes is None else nodes:
+        if node.reachable[k] == node.free_gpus and not _has_gpu_free_pods(node, below):
+            continue
+        for pod in node.pods:
+            if pod.priority >= below:
+                continue
+            workload = pod.workload
+            if workload.evict_whole:
+                if workload not in whole:
+                    whole.add(workload)
+                    units.append(_unit(workload.holding(), workload, True))
+            else:
+                units.append(_unit([pod], workload, workload.in_group))
+    return units
+
+
+def _has_gpu_free_pods(node: Node, below: int) -> bool:
+    """Pods without GPUs do not show in the reach index; look for them only when present."""
+    return any(p.gpus == 0 and p.priority < below for p in node.pods)
+
+
+def _unit(pods: list[Pod], workload: Workload, is_group: bool) -> Unit:
+    usage: dict[Node, list[float]] = {}
+    for pod in pods:
+        row = usage.setdefault(pod.node, [0, 0.0, 0.0, 0])  # type: ignore[arg-type]
+        row[0] += pod.gpus
+        row[1] += pod.cpu
+        row[2] += pod.mem
+        row[3] += 1
+    return Unit(pods, workload, workload.priority, is_group, min(p.bound_at for p in pods),
+                usage=usage)
+
+
+class Headroom:
+    """Free resources per node as if some pods were gone, kept as deltas over the live
+    cluster. ``remaining`` is what is left after the group was placed."""
+
+    def __init__(self, cluster: Cluster, preemptor: Workload) -> None:
+        self.cluster = cluster
+        self.preemptor = preemptor
+        self.extra: dict[Node, list[float]] = {}
+
+    def remove(self, unit: Unit) -> None:
+        for node, row in unit.usage.items():
+            extra = self.extra.setdefault(node, [0, 0.0, 0.0, 0])
+            for i in range(4):
+                extra[i] += row[i]
+
+    def free(self, node: Node) -> list[float]:
+        """[gpus, cpu, mem, pod slots] free here with the removed units gone, less what pods
+        nominated here at >= the preemptor's priority will take (Filter pass 1, §3)."""
+        extra = self.extra.get(node, (0, 0.0, 0.0, 0))
+        free = [node.free_gpus + extra[0], node.free_cpu + extra[1], node.free_mem + extra[2],
+                node.max_pods - node.npods + extra[3]]
+        for other in node.nominated:
+            if other.workload is not self.preemptor and other.priority >= self.preemptor.priority:
+                free[0] -= other.gpus
+                free[1] -= other.cpu
+                free[2] -= other.mem
+                free[3] -= 1
+        return free
+
+
+def place_group(pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[float]],
+                spread: bool) -> tuple[list[tuple[Pod, Node]], dict[Node, list[float]]]:
+    """The group's scheduling function on a what-if view: members in order, each on the
+    fullest (bin-packing) or emptiest (spreading) node with room. Returns the assignment
+    and what every touched node has left."""
+    remaining = {n: free(n) for n in nodes}
+    top = max((int(r[0]) for r in remaining.values()), default=0)
+    buckets: list[list[Node]] = [[] for _ in range(max(top, 0) + 1)]
+    for node, row in remaining.items():
+        if row[0] >= 0:
+            buckets[int(row[0])].append(node)
+    assignment: list[tuple[Pod, Node]] = []
+    for pod in pods:
+        node = _take(pod, buckets, remaining, spread)
+        if node is not None:
+            assignment.append((pod, node))
+    return assignment, remaining
+
+
+def _take(pod: Pod, buckets: list[list[Node]], remaining: dict[Node, list[float]],
+          spread: bool) -> Node | None:
+    order = range(len(buckets) - 1, pod.gpus - 1, -1) if spread else range(pod.gpus, len(buckets))
+    for level in order:
+        for node in buckets[level]:
+            row = remaining[node]
+            if int(row[0]) != level:
+                continue  # stale: the node moved to another bucket
+            if row[1] + 1e-9 >= pod.cpu and row[2] + 1e-9 >= pod.mem and row[3] >= 1:
+                row[0] -= pod.gpus
+                row[1] -= pod.cpu
+                row[2] -= pod.mem
+                row[3] -= 1
+                buckets[int(row[0])].append(node)
+                return node
+    return None
+
+
+def try_restore(unit: Unit, remaining: dict[Node, list[float]]) -> bool:
+    """Add a unit back if every node it uses still holds what was placed there."""
+    for node, row in unit.usage.items():
+        left = remaining.get(node)
+        if left is not None and not all(left[i] - row[i] >= -1e-9 for i in range(4)):
+            return False
+    for node, row in unit.usage.items():
+        left = remaining.get(node)
+        if left is not None:
+            for i in range(4):
+                left[i] -= row[i]
+    return True
+
+
+def split_by_pdb(host: PreemptionHost, units: list[Unit]) -> tuple[list[Unit], list[Unit]]:
+    """filterVictimsWithPDBViolation: budgets consumed pod by pod in the given order; a
+    unit is violating if any of its pods is."""
+    allowed = host.pdb_allowed([p for u in units for p in u.pods])
+    violating, clean = [], []
+    for unit in units:
+        broke = False
+        for pod in unit.pods:
+            if pod.workload in allowed:
+                allowed[pod.workload] -= 1
+                broke = broke or allowed[pod.workload] < 0
+        (violating if broke else clean).append(unit)
+    return violating, clean
+
+
+class WorkloadAwarePreemption(DefaultPreemption):
+    """`workload-aware`: a group preempts as one (§6.3); a single pod preempts per node as
+    DefaultPreemption does, but an All-mode group is a unit there too (KEP-5710)."""
+
+    group_aware = True
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__(policy)
+        self.spread = policy.placement == "LeastAllocated"
+
+    # ---------------------------------------------------------------- §6.3 groups
+    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
+                          need: int) -> Status:
+        """1. eligibility, 2. units below the group's priority, 3. remove them all and place
+        the group once, 4. reprieve units (PDB-violating first), 5. actuate and nominate."""
+        if workload.never_preempts:
+            return NEVER
+        if self._victims_still_terminating(pending, workload.priority):
+            return ONGOING
+        units = victim_units(host.cluster, workload.priority)
+        if not units:
+            return NO_VICTIMS
+        chosen = self.choose(host, workload, pending, need, units)
+        if chosen is None:
+            return CANNOT_FIT
+        assignment, victims = chosen
+        if not victims:
+            return NOTHING_TO_EVICT
+        host.actuate_group(assignment, victims)
+        return SUCCESS
+
+    def choose(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
+               units: list[Unit]) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
+        """Upstream order: one placement, reprieve by moreImportantVictim."""
+        return self._reprieve(host, workload, pending, need, units, self.spread,
+                              order=sorted(units, key=importance))
+
+    def _reprieve(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
+                  units: list[Unit], spread: bool, order: list[Unit],
+                  ) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
+        headroom = Headroom(host.cluster, workload)
+        for unit in units:
+            headroom.remove(unit)
+        nodes, _ = host.cluster.eligible_nodes(workload)
+        assignment, remaining = place_group(pending, nodes, headroom.free, spread)
+        if len(assignment) < need:
+            return None
+        violating, clean = split_by_pdb(host, order)
+        victims = [p for u in violating + clean if not try_restore(u, remaining) for p in u.pods]
+        victims.sort(key=lambda p: (-p.priority, p.bound_at))
+        return assignment, victims
+
+    def _victims_still_terminating(self, pending: list[Pod], priority: int) -> bool:
+        """KMASTER: do not start new preemptions while earlier victims on the members'
+        nominated nodes are still terminating."""
+        for pod in pending:
+            node = pod.nominated
+            if node is not None and any(p.priority < priority and p.state is PodState.TERMINATING
+                                        and p.preempted for p in node.pods):
+                return True
+        return False
+
+    # ---------------------------------------------------------------- single pods
+    def select_victims(self, host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
+        """SelectVictimsOnNode with units: a pod of an All-mode group is reprieved or
+        evicted with its whole group, wherever the other members run."""
+        units = victim_units(host.cluster, pod.priority, [node])
+        if not units:
+            return None
+        headroom = Headroom(host.cluster, pod.workload)
+        for unit in units:
+            headroom.remove(unit)
+        remaining = {node: headroom.free(node)}
+        row = remaining[node]
+        if not (row[0] >= pod.gpus and row[1] + 1e-9 >= pod.cpu and row[2] + 1e-9 >= pod.mem
+                and row[3] >= 1):
+            return None
+        for i, amount in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
+            row[i] -= amount
+        violating, clean = split_by_pdb(host, self.order(units))
+        victims, broken = [], 0
+        for unit in violating + clean:
+            if not try_restore(unit, remaining):
+                victims += unit.pods
+                broken += unit in violating
+        if not victims:
+            return None
+        victims.sort(key=lambda p: (-p.priority, p.bound_at))
+        return Candidate(node, victims, broken)
+
+    def order(self, units: list[Unit]) -> list[Unit]:
+        return sorted(units, key=importance)
+
+
+class CheckpointAwarePreemption(WorkloadAwarePreemption):
+    """`checkpoint-aware` (ours, not a Kubernetes behaviour): the cheapest victims.
+
+    Units are reprieved most-expensive-first by expected cost; for a group, both a packed
+    and a spread placement are tried and the cheaper victim set wins; for a single pod,
+    the candidate node with the cheapest victims wins instead of §4.4's rules.
+    """
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__(policy)
+        self.weights = {**DEFAULT_WEIGHTS, **policy.checkpoint_aware_weights}
+        self.now = 0.0
+
+    def choose(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
+               units: list[Unit]) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
+        self.now = host.now
+        order = self.order(units)
+        options = [self._reprieve(host, workload, pending, need, units, spread, order)
+                   for spread in (False, True)]
+        found = [o for o in options if o is not None]
+        if not found:
+            return None
+        return min(found, key=lambda o: self.cost_of(host, o[1]))
+
+    def find_candidates(self, host: PreemptionHost, pod: Pod) -> list[Candidate]:
+        candidates = super().find_candidates(host, pod)
+        candidates.sort(key=lambda c: (c.pdb_violations, self.cost_of(host, c.victims)))
+        return candidates[:1]
+
+    def select_victims(self, host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
+        self.now = host.now
+        return super().select_victims(host, pod, node)
+
+    def order(self, units: list[Unit]) -> list[Unit]:
+        for unit in units:
+            unit.cost = self._unit_cost(unit)
+        return sorted(units, key=lambda u: (-u.cost, *importance(u)))
+
+    def _unit_cost(self, unit: Unit) -> float:
+        return sum(self._pod_cost(p) for p in unit.pods)
+
+    def _pod_cost(self, pod: Pod) -> float:
+        parts = pod.workload.app.eviction_cost(pod, self.now)
+        return sum(self.weights[name] * value for name, value in parts.items())
+
+    def cost_of(self, host: PreemptionHost, victims: list[Pod]) -> float:
+        """Expected cost of a victim set; a group's loss is counted once however many of
+        its members are in the set."""
+        self.now = host.now
+        seen: set[Workload] = set()
+        total = 0.0
+        for pod in victims:
+            parts = pod.workload.app.eviction_cost(pod, self.now)
+            if pod.workload in seen:
+                parts = {**parts, "lostWork": 0.0, "strandedCapacity": 0.0}
+            seen.add(pod.workload)
+            total += sum(self.weights[name] * value for name, value in parts.items())
+        return total
