@@ -36,7 +36,9 @@ class SpecField(forms.CharField):
 
     def to_python(self, value: Any) -> Any:
         text = super().to_python(value)
-        return text if text != "" else None
+        if isinstance(text, str):
+            text = text.replace("\r\n", "\n")  # browsers send CRLF from a textarea
+        return text if text.strip() != "" else None
 
     def format(self, value: Any) -> str:
         """A spec value as the text this field shows."""

@@ -74,7 +74,8 @@ class SpecForm(forms.Form):
 
 class TopForm(SpecForm):
     name = SpecField(label="Name", max_length=200)
-    description = SpecField(label="Description", widget=forms.Textarea(attrs={"rows": 2}))
+    description = SpecField(label="Description", strip=False,
+                            widget=forms.Textarea(attrs={"rows": 2}))
     horizon_seconds = SpecNumberField(label="Horizon", help_text="seconds, or e.g. 2h")
     seed = SpecNumberField(label="Seed")
     replications = SpecNumberField(label="Replications")

@@ -98,7 +98,7 @@ class _ProgressReporter:
     def __init__(self, replication_id: int, attempt: int) -> None:
         self.replication_id = replication_id
         self.attempt = attempt
-        self.last = 0.0
+        self.last = float("-inf")  # the first report always writes
 
     def __call__(self, fraction: float) -> None:
         clock = time.monotonic()

@@ -9,6 +9,11 @@ from django.test import Client
 from tests.factories import ExperimentFactory, UserFactory
 
 
+@pytest.fixture(autouse=True)
+def _database(db):
+    """Every web test may use the database (worker tests ask for real transactions)."""
+
+
 @pytest.fixture
 def alice(db):
     return UserFactory(username="alice")

@@ -1,0 +1,304 @@
+"""Running experiments without a worker process: the services a task calls, driven
+directly (tasks run inline, CELERY_TASK_ALWAYS_EAGER), with exact database state after."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+from django.utils import timezone
+
+import scheduler_core as sc
+from experiments import services
+from experiments.models import Replication, Run, RunEvent, Status
+from experiments.services import Outcome, execution
+from experiments.specs import product_version
+from scheduler_core.metrics import confidence_interval
+from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory
+
+
+@pytest.fixture
+def spec(experiment):
+    return sc.parse_spec(experiment.spec)
+
+
+def _enqueue(experiment, user, django_capture_on_commit_callbacks, *, execute: bool) -> Run:
+    with django_capture_on_commit_callbacks(execute=execute):
+        run = services.run_enqueue(experiment=experiment, user=user)
+    run.refresh_from_db()
+    return run
+
+
+def test_enqueue_freezes_the_spec_and_makes_one_row_per_variant_and_replication(
+        experiment, alice, django_capture_on_commit_callbacks):
+    spec = sc.parse_spec({**experiment.spec, "replications": 3})
+    experiment.spec = spec.model_dump(mode="json", by_alias=True)
+    experiment.save()
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=False)
+
+    assert run.status == Status.QUEUED
+    assert run.spec == experiment.spec
+    assert run.product_version == product_version()
+    assert run.created_by == alice
+    rows = list(run.replications.values_list("variant_index", "variant", "replication", "status"))
+    assert rows == [(v, name, r, Status.QUEUED) for v, name in enumerate(sc.variant_names(spec))
+                    for r in range(3)]
+
+
+def test_a_run_executes_every_replication_and_aggregates_them(
+        experiment, alice, spec, django_capture_on_commit_callbacks):
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    expected = [sc.simulate(spec, name, 0) for name in sc.variant_names(spec)]
+    assert run.status == Status.SUCCEEDED
+    assert run.progress == 1.0
+    assert run.started_at <= run.finished_at
+    assert run.aggregate == [
+        {"variant": r.variant, "preemption": r.preemption, "placement": r.placement,
+         "metrics": sc.aggregate([r])} for r in expected]
+    for replication, result in zip(run.replications.order_by("variant_index"), expected,
+                                   strict=True):
+        stored = result.to_dict(include_events=False)
+        assert replication.summary == stored["summary"]
+        assert replication.workloads == stored["workloads"]
+        assert replication.event_count == len(result.events)
+        events = [(e.time, e.reason, e.workload, e.pod, e.node, e.value, e.related, e.message)
+                  for e in replication.events.order_by("seq")]
+        assert events == [(e.time, e.reason, e.workload, e.pod, e.node, float(e.value),
+                           e.related, e.message) for e in result.events]
+
+
+def test_a_second_delivery_of_a_finished_task_changes_nothing(
+        experiment, alice, django_capture_on_commit_callbacks):
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+    replication = run.replications.first()
+    events = RunEvent.objects.count()
+
+    assert services.replication_execute(replication_id=replication.pk) is Outcome.DONE
+
+    replication.refresh_from_db()
+    assert replication.attempt == 1
+    assert RunEvent.objects.count() == events
+
+
+def test_a_duplicate_finds_a_live_heartbeat_and_waits():
+    replication = ReplicationFactory(status=Status.RUNNING, attempt=1,
+                                     heartbeat_at=timezone.now())
+
+    assert services.replication_execute(replication_id=replication.pk) is Outcome.BUSY
+
+    replication.refresh_from_db()
+    assert (replication.status, replication.attempt) == (Status.RUNNING, 1)
+
+
+def test_a_stale_heartbeat_is_taken_over_and_completed(settings):
+    stale = timezone.now() - timedelta(seconds=settings.LAB_HEARTBEAT_STALE_SECONDS + 1)
+    replication = ReplicationFactory(run__status=Status.RUNNING, status=Status.RUNNING,
+                                     attempt=1, heartbeat_at=stale)
+
+    assert services.replication_execute(replication_id=replication.pk) is Outcome.DONE
+
+    replication.refresh_from_db()
+    assert (replication.status, replication.attempt) == (Status.SUCCEEDED, 2)
+    assert replication.events.count() == replication.event_count > 0
+
+
+def test_a_replication_that_keeps_killing_its_worker_fails_the_run(settings):
+    stale = timezone.now() - timedelta(seconds=settings.LAB_HEARTBEAT_STALE_SECONDS + 1)
+    replication = ReplicationFactory(run__status=Status.RUNNING, status=Status.RUNNING,
+                                     attempt=settings.LAB_MAX_ATTEMPTS, heartbeat_at=stale)
+
+    assert services.replication_execute(replication_id=replication.pk) is Outcome.DONE
+
+    run = Run.objects.get(pk=replication.run_id)
+    assert run.status == Status.FAILED
+    assert run.error == (f"variant '{replication.variant}' replication 0: the worker was lost "
+                         f"{settings.LAB_MAX_ATTEMPTS} times while simulating it")
+
+
+def test_a_failing_simulation_fails_the_run_and_keeps_nothing(
+        experiment, alice, monkeypatch, django_capture_on_commit_callbacks):
+    real = sc.simulate
+
+    def second_variant_fails(spec, variant, *args, **kwargs):
+        if variant == "grace-30s":
+            raise RuntimeError("boom")
+        return real(spec, variant, *args, **kwargs)
+
+    monkeypatch.setattr(execution.sc, "simulate", second_variant_fails)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.FAILED
+    assert run.error == "variant 'grace-30s' replication 0 failed: RuntimeError: boom"
+    assert run.aggregate == []
+    assert RunEvent.objects.filter(replication__run=run).count() == 0
+    assert list(run.replications.values_list("summary", "workloads", "event_count")) == [
+        ({}, [], 0), ({}, [], 0)]
+    assert list(run.replications.values_list("status", flat=True)) == [
+        Status.SUCCEEDED, Status.FAILED]
+
+
+def test_a_task_over_its_time_limit_fails_the_run_saying_so(
+        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    def too_slow(*args, **kwargs):
+        raise SoftTimeLimitExceeded
+
+    monkeypatch.setattr(execution.sc, "simulate", too_slow)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.FAILED
+    assert run.error == ("variant 'grace-300s' replication 0 took longer than the task time "
+                         f"limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s")
+
+
+def test_a_run_cancelled_mid_simulation_stops_writing(
+        experiment, alice, monkeypatch, django_capture_on_commit_callbacks):
+    real = sc.simulate
+
+    def cancel_then_report(spec, variant, replication, *, progress, **kwargs):
+        services.run_cancel(run=Run.objects.get(experiment=experiment))
+        progress(1.0)  # the next report finds the run cancelled and stops the task
+        return real(spec, variant, replication, **kwargs)
+
+    monkeypatch.setattr(execution.sc, "simulate", cancel_then_report)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.CANCELLED
+    assert run.error == ""
+    assert RunEvent.objects.count() == 0
+    assert set(run.replications.values_list("status", flat=True)) == {Status.CANCELLED}
+
+
+def test_cancelling_a_queued_run_cancels_its_replications(
+        experiment, alice, django_capture_on_commit_callbacks):
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=False)
+
+    assert services.run_cancel(run=run) is True
+
+    assert run.status == Status.CANCELLED
+    assert run.finished_at is not None
+    assert set(run.replications.values_list("status", flat=True)) == {Status.CANCELLED}
+    replication = run.replications.first()
+    assert services.replication_execute(replication_id=replication.pk) is Outcome.DONE
+    assert RunEvent.objects.count() == 0
+
+
+def test_a_finished_run_cannot_be_cancelled(experiment, alice, django_capture_on_commit_callbacks):
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert services.run_cancel(run=run) is False
+
+    assert run.status == Status.SUCCEEDED
+    assert RunEvent.objects.filter(replication__run=run).count() > 0
+
+
+def test_progress_is_written_at_a_throttled_rate(settings):
+    settings.LAB_PROGRESS_EVERY_SECONDS = 3600
+    replication = ReplicationFactory(status=Status.RUNNING, attempt=1)
+    reporter = execution._ProgressReporter(replication.pk, attempt=1)
+
+    reporter(0.25)
+    reporter(0.5)
+
+    replication.refresh_from_db()
+    assert replication.progress == 0.25
+    reporter(1.0)
+    replication.refresh_from_db()
+    assert replication.progress == 0.99
+
+
+def test_finalize_waits_for_every_replication():
+    run = RunFactory(status=Status.RUNNING)
+    ReplicationFactory(run=run, variant_index=0, status=Status.SUCCEEDED)
+    ReplicationFactory(run=run, variant_index=1, variant="grace-30s", status=Status.RUNNING)
+
+    assert services.run_finalize(run_id=run.pk) is Outcome.BUSY
+
+    run.refresh_from_db()
+    assert run.status == Status.RUNNING
+
+
+class TestTheSweep:
+    """The watchdog: no run stays active forever, and a failure says why."""
+
+    def test_a_replication_without_heartbeat_fails_its_run(self, settings):
+        silent = timezone.now() - timedelta(seconds=settings.LAB_WORKER_LOST_SECONDS + 1)
+        replication = ReplicationFactory(run__status=Status.RUNNING, status=Status.RUNNING,
+                                         attempt=1, heartbeat_at=silent)
+
+        assert services.runs_sweep_stale() == [replication.run_id]
+
+        run = Run.objects.get(pk=replication.run_id)
+        assert run.status == Status.FAILED
+        assert run.error == (
+            f"worker lost: variant 'grace-300s' replication 0 sent no heartbeat for over "
+            f"{settings.LAB_WORKER_LOST_SECONDS:g} s (attempt 1) and no other worker took it over")
+
+    def test_a_running_run_whose_queued_tasks_vanished_fails(self, settings):
+        long_ago = timezone.now() - timedelta(seconds=settings.LAB_WORKER_LOST_SECONDS + 1)
+        run = RunFactory(status=Status.RUNNING, started_at=long_ago)
+        ReplicationFactory(run=run, status=Status.SUCCEEDED, finished_at=long_ago,
+                           heartbeat_at=long_ago)
+        ReplicationFactory(run=run, variant_index=1, variant="grace-30s", status=Status.QUEUED)
+
+        assert services.runs_sweep_stale() == [run.pk]
+
+        run.refresh_from_db()
+        assert run.status == Status.FAILED
+        assert run.error.startswith("tasks lost: nothing happened for over")
+
+    def test_a_run_no_worker_picked_up_fails(self, settings):
+        run = RunFactory(status=Status.QUEUED)
+        Run.objects.filter(pk=run.pk).update(
+            created_at=timezone.now() - timedelta(seconds=settings.LAB_QUEUED_TIMEOUT_SECONDS + 1))
+
+        assert services.runs_sweep_stale() == [run.pk]
+
+        run.refresh_from_db()
+        assert run.status == Status.FAILED
+        assert run.error == (f"no worker picked the run up within "
+                             f"{settings.LAB_QUEUED_TIMEOUT_SECONDS:g} s (is a Celery worker "
+                             "running?)")
+
+    def test_a_run_whose_aggregation_was_lost_is_finalized(self):
+        run = RunFactory(status=Status.RUNNING, started_at=timezone.now())
+        ReplicationFactory(run=run, status=Status.SUCCEEDED, summary={"lost_work": 5.0})
+
+        assert services.runs_sweep_stale() == [run.pk]
+
+        run.refresh_from_db()
+        assert run.status == Status.SUCCEEDED
+        assert run.aggregate[0]["metrics"]["lost_work"] == {
+            "mean": 5.0, "ci95": 0.0, "min": 5.0, "max": 5.0, "n": 1}
+
+    def test_healthy_runs_are_left_alone(self):
+        run = RunFactory(status=Status.RUNNING, started_at=timezone.now())
+        ReplicationFactory(run=run, status=Status.RUNNING, attempt=1, heartbeat_at=timezone.now())
+        queued = RunFactory(status=Status.QUEUED)
+
+        assert services.runs_sweep_stale() == []
+
+        assert Run.objects.get(pk=run.pk).status == Status.RUNNING
+        assert Run.objects.get(pk=queued.pk).status == Status.QUEUED
+
+
+def test_replications_of_several_runs_aggregate_per_variant_with_confidence():
+    run = RunFactory(status=Status.RUNNING)
+    for replication, lost in enumerate([10.0, 20.0, 30.0]):
+        ReplicationFactory(run=run, replication=replication, status=Status.SUCCEEDED,
+                           preemption="pod", placement="MostAllocated",
+                           summary={"lost_work": lost, "goodput": None})
+
+    assert services.run_finalize(run_id=run.pk) is Outcome.DONE
+
+    run.refresh_from_db()
+    mean, half = confidence_interval([10.0, 20.0, 30.0])
+    metrics = run.aggregate[0]["metrics"]
+    assert metrics["lost_work"] == {"mean": mean, "ci95": half, "min": 10.0, "max": 30.0, "n": 3}
+    assert metrics["goodput"] == {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
+    assert Replication.objects.filter(run=run).count() == 3
