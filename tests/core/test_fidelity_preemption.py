@@ -95,6 +95,21 @@ def test_nominated_pods_of_equal_or_higher_priority_count_in_filter(lab, q_class
     assert out.scheduled("p-0") == p_bound
 
 
+def test_the_nominated_node_is_tried_first(lab):
+    """§3 step 2: when the nominated node passes Filter it is used and no other node is
+    evaluated. `p` is nominated to n1 (2 GPUs); a 10 s backoff keeps it waiting while n2
+    (8 GPUs) frees 4 GPUs at t=5. At t=10 both fit and LeastAllocated would prefer n2,
+    but p binds on its nominated n1."""
+    kwargs = scenario({"n1": [("low", "p0", 2, -10, {"stopSeconds": 10})],
+                       "n2": [("h1", "p200", 4, -10), ("h2", "p200", 4, -10,
+                                                        {"durationSeconds": 15})]})
+    kwargs["nodes"] = [("n1", 2), ("n2", 8)]
+    out = lab.run(policy={"placement": "LeastAllocated", "podInitialBackoffSeconds": 10,
+                          "podMaxBackoffSeconds": 10}, **kwargs)
+    assert out.decisions("p-0") == [(0.0, "n1", ["low-0"])]
+    assert out.scheduled("p-0") == (10.0, "n1")
+
+
 # =========================================================================== §4.1
 WAKER_NODE = {"name": "side", "gpus": 2, "cpu": 1}
 """Has 2 GPUs but too little CPU for the 4-CPU preemptor (UnschedulableAndUnresolvable)."""
@@ -133,6 +148,27 @@ def test_nominated_node_unresolvable_makes_the_pod_eligible_again(lab):
     out = lab.run(**two_victim_nodes(events=[{"at": 3, "type": "drain", "nodes": ["n1"]}]))
     assert out.decisions("p-0") == [(0.0, "n1", ["young-0"]), (5.0, "n2", ["old-0"])]
     assert out.scheduled("p-0") == (10.0, "n2")
+
+
+@pytest.mark.xfail(strict=True, reason="engine: Engine._wake_for wakes nobody when the "
+                   "released node is unschedulable (drained/lost), so the waiting preemptor "
+                   "is only retried by the 5-minute leftover flush")
+@pytest.mark.parametrize(("disruption", "second", "bound"), [
+    ("drain", (20.0, "n2", ["old-0"]), (25.0, "n2")),
+    ("node-failure", (3.0, "n2", ["old-0"]), (8.0, "n2")),
+], ids=["victim-stops-on-a-drained-node", "nominated-node-fails"])
+def test_victims_released_on_an_unschedulable_node_wake_the_preemptor(lab, disruption,
+                                                                      second, bound):
+    """§2 + §4.1: `p` waits for `young` on n1; n1 is drained (cordoned) or fails at t=3.
+    Deleting a scheduled pod is a relevant cluster event whatever its node (upstream
+    NodeResourcesFit.isSchedulableAfterPodEvent: Queue), so p is retried when `young` is
+    gone (20 after a drain; 3 when the node dies), finds its nominated node unresolvable,
+    and preempts `old` on n2 at once; it binds 5 s later when old has stopped."""
+    kwargs = scenario({"n1": [("young", "p0", 2, -10, {"stopSeconds": 20})],
+                       "n2": [("old", "p0", 2, -100)]})
+    out = lab.run(events=[{"at": 3, "type": disruption, "nodes": ["n1"]}], **kwargs)
+    assert out.decisions("p-0") == [(0.0, "n1", ["young-0"]), second]
+    assert out.scheduled("p-0") == bound
 
 
 def test_no_candidates_clears_the_nomination(lab):
@@ -178,6 +214,33 @@ def test_num_candidates_is_percentage_clamped_between_absolute_and_n(nodes, perc
     policy = Policy(min_candidate_nodes_percentage=percentage,
                     min_candidate_nodes_absolute=absolute)
     assert DefaultPreemption(policy).num_candidates(nodes) == expected
+
+
+@pytest.mark.parametrize(("n1_extra", "preemptor", "helps"), [
+    ({}, {}, True),
+    ({"taints": [{"key": "gpu", "value": "reserved"}]}, {}, False),
+    ({"taints": [{"key": "gpu", "value": "reserved"}]},
+     {"tolerations": [{"key": "gpu", "operator": "Exists"}]}, True),
+    ({"labels": {"zone": "b"}}, {"nodeSelector": {"zone": "a"}}, False),
+    ({"gpus": 1}, {}, False),
+], ids=["control", "untolerated-taint", "tolerated-taint", "node-selector-mismatch",
+        "node-smaller-than-the-pod"])
+def test_unresolvable_nodes_are_never_candidates(lab, n1_extra, preemptor, helps):
+    """§4.2: only nodes whose Filter status is exactly `Unschedulable` are potential
+    nodes; a node failing a filter no eviction can change (taint, selector, a request
+    above allocatable) is skipped even if it holds lower-priority pods (`low` tolerates
+    everything). n2 holds only higher-priority pods."""
+    gpus = n1_extra.get("gpus", 2)
+    tolerate_all = {"tolerations": [{"operator": "Exists"}]}
+    kwargs = scenario({"n1": [("low", "p0", gpus, -10, tolerate_all)],
+                       "n2": [("high", "p200", 2, -10)]}, preemptor=preemptor)
+    kwargs["nodes"] = [{"name": "n1", "gpus": 2, **n1_extra}, ("n2", 2)]
+    out = lab.run(**kwargs)
+    if helps:
+        assert chosen(out) == ("n1", ["low-0"])
+    else:
+        assert out.preempted() == []
+        assert out.time_of(ev.NOT_HELPFUL, "p-0") == 0.0
 
 
 THREE_NODES = {"n0": [("v20", "p20", 2, -10)], "n1": [("v10", "p10", 2, -10)],

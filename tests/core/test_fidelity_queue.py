@@ -168,3 +168,25 @@ def test_never_pods_jump_the_queue_but_evict_nobody(lab):
     assert out.of(ev.VICTIMS_SELECTED) == []
     assert out.scheduled("polite-0") == (10.0, "n1")
     assert out.scheduled("w-0") is None
+
+
+@pytest.mark.xfail(strict=True, reason="engine: SchedulingQueue.wake(now, free_gpus) only "
+                   "wakes pods whose GPU request fits the freed node's free GPUs, so a pod "
+                   "that preemption could now help stays parked until the 5-minute flush")
+def test_a_deleted_pod_wakes_pods_that_preemption_could_now_help(lab):
+    """§2: a parked pod returns when a relevant cluster event happens; upstream the
+    NodeResourcesFit hint queues it on *any* scheduled pod's deletion (a Succeeded pod
+    leaves the scheduler's informer, so it counts). `p` (100, 4 GPUs) is not helped at
+    t=0: n1 holds `h` (200) and `l` (0), 2 GPUs each. When h completes at t=10, only 2
+    GPUs are free, but preempting l now makes room: p is retried at 10, preempts l, and
+    binds when l has stopped (5 s)."""
+    classes = {**CLASSES, "p200": 200}
+    out = lab.run(nodes=[("n1", 4)], classes=classes,
+                  workloads=[{"name": "h", "gpus": 2, "priorityClassName": "p200",
+                              "durationSeconds": 20},
+                             {"name": "l", "gpus": 2, "priorityClassName": "p0"},
+                             {"name": "p", "gpus": 4, "priorityClassName": "p100"}],
+                  initial=[("h", "n1", -10), ("l", "n1", -10)])
+    assert out.time_of(ev.NOT_HELPFUL, "p-0") == 0.0
+    assert [(e.time, e.node) for e in out.of(ev.VICTIMS_SELECTED, "p-0")] == [(10.0, "n1")]
+    assert out.scheduled("p-0") == (15.0, "n1")
