@@ -571,3 +571,23 @@ def test_victims_already_terminating_are_not_preempted_twice(lab):
     out = lab.run(**lower_and_higher_nominations("p100"))
     assert [e.related for e in out.of(ev.PREEMPTED, "l4-0")] == ["m-0"]
     assert out.time_of(ev.RELEASED, "l4-0") == 20.0
+
+
+def test_pdbs_are_best_effort(lab):
+    """§4.5: the scheduler prefers not to violate PDBs but deletes protected pods if it
+    must (DELETE, not the Eviction API): the only victim violates its budget."""
+    out = lab.run(**scenario({"n1": [("guarded", "p0", 2, -10, PDB)]}))
+    assert chosen(out) == ("n1", ["guarded-0"])
+    assert out.scheduled("p-0") == (5.0, "n1")
+
+
+def test_the_preemptor_may_bind_elsewhere_if_another_node_frees_first(lab):
+    """§4.5 last bullet: after preemption the preemptor is not guaranteed the node. `p`
+    is nominated to n1 (victim stopping until 20); `h` on n2 completes at 5, so p binds
+    on n2 at 5. The victim on n1 is not spared: it still stops at 20."""
+    out = lab.run(**scenario({"n1": [("low", "p0", 2, -10, {"stopSeconds": 20})],
+                              "n2": [("h", "p200", 2, -10, {"durationSeconds": 15})]}))
+    assert out.decisions("p-0") == [(0.0, "n1", ["low-0"])]
+    assert out.scheduled("p-0") == (5.0, "n2")
+    assert out.time_of(ev.RELEASED, "low-0") == 20.0
+    assert out.pod("p-0").nominated is None
