@@ -14,7 +14,7 @@ from scheduler_core.experiment import (
     run_experiment,
     simulate,
 )
-from scheduler_core.metrics import METRIC_NAMES
+from scheduler_core.metrics import ACCOUNTING_NAMES, METRIC_NAMES, SUMMARY_NAMES
 from scheduler_core.presets import Preset, get_preset, list_presets
 from scheduler_core.spec import (
     ExperimentSpec,
@@ -29,7 +29,9 @@ from scheduler_core.spec import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ACCOUNTING_NAMES",
     "METRIC_NAMES",
+    "SUMMARY_NAMES",
     "ExperimentSpec",
     "Preset",
     "ReplicationResult",

@@ -21,7 +21,8 @@ from scheduler_core.traces.cli import register as register_import
 
 HEADLINE = ("time_to_victims_released", "time_to_group_useful", "lost_work",
             "stranded_capacity", "pods_terminated", "preempted_while_loading",
-            "preemption_not_helpful", "time_to_recover", "gpu_utilization", "goodput")
+            "preemption_not_helpful", "time_to_recover", "gpu_utilization", "goodput",
+            "over_evicted_pods", "groups_broken", "thrashing_workloads")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

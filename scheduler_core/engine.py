@@ -73,6 +73,30 @@ def resolve_priority(spec: ExperimentSpec, workload: WorkloadSpec) -> tuple[int,
     return pc.value, pc.preemption_policy is PreemptionPolicy.NEVER, name
 
 
+def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
+    """The fewest lower-priority pods whose GPUs would cover each node's shortfall (largest
+    first is optimal for covering a sum with the fewest items), summed over the nodes."""
+    demand: dict[Node, int] = {}
+    for pod, node in assignments:
+        demand[node] = demand.get(node, 0) + pod.gpus
+    priority = assignments[0][0].priority
+    ours = {pod for pod, _ in assignments}
+    total = 0
+    for node, gpus in demand.items():
+        claimed = sum(p.gpus for p in node.nominated if p not in ours and p.priority >= priority)
+        leaving = sum(p.gpus for p in node.pods if p.state is PodState.TERMINATING)
+        short = gpus + claimed - node.free_gpus - leaving
+        sizes = sorted((p.gpus for p in node.pods
+                        if p.priority < priority and p.state is not PodState.TERMINATING),
+                       reverse=True)
+        for size in sizes:
+            if short <= 0:
+                break
+            short -= size
+            total += 1
+    return total
+
+
 class Engine:
     """Simulates one variant of an experiment with one seed."""
 
@@ -408,6 +432,7 @@ class Engine:
             self._end_streak(pod)
         self.emit(ev.VICTIMS_SELECTED, workload, lead, node=lead_node, value=len(victims),
                   message=", ".join(v.name for v in victims))
+        self._account_eviction(assignments, victims)
         for victim in victims:
             if victim.state is PodState.TERMINATING:
                 continue
@@ -419,6 +444,27 @@ class Engine:
                        "preemption")
         for pod, node in assignments:
             self._nominate(pod, node)
+
+    def _account_eviction(self, assignments: list[tuple[Pod, Node]], victims: list[Pod]) -> None:
+        """Over-eviction and broken groups, decided before anyone is deleted: victims
+        beyond the fewest pods that would cover each node's shortfall, and groups that the
+        victims take below minCount."""
+        fresh = [v for v in victims if v.state is not PodState.TERMINATING]
+        extra = len(fresh) - minimum_victims(assignments)
+        lead = assignments[0][0]
+        if extra > 0:
+            self.emit(ev.OVER_EVICTED, lead.workload, lead, value=extra,
+                      message=f"{extra} victim(s) beyond the minimum needed")
+        hit: dict[Workload, int] = {}
+        for victim in victims:
+            if victim.state is not PodState.TERMINATING:
+                hit[victim.workload] = hit.get(victim.workload, 0) + 1
+        for workload, lost in hit.items():
+            grouped = workload.in_group or workload.spec.recovery.model.value == "synchronous"
+            running = workload.running_members()
+            if grouped and running >= workload.min_count > running - lost:
+                self.emit(ev.GROUP_BROKEN, workload, value=running - lost, related=lead.name,
+                          message=f"{running - lost} of minCount {workload.min_count} left")
 
     def _nominate(self, pod: Pod, node: Node) -> None:
         for other in list(node.nominated):

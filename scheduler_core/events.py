@@ -17,6 +17,8 @@ NOT_HELPFUL = "PreemptionNotHelpful"     # value = how many cycles in that strea
 NOMINATED = "Nominated"
 VICTIMS_SELECTED = "VictimsSelected"  # on the preemptor; value = number of victims
 PREEMPTED = "Preempted"              # on a victim; related = the preemptor pod
+OVER_EVICTED = "OverEviction"        # on the preemptor; value = victims beyond the minimum
+GROUP_BROKEN = "GroupBroken"         # on a victim group; value = members still running
 SCHEDULED = "Scheduled"              # bound; value = GPUs
 READY = "Ready"
 KILLING = "Killing"                  # SIGTERM sent; value = seconds until it stops;

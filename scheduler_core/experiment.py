@@ -14,7 +14,7 @@ from typing import Any
 
 from scheduler_core.engine import Engine
 from scheduler_core.events import Event
-from scheduler_core.metrics import METRIC_NAMES, WorkloadInfo, WorkloadRecord, compute
+from scheduler_core.metrics import SUMMARY_NAMES, WorkloadInfo, WorkloadRecord, compute
 from scheduler_core.metrics import confidence_interval as _ci
 from scheduler_core.spec import (
     ExperimentSpec,
@@ -116,7 +116,7 @@ class VariantResult:
 def aggregate(replications: Sequence[ReplicationResult]) -> dict[str, dict[str, float | None]]:
     """Per metric: mean across replications with its 95% confidence half-width, min, max."""
     out: dict[str, dict[str, float | None]] = {}
-    for name in METRIC_NAMES:
+    for name in SUMMARY_NAMES:
         values = [v for r in replications if (v := r.summary.get(name)) is not None]
         if not values:
             out[name] = {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}

@@ -26,6 +26,9 @@ METRIC_NAMES = (*PREEMPTOR_METRICS, "preemption_not_helpful", "lost_work", "stra
                 "preempted_while_loading", "sessions_lost", "gpu_utilization", "goodput",
                 "wasted_gpu_seconds", "completion_time", "queue_wait")
 """One summary entry per metric of metrics.md, in its order."""
+ACCOUNTING_NAMES = ("over_evicted_pods", "groups_broken", "thrashing_workloads")
+"""Over-eviction and thrashing (issue #3 §4), reported alongside metrics.md."""
+SUMMARY_NAMES = (*METRIC_NAMES, *ACCOUNTING_NAMES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,9 @@ class WorkloadRecord:
     preempted_while_loading: int
     sessions_lost: int
     wasted_gpu_seconds: float
+    over_evicted_pods: int
+    groups_broken: int
+    premature_disruptions: int
     completion_time: float | None
     queue_wait: float | None
     useful_work: float
@@ -107,6 +113,11 @@ class _Acc:
     loading: int = 0
     sessions: int = 0
     wasted_startup: float = 0.0
+    over_evicted: int = 0
+    broken: int = 0
+    premature: int = 0
+    resumed_since_disruption: bool = True
+    last_disruption: float | None = None
     useful: float = 0.0
     useful_at_start: float = 0.0
     remaining: float = 0.0
@@ -156,6 +167,7 @@ class _Reader:
             ev.WORKLOAD_DONE: self._done, ev.USEFUL: self._useful,
             ev.USEFUL_AT_START: self._useful_at_start,
             ev.REMAINING: self._remaining, ev.COMPUTED: self._computed,
+            ev.OVER_EVICTED: self._over_evicted, ev.GROUP_BROKEN: self._broken,
         }
 
     def read(self, event: Event) -> None:
@@ -229,11 +241,26 @@ class _Reader:
 
     # -- costs
     def _disrupted(self, e: Event, a: _Acc) -> None:
+        """A group disrupted again before it got back to useful progress was disrupted
+        prematurely (thrashing); members hit at the same instant are one disruption."""
         a.lost += e.value
         a.disruptions += 1
+        grouped = self.infos[e.workload].recovery in ("synchronous", "elastic")
+        if grouped and not a.resumed_since_disruption and e.time != a.last_disruption:
+            a.premature += 1
+        a.resumed_since_disruption = False
+        a.last_disruption = e.time
 
     def _loading(self, e: Event, a: _Acc) -> None:
+        """Evicted before Ready: no useful progress was reached (the loading treadmill)."""
         a.loading += 1
+        a.premature += 1
+
+    def _over_evicted(self, e: Event, a: _Acc) -> None:
+        a.over_evicted += int(e.value)
+
+    def _broken(self, e: Event, a: _Acc) -> None:
+        a.broken += 1
 
     def _session(self, e: Event, a: _Acc) -> None:
         a.sessions += 1
@@ -243,6 +270,7 @@ class _Reader:
 
     def _resumed(self, e: Event, a: _Acc) -> None:
         a.resume.append(e.time - e.value)
+        a.resumed_since_disruption = True
 
     def _recovered(self, e: Event, a: _Acc) -> None:
         a.recover.append(e.time - e.value)
@@ -288,6 +316,8 @@ class _Reader:
             pods_terminated=a.terminated, restarts=a.restarts,
             preempted_while_loading=a.loading, sessions_lost=a.sessions,
             wasted_gpu_seconds=a.lost + a.stranded + a.wasted_startup,
+            over_evicted_pods=a.over_evicted, groups_broken=a.broken,
+            premature_disruptions=a.premature,
             completion_time=_since(arrival, a.done), queue_wait=_since(arrival, a.first_bound),
             useful_work=a.useful - a.useful_at_start, remaining_work=a.remaining,
             computed_work=a.computed - a.useful_at_start)
@@ -341,10 +371,15 @@ def _summary(records: Sequence[WorkloadRecord], allocated: float,
             summary[name] = float(sum(getattr(r, name) for r in records))
         elif name in MEANED:
             summary[name] = _mean(v for r in records if (v := getattr(r, name)) is not None)
-    useful = sum(r.useful_work for r in records)
+    # Useful progress made in the window; a workload whose recorded past was wiped out by
+    # a disruption made none (its loss is in lost_work), rather than a negative amount.
+    useful = sum(max(0.0, r.useful_work) for r in records)
     summary["gpu_utilization"] = allocated / available if available > 0 else None
     summary["goodput"] = useful / allocated if allocated > 0 else None
-    return {name: summary[name] for name in METRIC_NAMES}
+    summary["over_evicted_pods"] = float(sum(r.over_evicted_pods for r in records))
+    summary["groups_broken"] = float(sum(r.groups_broken for r in records))
+    summary["thrashing_workloads"] = float(sum(1 for r in records if r.premature_disruptions >= 2))
+    return {name: summary[name] for name in SUMMARY_NAMES}
 
 
 def _distributions(records: Sequence[WorkloadRecord]) -> dict[str, dict[str, float]]:
