@@ -525,8 +525,10 @@ class Engine:
             self.emit(ev.WORKLOAD_DONE, workload)
 
     def _wake_for(self, node: Node) -> None:
-        if node.schedulable:
-            self.queue.wake(self.now, node.free_gpus)
+        """A scheduled pod went away: NodeResourcesFit's queueing hint requeues every pod it
+        rejected ("any deletion of a scheduled pod could make it schedulable"), whatever
+        the node; even one that will not fit may now be helped by preemption."""
+        self.queue.wake(self.now)
 
     def restart_group(self, workload: Workload, cause: str) -> None:
         """JobSet restarting the whole group: every other member is deleted and recreated.

@@ -150,9 +150,6 @@ def test_nominated_node_unresolvable_makes_the_pod_eligible_again(lab):
     assert out.scheduled("p-0") == (10.0, "n2")
 
 
-@pytest.mark.xfail(strict=True, reason="engine: Engine._wake_for wakes nobody when the "
-                   "released node is unschedulable (drained/lost), so the waiting preemptor "
-                   "is only retried by the 5-minute leftover flush")
 @pytest.mark.parametrize(("disruption", "second", "bound"), [
     ("drain", (20.0, "n2", ["old-0"]), (25.0, "n2")),
     ("node-failure", (3.0, "n2", ["old-0"]), (8.0, "n2")),

@@ -170,9 +170,6 @@ def test_never_pods_jump_the_queue_but_evict_nobody(lab):
     assert out.scheduled("w-0") is None
 
 
-@pytest.mark.xfail(strict=True, reason="engine: SchedulingQueue.wake(now, free_gpus) only "
-                   "wakes pods whose GPU request fits the freed node's free GPUs, so a pod "
-                   "that preemption could now help stays parked until the 5-minute flush")
 def test_a_deleted_pod_wakes_pods_that_preemption_could_now_help(lab):
     """§2: a parked pod returns when a relevant cluster event happens; upstream the
     NodeResourcesFit hint queues it on *any* scheduled pod's deletion (a Succeeded pod
