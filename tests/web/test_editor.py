@@ -17,7 +17,7 @@ from experiments.editor.document import get_path
 from experiments.models import Experiment
 from experiments.specs import spec_document
 from tests.factories import ExperimentFactory, RunFactory, UserFactory
-from tests.web.html import element_text, form_fields
+from tests.web.pages import element_text, form_fields
 
 NEW = reverse("experiments:new")
 PRESET_IDS = [preset.id for preset in sc.list_presets()]
@@ -243,7 +243,8 @@ def test_a_spec_above_a_limit_is_refused_naming_the_limit(alice_client, settings
 
 
 @pytest.mark.parametrize(("limit", "value", "path", "message"), [
-    ("LAB_MAX_WORKLOADS", 1, "workloads", "2 workloads is above the limit of 1 (LAB_MAX_WORKLOADS)"),
+    ("LAB_MAX_WORKLOADS", 1, "workloads",
+     "2 workloads is above the limit of 1 (LAB_MAX_WORKLOADS)"),
     ("LAB_MAX_PODS", 1, "workloads",
      "2 pods (members of all workloads) is above the limit of 1 (LAB_MAX_PODS)"),
     ("LAB_MAX_HORIZON_SECONDS", 60, "horizonSeconds",

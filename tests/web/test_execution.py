@@ -15,7 +15,7 @@ from experiments.models import Replication, Run, RunEvent, Status
 from experiments.services import Outcome, execution
 from experiments.specs import product_version
 from scheduler_core.metrics import confidence_interval
-from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory
+from tests.factories import ReplicationFactory, RunFactory
 
 
 @pytest.fixture

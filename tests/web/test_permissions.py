@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from experiments.models import Experiment, Run, Status
-from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory, UserFactory
+from tests.factories import ReplicationFactory, RunFactory, UserFactory
 from tests.web.conftest import client_for
 
 

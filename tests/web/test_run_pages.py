@@ -12,7 +12,7 @@ import scheduler_core as sc
 from experiments import services
 from experiments.models import Run, Status
 from tests.factories import ReplicationFactory, RunFactory
-from tests.web.html import element_text
+from tests.web.pages import element_text
 
 
 @pytest.fixture

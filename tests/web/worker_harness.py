@@ -14,10 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+# Run as a script, Python puts tests/web/ first on the path; the repository root belongs
+# there instead (a module here must never shadow the standard library's).
+sys.path[0] = str(Path(__file__).resolve().parents[2])
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
