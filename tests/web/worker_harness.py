@@ -19,7 +19,7 @@ from typing import Any
 sys.path[0] = str(Path(__file__).resolve().parents[2])
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.base")
 
-import django
+import django  # noqa: E402
 
 django.setup()
 

@@ -3,6 +3,7 @@ as ``make run`` starts them; Ctrl-C stops both."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -31,6 +32,9 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"Disruption Lab: http://{options['host']}:{options['port']}/  "
             f"(worker log: {logs / 'worker.log'})"))
+        login = _local_login(logs / "local-superuser.json")
+        if login:
+            self.stdout.write(self.style.SUCCESS(f"Log in as {login}"))
         _wait_then_stop(children)
 
     def _worker(self, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
@@ -44,6 +48,15 @@ class Command(BaseCommand):
         command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"{host}:{port}",
                    "--workers", "2", "--threads", "4", "--access-logfile", "-"]
         return _start(command)
+
+
+def _local_login(path: Path) -> str | None:
+    """The login ``ensure_local_superuser`` wrote, to print beside the URL."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return f"{data['username']} / password {data['password']}"
 
 
 def _start(command: list[str]) -> subprocess.Popen[bytes]:

@@ -1,0 +1,22 @@
+# The web app and its workers: one image, the command picks the role (docker-compose.yml).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    DJANGO_SETTINGS_MODULE=config.settings.production \
+    LAB_VAR_DIR=/app/var
+
+WORKDIR /app
+COPY . .
+RUN pip install -e . \
+    && SECRET_KEY=only-for-collectstatic-at-build-time DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+       python manage.py collectstatic --noinput \
+    && useradd --create-home --uid 10001 lab \
+    && mkdir -p /app/var && chown -R lab /app/var
+
+USER lab
+EXPOSE 8000
+# Static files are served by the app itself (WhiteNoise): no separate web server needed.
+CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4", \
+     "--access-logfile", "-"]
