@@ -19,11 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from scheduler_core import events as ev
+from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
 from scheduler_core.cluster import Cluster
 from scheduler_core.events import Event
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
+from scheduler_core.plugins.topology import place_with_topology
 from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, SchedulingQueue
 from scheduler_core.spec import (
     SYSTEM_CLASSES,
@@ -32,6 +34,7 @@ from scheduler_core.spec import (
     PreemptionPolicy,
     ResolvedVariant,
     TimelineEvent,
+    TopologyConstraint,
 )
 from scheduler_core.spec import Workload as WorkloadSpec
 from scheduler_core.status import Code, Status
@@ -122,6 +125,11 @@ class Engine:
         self.preemption = registry.preemption[variant.preemption](policy)
         self.workloads = self._build_workloads(spec)
         self.by_name = {w.name: w for w in self.workloads}
+        self.admission = Admission(self, spec)
+        self._quota_hard = {q.priority_class_name: q.gpus for q in spec.resource_quotas}
+        self._quota_used: dict[str, int] = {}
+        self._quota_pods: set[Pod] = set()
+        self._quota_blocked: dict[str, list[Pod]] = {}
         self._progress = progress
         self._wake_at: float | None = None
         self._flush_scheduled = False
@@ -199,27 +207,91 @@ class Engine:
     # =================================================================== arrivals
     def _arrive(self, workload: Workload, placed: list[Any]) -> None:
         self.emit(ev.ARRIVED, workload, value=workload.spec.members)
+        if workload.spec.queue is not None:
+            self.admission.arrive(workload)
+            return
         taken = set()
         for item in placed:
             member = item.member if item.member is not None else self._free_slot(workload, taken)
             taken.add(member)
             pod = self._new_pod(workload, member)
+            self._count_quota(pod)
+            self.emit(ev.CREATED, workload, pod)
             self.at(item.started_at, self._bind_initial, pod, self.cluster.by_name[item.node])
         for member in range(workload.spec.members):
             if member not in taken:
-                self.queue.add(self._new_pod(workload, member), self.now)
+                self._submit(self._new_pod(workload, member))
+
+    # =================================================================== admission
+    def queued(self, workload: Workload, queue: str, reason: str) -> None:
+        self.emit(ev.QUEUED, workload, related=queue, message=reason)
+
+    def admit(self, workload: Workload, queue: str) -> None:
+        """Admitted by its queue: now its pods exist (again, after an eviction)."""
+        workload.suspended = False
+        self.emit(ev.ADMITTED, workload, related=queue)
+        for member, pod in enumerate(workload.slots):
+            if pod is None:
+                self._submit(self._new_pod(workload, member))
+            elif pod.state is PodState.GONE:
+                self._submit(self._new_pod(workload, member, replacement=True))
+
+    def suspend(self, workload: Workload, by: Workload, reason: str) -> None:
+        """Queue preemption: the workload is suspended and its pods deleted; it waits in
+        its queue again and is not replaced by its controller meanwhile."""
+        workload.suspended = True
+        self.emit(ev.SUSPENDED, workload, related=by.name, message=f"{reason} by {by.name}")
+        for pod in list(workload.slots):
+            if pod is not None:
+                self.evict(pod, workload.spec.termination_grace_period_seconds, "queue-preemption")
+
+    # =================================================================== resource quota
+    def _submit(self, pod: Pod) -> None:
+        """Create a pod, unless a ResourceQuota on its priority class refuses it; the
+        controller then retries when quota frees up."""
+        klass = pod.workload.priority_class
+        hard = self._quota_hard.get(klass)
+        if hard is not None and self._quota_used.get(klass, 0) + pod.gpus > hard:
+            self._quota_blocked.setdefault(klass, []).append(pod)
+            self.emit(ev.QUOTA_EXCEEDED, pod.workload, pod, related=klass,
+                      message=f"exceeded quota for priority class {klass}: requested "
+                              f"nvidia.com/gpu={pod.gpus}, used {self._quota_used.get(klass, 0)}, "
+                              f"limited {hard}")
+            return
+        self._count_quota(pod)
+        self.emit(ev.CREATED, pod.workload, pod, value=1.0 if pod.replacement else 0.0)
+        self.queue.add(pod, self.now)
+
+    def _count_quota(self, pod: Pod) -> None:
+        klass = pod.workload.priority_class
+        if klass in self._quota_hard:
+            self._quota_used[klass] = self._quota_used.get(klass, 0) + pod.gpus
+            self._quota_pods.add(pod)
+
+    def _uncount_quota(self, pod: Pod) -> None:
+        if pod not in self._quota_pods:
+            return
+        self._quota_pods.discard(pod)
+        klass = pod.workload.priority_class
+        self._quota_used[klass] -= pod.gpus
+        blocked = self._quota_blocked.get(klass, [])
+        while blocked and self._quota_used[klass] + blocked[0].gpus <= self._quota_hard[klass]:
+            waiting = blocked.pop(0)
+            if waiting.workload.slots[waiting.member] is waiting and not waiting.workload.suspended:
+                self._submit(waiting)
 
     @staticmethod
     def _free_slot(workload: Workload, taken: set[int]) -> int:
         return next(m for m in range(workload.spec.members) if m not in taken)
 
     def _new_pod(self, workload: Workload, member: int, replacement: bool = False) -> Pod:
-        suffix = f"-{workload.pod_count - workload.spec.members}" if replacement else ""
+        """A pod object for a member slot; it exists for the scheduler once submitted."""
+        suffix = f"-r{workload.pod_count - workload.spec.members}" if replacement else ""
         pod = Pod(next(self._pod_seq), f"{workload.name}-{member}{suffix}", workload, member,
                   self.now)
+        pod.replacement = replacement
         workload.pod_count += 1
         workload.slots[member] = pod
-        self.emit(ev.CREATED, workload, pod, value=1.0 if replacement else 0.0)
         return pod
 
     def _bind_initial(self, pod: Pod, node: Node) -> None:
@@ -275,7 +347,8 @@ class Engine:
             for pod in pending:
                 self._schedule_one(pod)
             return
-        assumed = self._assume(pending)
+        topology = workload.spec.pod_group.topology if workload.spec.pod_group else None
+        assumed = self._assume_topology(pending, topology) if topology else self._assume(pending)
         if len(assumed) >= need:
             for pod, _ in assumed:
                 self._bind(pod, pod.node, assumed=True)  # type: ignore[arg-type]
@@ -299,6 +372,32 @@ class Engine:
             if status.code is not Code.SUCCESS:
                 self._failed(pod, status)
             self.queue.park(pod, self.now, moved_meanwhile=moved)
+
+    def _assume_topology(self, pods: list[Pod],
+                         topology: TopologyConstraint) -> list[tuple[Pod, Node | None]]:
+        """TAS placement of the whole group at once on the live cluster (§8)."""
+        nodes, _ = self.cluster.eligible_nodes(pods[0].workload)
+        plan = place_with_topology(pods, nodes, self._free_for(pods[0]), topology)
+        assumed: list[tuple[Pod, Node | None]] = []
+        for pod, node in plan or []:
+            nominated = pod.nominated
+            self.clear_nomination(pod)
+            self.cluster.assign(pod, node)
+            assumed.append((pod, nominated))
+        return assumed
+
+    @staticmethod
+    def _free_for(pod: Pod) -> Callable[[Node], list[float]]:
+        """Free resources a member may use on a node: what pods nominated there at its
+        priority or above leave (Filter with nominated pods, §3)."""
+        def free(node: Node) -> list[float]:
+            row = [node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods]
+            for other in node.nominated:
+                if other.workload is not pod.workload and other.priority >= pod.priority:
+                    row = [row[0] - other.gpus, row[1] - other.cpu, row[2] - other.mem,
+                           row[3] - 1]
+            return row
+        return free
 
     def _forget(self, assumed: list[tuple[Pod, Node | None]]) -> None:
         """The group did not fit: assumed members leave the cache, nominations return."""
@@ -490,6 +589,7 @@ class Engine:
             self.queue.remove(pod)
             self.clear_nomination(pod)
             pod.state = PodState.GONE
+            self._uncount_quota(pod)
             self._replace_if_controlled(pod, terminating=False)
             return
         if pod.state not in (PodState.STARTING, PodState.READY):
@@ -510,6 +610,7 @@ class Engine:
         node = self.cluster.release(pod)
         pod.state = PodState.GONE
         self.emit(ev.RELEASED, pod.workload, pod, node=node, value=pod.gpus)
+        self._uncount_quota(pod)
         self._wake_for(node)
         self._replace_if_controlled(pod, terminating=False)
 
@@ -519,10 +620,12 @@ class Engine:
         pod.state = PodState.SUCCEEDED
         node = self.cluster.release(pod)
         self.emit(ev.COMPLETED, pod.workload, pod, node=node, value=pod.gpus)
+        self._uncount_quota(pod)
         self._wake_for(node)
         workload = pod.workload
         if all(p is not None and p.state is PodState.SUCCEEDED for p in workload.slots):
             self.emit(ev.WORKLOAD_DONE, workload)
+            self.admission.finished(workload)
 
     def _wake_for(self, node: Node) -> None:
         """A scheduled pod went away: NodeResourcesFit's queueing hint requeues every pod it
@@ -545,13 +648,13 @@ class Engine:
         it is terminating; `Failed` Jobs wait until it is gone; bare pods stay gone.
         Called at both moments; whichever matches the policy creates the replacement."""
         controller = pod.workload.spec.controller
-        if controller.kind is ControllerKind.NONE or pod.workload.slots[pod.member] is not pod:
+        if (controller.kind is ControllerKind.NONE or pod.workload.suspended
+                or pod.workload.slots[pod.member] is not pod):
             return
         eager = (controller.kind is ControllerKind.DEPLOYMENT
                  or controller.pod_replacement_policy == "TerminatingOrFailed")
         if terminating == eager or (pod.state is PodState.GONE and not terminating):
-            replacement = self._new_pod(pod.workload, pod.member, replacement=True)
-            self.queue.add(replacement, self.now)
+            self._submit(self._new_pod(pod.workload, pod.member, replacement=True))
 
     # =================================================================== timeline
     def _timeline(self, event: TimelineEvent) -> None:

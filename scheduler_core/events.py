@@ -11,6 +11,10 @@ from typing import Any
 
 # Reasons. Pod lifecycle:
 ARRIVED = "Arrived"                  # workload submitted
+QUEUED = "Queued"                    # waiting in an admission queue (no pods yet)
+ADMITTED = "Admitted"                # admitted by its queue: its pods are created
+SUSPENDED = "WorkloadEvicted"        # evicted by queue preemption; related = the preemptor
+QUOTA_EXCEEDED = "FailedCreate"      # a ResourceQuota refused the pod; it is retried
 CREATED = "Created"                  # pod created (value 1 for a replacement)
 FAILED_SCHEDULING = "FailedScheduling"   # value = how many identical attempts in a row
 NOT_HELPFUL = "PreemptionNotHelpful"     # value = how many cycles in that streak

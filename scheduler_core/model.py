@@ -60,7 +60,8 @@ class Node:
 class Pod:
     __slots__ = ("attempts", "backoff_until", "bound_at", "cpu", "created", "failures", "gpus",
                  "mem", "member", "name", "node", "nominated", "parked_at", "preempted",
-                 "priority", "queue_ts", "ready_at", "seq", "state", "stop_at", "workload")
+                 "priority", "queue_ts", "ready_at", "replacement", "seq", "state", "stop_at",
+                 "workload")
 
     def __init__(self, seq: int, name: str, workload: Workload, member: int,
                  created: float) -> None:
@@ -83,6 +84,8 @@ class Pod:
         self.backoff_until = 0.0
         self.parked_at = 0.0
         self.failures: FailureStreak | None = None
+        self.replacement = False
+        """Created by a controller to replace an evicted pod (counts as a restart)."""
         self.preempted = False
         """DisruptionTarget=True, reason PreemptionByScheduler: terminating as a victim."""
 
@@ -108,7 +111,8 @@ class Workload:
     """A submitted workload and its member slots; ``app`` models the application inside."""
 
     __slots__ = ("all_or_nothing", "app", "arrival", "evict_whole", "idx", "min_count", "name",
-                 "never_preempts", "pod_count", "priority", "priority_class", "slots", "spec")
+                 "never_preempts", "pod_count", "priority", "priority_class", "slots", "spec",
+                 "suspended")
 
     def __init__(self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str,
                  never_preempts: bool) -> None:
@@ -122,6 +126,8 @@ class Workload:
         self.slots: list[Pod | None] = [None] * spec.members
         """The current pod of each member slot (a replacement takes the slot over)."""
         self.pod_count = 0
+        self.suspended = False
+        """Evicted by its admission queue: its pods are deleted and not replaced."""
         group = spec.pod_group
         self.all_or_nothing = group is not None and group.scheduling == "gang"
         """Gang: no member binds unless minCount can run together (PodGroup, §5)."""

@@ -281,6 +281,35 @@ class PodGroup(Model):
         return self
 
 
+class QueuePreemption(Model):
+    """Kueue ClusterQueue preemption (kubernetes-preemption.md §7.1)."""
+
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+
+
+class AdmissionQueue(Model):
+    """A queue above the scheduler (Polyaxon queue / Kueue ClusterQueue): a workload that
+    waits here has no pods yet, so no PriorityClass can help it; its queue priority can."""
+
+    name: str = Field(min_length=1)
+    concurrency: PositiveCount | None = Field(default=None, description="workloads admitted at once")
+    nominal_gpus: WholeCount | None = Field(default=None, description="GPUs admitted at once")
+    cohort: str | None = Field(default=None, description="queues that lend unused quota")
+    borrowing_limit_gpus: WholeCount | None = None
+    order_by: Literal["queuePriority", "priority"] = Field(
+        default="queuePriority", description="queuePriority (Polyaxon-like) or the workload's "
+        "PriorityClass (Kueue's StrictFIFO), then arrival")
+    preemption: QueuePreemption = Field(default_factory=QueuePreemption)
+
+
+class ResourceQuota(Model):
+    """A namespace ResourceQuota scoped to a PriorityClass: pods beyond it are not created."""
+
+    priority_class_name: str
+    gpus: WholeCount
+
+
 class Workload(Model):
     name: str = Field(min_length=1, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
     kind: WorkloadKind = WorkloadKind.BATCH
@@ -304,6 +333,8 @@ class Workload(Model):
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[Toleration] = Field(default_factory=list)
     urgent: bool = Field(default=False, description="the preemptor the experiment is about")
+    queue: str | None = Field(default=None, description="admission queue it waits in")
+    queue_priority: int = Field(default=0, description="order within its admission queue")
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
@@ -395,6 +426,8 @@ class ExperimentSpec(Model):
     priority_classes: list[PriorityClass] = Field(default_factory=list)
     workloads: list[Workload] = Field(default_factory=list)
     initial_state: list[InitialPod] = Field(default_factory=list)
+    queues: list[AdmissionQueue] = Field(default_factory=list)
+    resource_quotas: list[ResourceQuota] = Field(default_factory=list)
     events: list[TimelineEvent] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
     variants: list[Variant] = Field(default_factory=list)
@@ -467,6 +500,7 @@ def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
 
     yield from _priority_class_errors(spec)
     yield from _workload_errors(spec)
+    yield from _queue_errors(spec)
     yield from _node_errors(spec)
     yield from _policy_errors(spec.policy, "policy", registry)
     for i, event in enumerate(spec.events):
@@ -528,6 +562,25 @@ def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
             yield {"path": f"{path}.gpus",
                    "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
                               f"{wl.memory:g} GiB, more than any node has"}
+
+
+def _queue_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    names = [q.name for q in spec.queues]
+    for name, count in _counts(names).items():
+        if count > 1:
+            yield {"path": "queues", "message": f"duplicate queue '{name}'"}
+    for i, wl in enumerate(spec.workloads):
+        if wl.queue is not None and wl.queue not in names:
+            yield {"path": f"workloads[{i}].queue", "message": f"no queue named '{wl.queue}'"}
+        elif wl.queue is not None and any(p.workload == wl.name for p in spec.initial_state):
+            yield {"path": f"workloads[{i}].queue",
+                   "message": "a workload already running in the initial state cannot wait "
+                              "in an admission queue"}
+    classes = {pc.name for pc in spec.priority_classes} | set(SYSTEM_CLASSES)
+    for i, quota in enumerate(spec.resource_quotas):
+        if quota.priority_class_name not in classes:
+            yield {"path": f"resourceQuotas[{i}].priorityClassName",
+                   "message": f"no PriorityClass with name '{quota.priority_class_name}' was found"}
 
 
 def _node_shapes(spec: ExperimentSpec) -> list[NodeShape]:

@@ -24,6 +24,7 @@ from scheduler_core.cluster import Cluster
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost
 from scheduler_core.plugins.default_preemption import NEVER, Candidate, DefaultPreemption
+from scheduler_core.plugins.topology import place_with_topology
 from scheduler_core.spec import Policy
 from scheduler_core.status import SUCCESS, Code, Status
 
@@ -165,6 +166,17 @@ def _take(pod: Pod, buckets: list[list[Node]], remaining: dict[Node, list[float]
     return None
 
 
+def _left_after(assignment: list[tuple[Pod, Node]], nodes: list[Node],
+                free: Callable[[Node], list[float]]) -> dict[Node, list[float]]:
+    """What each node has left once the assigned members are on it."""
+    remaining = {n: free(n) for n in nodes}
+    for pod, node in assignment:
+        row = remaining[node]
+        for i, amount in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
+            row[i] -= amount
+    return remaining
+
+
 def try_restore(unit: Unit, remaining: dict[Node, list[float]]) -> bool:
     """Add a unit back if every node it uses still holds what was placed there."""
     for node, row in unit.usage.items():
@@ -238,7 +250,14 @@ class WorkloadAwarePreemption(DefaultPreemption):
         for unit in units:
             headroom.remove(unit)
         nodes, _ = host.cluster.eligible_nodes(workload)
-        assignment, remaining = place_group(pending, nodes, headroom.free, spread)
+        topology = workload.spec.pod_group.topology if workload.spec.pod_group else None
+        if topology is not None:
+            placed = place_with_topology(pending, nodes, headroom.free, topology)
+            if placed is None:
+                return None
+            assignment, remaining = placed, _left_after(placed, nodes, headroom.free)
+        else:
+            assignment, remaining = place_group(pending, nodes, headroom.free, spread)
         if len(assignment) < need:
             return None
         violating, clean = split_by_pdb(host, order)

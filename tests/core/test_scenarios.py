@@ -236,3 +236,125 @@ def test_s11_failed_waits_until_the_old_pod_is_gone() -> None:
     released = first_time(result, ev.RELEASED, "job-0")
     created = [e for e in events(result, ev.CREATED, "job") if e.value == 1]
     assert [e.time for e in created] == [released] == [420.0]
+
+
+# ------------------------------------------------------------------------------ S1
+S1 = "s1-training-vs-shards"
+
+
+def _victim_workloads(result: ReplicationResult) -> set[str]:
+    return {e.workload for e in events(result, ev.PREEMPTED)}
+
+
+def test_s1_pod_preemption_keeps_the_older_shards_and_evicts_workers() -> None:
+    """§4.3: on each node the reprieve keeps the older pods (the shards) first."""
+    result = run(S1, "pod")
+    assert _victim_workloads(result) == {"train"}
+    assert record(result, "train").lost_work > 10_000
+    assert record(result, "eval").pods_terminated == 0
+
+
+def test_s1_single_mode_ties_on_size_and_keeps_the_older_shards() -> None:
+    """§6.2 rules 4-5: one-pod units tie on size, so earlier start wins: workers go."""
+    assert _victim_workloads(run(S1, "workload-aware-single")) == {"train"}
+
+
+def test_s1_all_mode_keeps_the_four_pod_training_unit() -> None:
+    """§6.2 rule 4: the 4-pod All unit outranks one-pod units, so the shards go."""
+    result = run(S1, "workload-aware-all")
+    assert _victim_workloads(result) == {"eval"}
+    assert record(result, "eval").lost_work < 200
+    assert record(result, "train").lost_work == 0
+
+
+def test_s1_checkpoint_aware_evicts_the_cheap_shards() -> None:
+    assert _victim_workloads(run(S1, "checkpoint-aware")) == {"eval"}
+
+
+def test_s1_urgent_group_becomes_useful_in_every_variant() -> None:
+    for variant in ("pod", "workload-aware-single", "workload-aware-all", "checkpoint-aware"):
+        assert record(run(S1, variant), "urgent").time_to_group_useful is not None, variant
+
+
+def test_s1_fewest_terminated_is_not_least_lost_work_in_the_json_output() -> None:
+    """scenarios.md S1, read from `run --json` as a user would."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "scheduler_core", "run", S1, "--json", "--quiet"],
+                         capture_output=True, text=True, check=True, timeout=120)
+    variants = json.loads(out.stdout)["variants"]
+    fewest = min(variants, key=lambda v: v["summary"]["pods_terminated"])
+    least = min(variants, key=lambda v: v["summary"]["lost_work"])
+    assert fewest["name"] != least["name"]
+    assert fewest["summary"]["lost_work"] > 10 * least["summary"]["lost_work"]
+
+
+# ------------------------------------------------------------------------------ S8
+S8 = "s8-gang-at-scale"
+
+
+def test_s8_no_member_is_bound_when_the_group_does_not_fit() -> None:
+    result = run(S8, "none")
+    assert events(result, ev.SCHEDULED, "big-training") == []
+    assert record(result, "big-training").time_to_group_scheduled is None
+
+
+def test_s8_workload_aware_places_the_group_as_a_unit() -> None:
+    result = run(S8, "workload-aware")
+    bound = {e.time for e in events(result, ev.SCHEDULED, "big-training")}
+    assert len(events(result, ev.SCHEDULED, "big-training")) == 1000
+    assert len(bound) == 1  # all members in the same cycle
+    assert len(events(result, ev.VICTIMS_SELECTED, "big-training")) == 1
+    assert record(result, "batch").pods_terminated == 100
+
+
+def test_s8_per_pod_preemption_evicts_more_than_group_preemption() -> None:
+    per_pod, group = run(S8, "pod"), run(S8, "workload-aware")
+    assert per_pod.summary["pods_terminated"] > group.summary["pods_terminated"]
+
+
+# ------------------------------------------------------------------------------ S10
+S10 = "s10-queue-priority"
+
+
+def test_s10_priority_class_does_not_help_a_workload_waiting_in_its_queue() -> None:
+    result = run(S10, "priority-class-only")
+    urgent = record(result, "urgent-op")
+    assert [e.time for e in events(result, ev.ADMITTED, "urgent-op")] == [3020.0]
+    assert urgent.time_to_group_useful == 3020 + 30 - 60
+    created = events(result, ev.CREATED, "urgent-op")
+    assert [e.time for e in created] == [3020.0]  # no pod while it waited
+
+
+def test_s10_raising_queue_priority_admits_it_when_a_slot_frees() -> None:
+    result = run(S10, "queue-priority")
+    assert [e.time for e in events(result, ev.ADMITTED, "urgent-op")] == [1820.0]
+
+
+def test_s10_kueue_preemption_evicts_the_newest_lower_priority_operation() -> None:
+    """§7.2: the most recently admitted lower-priority workload is preempted first."""
+    result = run(S10, "kueue-priority-and-preemption")
+    evicted = events(result, ev.SUSPENDED)
+    assert [(e.time, e.workload) for e in evicted] == [(60.0, "op-b")]
+    assert [e.time for e in events(result, ev.ADMITTED, "urgent-op")] == [60.0]
+
+
+# ------------------------------------------------------------------------------ S12
+S12 = "s12-topology-placement"
+
+
+def test_s12_best_fit_places_the_group_in_one_rack() -> None:
+    result = run(S12, "rack-best-fit")
+    nodes = {e.node for e in events(result, ev.SCHEDULED, "train")}
+    assert len({n.split("-")[0] for n in nodes}) == 1
+    assert record(result, "urgent").time_to_group_scheduled is not None
+
+
+def test_s12_spread_group_makes_the_later_8_gpu_preemptor_not_helpful() -> None:
+    result = run(S12, "spread")
+    assert len({e.node for e in events(result, ev.SCHEDULED, "train")}) == 8
+    urgent = record(result, "urgent")
+    assert urgent.preemption_not_helpful > 0
+    assert urgent.time_to_group_scheduled is None
