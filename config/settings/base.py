@@ -30,6 +30,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "experiments",
 ]
 
@@ -200,3 +205,43 @@ LAB_WORKER_LOST_SECONDS = env_float(
 LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
 # A run nobody picked up (no worker running) is failed after this long.
 LAB_QUEUED_TIMEOUT_SECONDS = env_float("LAB_QUEUED_TIMEOUT_SECONDS", 24 * 3600.0, minimum=1.0)
+
+# ------------------------------------------------------------------------- REST API
+# Scripts send a token (``Authorization: Token ...``), the browser its session. Every
+# error, whatever raised it, is ``{"errors": [{"path", "message"}]}``. Run starts are
+# throttled per user by counting their runs in the database, so the limit holds across
+# every web process and machine (LAB_API_RUN_START_RATE, e.g. ``60/hour``).
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "experiments.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "experiments.api.exceptions.api_exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"run_start": env_str("LAB_API_RUN_START_RATE", "60/hour")},
+    "URL_FORMAT_OVERRIDE": None,  # ?format= belongs to the export endpoints
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Disruption Lab API",
+    "DESCRIPTION": "Experiments, runs, results and exports: everything the pages do, "
+                   "for scripts and notebooks.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package: no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "experiments.api.schema.add_error_responses",
+    ],
+}

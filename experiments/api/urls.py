@@ -1,0 +1,60 @@
+"""``/api/v1/`` routes, the OpenAPI schema and the browsable docs.
+
+Every API view opts out of the site's LoginRequiredMiddleware (which would redirect a
+token-authenticated script to the login page): DRF authenticates and answers 401/403
+in the API's error shape instead. The docs page stays behind the login.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.decorators import login_not_required
+from django.urls import URLPattern, include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from experiments.api.exceptions import api_not_found
+from experiments.api.views import auth, imports, results, runs
+from experiments.api.views import experiments as exp
+
+app_name = "api"
+
+
+def api(view: Any, route: str, name: str) -> URLPattern:
+    """A route to a DRF view that authenticates for itself."""
+    handler: Callable[..., Any] = login_not_required(view.as_view())
+    return path(route, handler, name=name)
+
+
+v1 = [
+    api(auth.TokenApi, "auth/token/", "token"),
+    api(exp.ExperimentListApi, "experiments/", "experiment-list"),
+    api(exp.ExperimentValidateApi, "experiments/validate/", "experiment-validate"),
+    api(exp.ExperimentFromPresetApi, "experiments/from-preset/", "experiment-from-preset"),
+    api(imports.ExperimentImportApi, "experiments/import/", "experiment-import"),
+    api(exp.ExperimentDetailApi, "experiments/<int:pk>/", "experiment-detail"),
+    api(exp.ExperimentCloneApi, "experiments/<int:pk>/clone/", "experiment-clone"),
+    api(exp.ExperimentSpecYamlApi, "experiments/<int:pk>/spec.yaml", "experiment-spec"),
+    api(runs.ExperimentRunsApi, "experiments/<int:pk>/runs/", "experiment-runs"),
+    api(exp.PresetListApi, "presets/", "preset-list"),
+    api(exp.PresetDetailApi, "presets/<slug:preset_id>/", "preset-detail"),
+    api(imports.TraceFormatsApi, "trace-formats/", "trace-formats"),
+    api(runs.RunListApi, "runs/", "run-list"),
+    api(runs.RunDetailApi, "runs/<int:pk>/", "run-detail"),
+    api(runs.RunCancelApi, "runs/<int:pk>/cancel/", "run-cancel"),
+    api(runs.RunSpecYamlApi, "runs/<int:pk>/spec.yaml", "run-spec"),
+    api(results.RunSummaryApi, "runs/<int:pk>/summary/", "run-summary"),
+    api(results.RunWorkloadsApi, "runs/<int:pk>/workloads/", "run-workloads"),
+    api(results.RunEventsApi, "runs/<int:pk>/events/", "run-events"),
+    api(results.RunExportApi, "runs/<int:pk>/export/<slug:table>.<slug:fmt>", "run-export"),
+    api(results.CompareApi, "compare/", "compare"),
+]
+
+urlpatterns = [
+    path("v1/", include(v1)),
+    path("schema/", login_not_required(SpectacularAPIView.as_view()), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    re_path(r"^.*$", login_not_required(api_not_found)),
+]

@@ -1,0 +1,1 @@
+"""API endpoints: validate → one service or selector → serialize."""

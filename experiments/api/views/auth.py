@@ -1,0 +1,25 @@
+"""Tokens for scripts: ``POST /api/v1/auth/token/`` with a username and password."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+
+class TokenOutputSerializer(serializers.Serializer):
+    token = serializers.CharField()
+
+
+class TokenApi(ObtainAuthToken):
+    """Your API token (created on first use). Send it as ``Authorization: Token …``."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=TokenOutputSerializer, auth=[])
+    def post(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().post(request, *args, **kwargs)

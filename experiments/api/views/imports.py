@@ -1,0 +1,87 @@
+"""Trace import (issue 7): upload recorded-cluster files, get an ordinary experiment."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from experiments.api.exceptions import ApiError
+from experiments.api.serializers import ExperimentOutputSerializer, TagsField, UsernamesField
+from experiments.api.views.experiments import experiment_response
+from experiments.services import imports
+from scheduler_core.traces import FORMATS
+
+MAX_FILES = 10
+
+
+class ExperimentImportApi(APIView):
+    """``multipart/form-data``: ``format``, one or more ``files``, and optionally
+    ``qos_map`` (YAML/JSON, or ``QOS=CLASS[:VALUE[:POLICY]],...``), ``defaults``
+    (``KIND.FIELD=VALUE`` items), ``name``, ``horizon_seconds``, ``tags``,
+    ``shared_with``. All or nothing: any bad row answers 400 with
+    ``{path, file, line, column, message}`` items and stores nothing."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    class InputSerializer(serializers.Serializer):
+        format = serializers.ChoiceField(choices=sorted(FORMATS))
+        files = serializers.ListField(child=serializers.FileField(), min_length=1,
+                                      max_length=MAX_FILES)
+        qos_map = serializers.CharField(required=False, allow_blank=True, default="",
+                                        max_length=100_000)
+        defaults = serializers.CharField(required=False, allow_blank=True, default="",
+                                         max_length=10_000)
+        name = serializers.CharField(required=False, allow_blank=True, default="",
+                                     max_length=200)
+        horizon_seconds = serializers.FloatField(required=False, allow_null=True, default=None,
+                                                 min_value=1.0)
+        tags = TagsField(required=False, default=list, max_length=50)
+        shared_with = UsernamesField(required=False, default=list)
+
+    @extend_schema(request={"multipart/form-data": InputSerializer},
+                   responses={201: ExperimentOutputSerializer})
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=_form(request))
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            experiment = imports.experiment_import(
+                owner=request.user, fmt=data["format"],
+                uploads=[(upload, upload.name) for upload in data["files"]],
+                qos_map=data["qos_map"], defaults=data["defaults"], name=data["name"],
+                horizon_seconds=data["horizon_seconds"], tags=data["tags"],
+                shared_with=data["shared_with"])
+        except imports.ImportRejectedError as exc:
+            raise ApiError(exc.errors) from None
+        return experiment_response(request, experiment, status.HTTP_201_CREATED)
+
+
+def _form(request: Request) -> dict:
+    """Multipart fields as the serializer wants them: repeated ``files``, ``tags`` and
+    ``shared_with`` as lists (a single comma-separated value works too)."""
+    data = {key: request.data.get(key) for key in request.data if key not in ("tags",
+                                                                            "shared_with")}
+    data["files"] = request.FILES.getlist("files")
+    for key in ("tags", "shared_with"):
+        values = [part.strip() for value in request.data.getlist(key) for part in
+                  str(value).split(",") if part.strip()]
+        data[key] = values
+    return data
+
+
+class TraceFormatsApi(APIView):
+    """What the import accepts: each format's files and default QoS mapping, and the
+    per-kind defaults ``defaults`` can override."""
+
+    class OutputSerializer(serializers.Serializer):
+        formats = serializers.ListField(child=serializers.DictField())
+        kind_defaults = serializers.DictField(child=serializers.DictField())
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer({"formats": imports.trace_formats(),
+                                               "kind_defaults": imports.kind_defaults()}).data)

@@ -1,0 +1,261 @@
+"""Results of a succeeded run: the per-variant summary with replication statistics,
+per-workload records, the event log, streamed exports, and comparisons across runs.
+
+A run that has not succeeded has no final numbers (a failed or cancelled run keeps
+none), so these answer 409 with its status rather than a partial table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from experiments import selectors_api
+from experiments.api import exports
+from experiments.api.exceptions import ApiError, conflict
+from experiments.api.pagination import paginated_response, paginated_schema
+from experiments.api.schema import ERROR_REF
+from experiments.api.views.common import visible_run
+from experiments.models import Run
+
+
+def run_with_results(request: Request, pk: int) -> Run:
+    run = visible_run(request, pk)
+    if not selectors_api.run_has_results(run=run):
+        raise conflict(f"the run has no results: it is {run.status}")
+    return run
+
+
+class StatsSerializer(serializers.Serializer):
+    mean = serializers.FloatField(allow_null=True)
+    ci95 = serializers.FloatField(allow_null=True, help_text="half-width of the 95% CI")
+    min = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField(help_text="replications with a value")
+
+
+class ReplicationSummarySerializer(serializers.Serializer):
+    replication = serializers.IntegerField()
+    seed = serializers.IntegerField(allow_null=True)
+    summary = serializers.DictField(child=serializers.FloatField(allow_null=True))
+
+
+class VariantSummarySerializer(serializers.Serializer):
+    variant = serializers.CharField()
+    preemption = serializers.CharField()
+    placement = serializers.CharField()
+    metrics = serializers.DictField(child=StatsSerializer())
+    replications = ReplicationSummarySerializer(many=True)
+
+
+class RunSummaryApi(APIView):
+    """Per variant: mean, 95% CI, min, max and n of every metric across replications,
+    and each replication's own values."""
+
+    class OutputSerializer(serializers.Serializer):
+        run = serializers.IntegerField()
+        metrics = serializers.ListField(child=serializers.CharField())
+        variants = VariantSummarySerializer(many=True)
+
+    @extend_schema(responses={200: OutputSerializer, 409: ERROR_REF})
+    def get(self, request: Request, pk: int) -> Response:
+        run = run_with_results(request, pk)
+        return Response(self.OutputSerializer({
+            "run": run.pk, "metrics": selectors_api.metric_names(run=run),
+            "variants": selectors_api.run_variant_summaries(run=run)}).data)
+
+
+class RecordFilterSerializer(serializers.Serializer):
+    variant = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    replication = serializers.IntegerField(required=False, min_value=0)
+
+
+class RecordSerializer(serializers.Serializer):
+    """One workload of one replication: the simulator's record plus where it is from."""
+
+    variant = serializers.CharField()
+    replication = serializers.IntegerField()
+    seed = serializers.IntegerField(allow_null=True)
+
+    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
+        return dict(instance)  # every field of the simulator's record, as stored
+
+
+class RunWorkloadsApi(APIView):
+    """Per-workload records (``scheduler_core``'s WorkloadRecord fields), one per
+    workload per replication, in (variant, replication) order."""
+
+    @extend_schema(parameters=[RecordFilterSerializer],
+                   responses={200: paginated_schema(RecordSerializer, "PaginatedWorkloadRecords"),
+                              409: ERROR_REF})
+    def get(self, request: Request, pk: int) -> Response:
+        run = run_with_results(request, pk)
+        filters = _query(RecordFilterSerializer, request)
+        records = selectors_api.run_workload_records(run=run, **filters)
+        return paginated_response(items=records, serializer_class=RecordSerializer,
+                                  request=request, view=self)
+
+
+class EventFilterSerializer(serializers.Serializer):
+    variant = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    replication = serializers.IntegerField(required=False, min_value=0)
+    workload = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    pod = serializers.CharField(required=False, allow_blank=True, max_length=250)
+    node = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=40)
+    time_min = serializers.FloatField(required=False, help_text="seconds, inclusive")
+    time_max = serializers.FloatField(required=False, help_text="seconds, inclusive")
+
+
+class EventSerializer(serializers.Serializer):
+    variant = serializers.CharField()
+    replication = serializers.IntegerField(source="replication_number")
+    seq = serializers.IntegerField()
+    time = serializers.FloatField()
+    reason = serializers.CharField()
+    workload = serializers.CharField()
+    pod = serializers.CharField()
+    node = serializers.CharField()
+    value = serializers.FloatField()
+    related = serializers.CharField()
+    message = serializers.CharField()
+
+
+class RunEventsApi(APIView):
+    """The event log, in (variant, replication, simulator) order, filtered."""
+
+    @extend_schema(parameters=[EventFilterSerializer],
+                   responses={200: paginated_schema(EventSerializer, "PaginatedEvents"),
+                              409: ERROR_REF})
+    def get(self, request: Request, pk: int) -> Response:
+        run = run_with_results(request, pk)
+        events = selectors_api.run_events(run=run, filters=_query(EventFilterSerializer, request))
+        return paginated_response(items=events, serializer_class=EventSerializer,
+                                  request=request, view=self)
+
+
+TABLES = ("summary", "workloads", "events")
+
+
+class RunExportApi(APIView):
+    """A streamed download of ``summary`` (one row per variant and metric),
+    ``workloads`` or ``events`` as CSV, JSON or Parquet. ``events`` takes the event
+    log's filters, ``workloads`` its ``variant`` and ``replication``."""
+
+    @extend_schema(
+        parameters=[EventFilterSerializer,
+                    OpenApiParameter("table", str, OpenApiParameter.PATH, enum=TABLES),
+                    OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=exports.FORMATS)],
+        responses={(200, exports.CONTENT_TYPES["csv"].split(";")[0]):
+                   OpenApiResponse(OpenApiTypes.STR),
+                   (200, "application/json"): OpenApiResponse(OpenApiTypes.ANY),
+                   (200, exports.CONTENT_TYPES["parquet"]): OpenApiResponse(OpenApiTypes.BINARY),
+                   409: ERROR_REF})
+    def get(self, request: Request, pk: int, table: str, fmt: str) -> StreamingHttpResponse:
+        if table not in TABLES or fmt not in exports.FORMATS:
+            raise ApiError([{"path": "", "message": f"no export {table}.{fmt} (tables: "
+                             f"{', '.join(TABLES)}; formats: {', '.join(exports.FORMATS)})"}],
+                           status_code=404)
+        run = run_with_results(request, pk)
+        rows, columns, schema = _table(run, table, _query(EventFilterSerializer, request))
+        return exports.download(rows=rows, columns=columns, schema=schema, fmt=fmt,
+                                filename=f"run-{run.pk}-{table}")
+
+
+def _table(run: Run, table: str, filters: dict[str, Any]) -> tuple[Any, Any, Any]:
+    if table == "summary":
+        return (selectors_api.run_summary_rows(run=run), selectors_api.SUMMARY_COLUMNS,
+                exports.SUMMARY_SCHEMA)
+    if table == "workloads":
+        records = selectors_api.run_workload_records(
+            run=run, variant=filters.get("variant", ""), replication=filters.get("replication"))
+        return records, selectors_api.RECORD_COLUMNS, exports.RECORD_SCHEMA
+    return (selectors_api.run_event_rows(run=run, filters=filters), selectors_api.EVENT_COLUMNS,
+            exports.EVENT_SCHEMA)
+
+
+def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """Validated query parameters (unknown ones are ignored, as DRF filters do)."""
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class ComparePairSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    experiment = serializers.IntegerField()
+    experiment_name = serializers.CharField()
+    variant = serializers.CharField()
+    preemption = serializers.CharField()
+    placement = serializers.CharField()
+
+
+class CompareValueSerializer(StatsSerializer):
+    difference = serializers.FloatField(allow_null=True, help_text="mean - baseline mean")
+    difference_ci95 = serializers.FloatField(
+        allow_null=True, help_text="half-widths combined in quadrature")
+    relative_difference = serializers.FloatField(
+        allow_null=True, help_text="difference / |baseline mean|")
+
+
+class CompareRowSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    values = CompareValueSerializer(many=True, help_text="one per pair, in pair order")
+
+
+class CompareApi(APIView):
+    """Any set of (run, variant) pairs side by side: per metric, each pair's statistics
+    and its difference from the first pair (the baseline)."""
+
+    class OutputSerializer(serializers.Serializer):
+        pairs = ComparePairSerializer(many=True)
+        metrics = CompareRowSerializer(many=True)
+
+    pair_parameter = OpenApiParameter(
+        "pair", str, many=True, required=True, explode=True,
+        description="RUN:VARIANT, repeated (1 to 20); the first is the baseline")
+
+    @extend_schema(parameters=[pair_parameter], responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        pairs = _pairs(request.query_params.getlist("pair"))
+        try:
+            compared = selectors_api.comparison_variants(user=request.user, pairs=pairs)
+        except selectors_api.ComparisonError as exc:
+            raise ApiError([{"path": f"pair[{exc.index}]", "message": exc.message}]) from None
+        return Response(self.OutputSerializer({
+            "pairs": [_pair(c) for c in compared],
+            "metrics": selectors_api.comparison_table(compared=compared)}).data)
+
+
+def _pair(compared: selectors_api.ComparedVariant) -> dict[str, Any]:
+    run = compared.run
+    return {"run": run.pk, "experiment": run.experiment_id, "experiment_name": run.experiment.name,
+            "variant": compared.variant, "preemption": compared.preemption,
+            "placement": compared.placement}
+
+
+MAX_PAIRS = 20
+
+
+def _pairs(values: list[str]) -> list[tuple[int, str]]:
+    """``["12:grace-30s", ...]`` → ``[(12, "grace-30s"), ...]``, every bad one reported."""
+    errors, pairs = [], []
+    if not 1 <= len(values) <= MAX_PAIRS:
+        errors.append({"path": "pair", "message": f"give 1 to {MAX_PAIRS} pairs as RUN:VARIANT"})
+    for index, value in enumerate(values[:MAX_PAIRS]):
+        run, sep, variant = value.partition(":")
+        if not (sep and run.strip().isdigit() and variant.strip()) or len(run.strip()) > 18:
+            errors.append({"path": f"pair[{index}]",
+                           "message": f"'{value}' is not RUN:VARIANT (e.g. 12:baseline)"})
+            continue
+        pairs.append((int(run), variant.strip()))
+    if errors:
+        raise ApiError(errors)
+    return pairs

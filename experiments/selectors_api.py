@@ -1,0 +1,247 @@
+"""Reads the API adds to ``selectors``: every visible run, a run's results (per-variant
+summaries with replication statistics, per-workload records, the event log) for the
+endpoints and their exports, and comparisons across runs.
+
+Everything here is lazy where a run can be large: records and events are read
+replication by replication (or in chunks) so an export of millions of rows never holds
+them all in memory. Visibility is the pages' rule (``selectors.run_get``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import F, Func, IntegerField, QuerySet
+
+import scheduler_core as sc
+from experiments import selectors
+from experiments.models import Replication, Run, RunEvent, Status
+from scheduler_core.metrics import RECORD_FIELDS
+
+SUMMARY_STATS = ("mean", "ci95", "min", "max", "n")
+SUMMARY_COLUMNS = ("variant", "preemption", "placement", "metric", *SUMMARY_STATS)
+RECORD_COLUMNS = ("variant", "replication", "seed", *RECORD_FIELDS)
+EVENT_COLUMNS = ("variant", "replication", "seq", "time", "reason", "workload", "pod", "node",
+                 "value", "related", "message")
+EVENT_CHUNK = 5000
+
+
+def run_visible_list(*, user: AbstractBaseUser) -> QuerySet[Run]:
+    """Every run of every experiment ``user`` may view, newest first."""
+    visible = selectors.experiment_visible_qs(user=user).values("pk")
+    return (Run.objects.select_related("experiment", "created_by")
+            .filter(experiment__in=visible).order_by("-created_at", "-id"))
+
+
+def run_has_results(*, run: Run) -> bool:
+    """Only a succeeded run has final numbers; the others have none or partial ones."""
+    return run.status == Status.SUCCEEDED
+
+
+def metric_names(*, run: Run) -> list[str]:
+    """``SUMMARY_NAMES`` order, then anything an older or newer simulator stored."""
+    stored = [name for variant in run.aggregate for name in variant.get("metrics", {})]
+    return list(dict.fromkeys([*sc.SUMMARY_NAMES, *stored]))
+
+
+def run_variant_summaries(*, run: Run) -> list[dict[str, Any]]:
+    """Per variant, in run order: the aggregate (mean, 95% CI, min, max, n per metric)
+    and each replication's own summary, so a client can redo the statistics."""
+    by_variant: dict[str, list[dict[str, Any]]] = {}
+    for rep in run.replications.order_by("variant_index", "replication").values(
+            "variant", "replication", "seed", "summary"):
+        by_variant.setdefault(rep["variant"], []).append(
+            {"replication": rep["replication"], "seed": rep["seed"], "summary": rep["summary"]})
+    return [{"variant": entry["variant"], "preemption": entry.get("preemption", ""),
+             "placement": entry.get("placement", ""), "metrics": entry.get("metrics", {}),
+             "replications": by_variant.get(entry["variant"], [])}
+            for entry in run.aggregate]
+
+
+def run_summary_rows(*, run: Run) -> Iterator[dict[str, Any]]:
+    """The summary as a tidy table: one row per (variant, metric)."""
+    names = metric_names(run=run)
+    for entry in run.aggregate:
+        for name in names:
+            stats = entry.get("metrics", {}).get(name, {})
+            yield {"variant": entry["variant"], "preemption": entry.get("preemption", ""),
+                   "placement": entry.get("placement", ""), "metric": name,
+                   **{stat: stats.get(stat) for stat in SUMMARY_STATS}}
+
+
+class _JSONArrayLength(Func):
+    """The length of a JSON array column, on SQLite and PostgreSQL (jsonb)."""
+
+    function = "JSON_ARRAY_LENGTH"
+    output_field = IntegerField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return super().as_sql(compiler, connection, function="JSONB_ARRAY_LENGTH", **extra)
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """One replication's span of rows within the concatenated records."""
+
+    pk: int
+    variant: str
+    replication: int
+    seed: int | None
+    start: int
+    length: int
+
+
+class WorkloadRecords(Sequence[dict[str, Any]]):
+    """Per-workload records of many replications as one lazy sequence: its length comes
+    from the database (array lengths, no JSON loaded), a slice loads only the
+    replications it spans, so pagination over a large run stays cheap."""
+
+    def __init__(self, replications: QuerySet[Replication]) -> None:
+        rows = replications.annotate(length=_JSONArrayLength("workloads")).values_list(
+            "pk", "variant", "replication", "seed", "length")
+        self._blocks: list[_Block] = []
+        start = 0
+        for pk, variant, number, seed, length in rows:
+            self._blocks.append(_Block(pk, variant, number, seed, start, length or 0))
+            start += length or 0
+        self._total = start
+
+    def __len__(self) -> int:
+        return self._total
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, int):
+            window = self[index:index + 1] if index >= 0 else self[index:][:1]
+            if not window:
+                raise IndexError(index)
+            return window[0]
+        start, stop, _ = index.indices(self._total)
+        blocks = [b for b in self._blocks if b.start < stop and b.start + b.length > start]
+        return [row for block in blocks
+                for row in self._rows(block, start - block.start, stop - block.start)]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for block in self._blocks:
+            yield from self._rows(block, 0, block.length)
+
+    @staticmethod
+    def _rows(block: _Block, start: int, stop: int) -> Iterator[dict[str, Any]]:
+        records = Replication.objects.filter(pk=block.pk).values_list("workloads", flat=True)[0]
+        for record in records[max(0, start):stop]:
+            yield {"variant": block.variant, "replication": block.replication,
+                   "seed": block.seed, **record}
+
+
+def run_workload_records(*, run: Run, variant: str = "",
+                         replication: int | None = None) -> WorkloadRecords:
+    """The run's per-workload records in (variant, replication) order, optionally for one
+    variant and/or replication number."""
+    replications = run.replications.order_by("variant_index", "replication")
+    if variant:
+        replications = replications.filter(variant=variant)
+    if replication is not None:
+        replications = replications.filter(replication=replication)
+    return WorkloadRecords(replications)
+
+
+def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> QuerySet[RunEvent]:
+    """The run's event log in (variant, replication, simulator) order, each row annotated
+    with its variant name and replication number. ``filters``: ``variant``,
+    ``replication``, ``workload``, ``pod``, ``node``, ``reason`` (exact),
+    ``time_min``/``time_max`` (inclusive seconds)."""
+    filters = filters or {}
+    events = RunEvent.objects.filter(replication__run=run)
+    lookups = {"variant": "replication__variant", "replication": "replication__replication",
+               "workload": "workload", "pod": "pod", "node": "node", "reason": "reason",
+               "time_min": "time__gte", "time_max": "time__lte"}
+    for key, lookup in lookups.items():
+        value = filters.get(key)
+        if value not in (None, ""):
+            events = events.filter(**{lookup: value})
+    return (events.annotate(variant=F("replication__variant"),
+                            replication_number=F("replication__replication"))
+            .order_by("replication__variant_index", "replication__replication", "seq"))
+
+
+def run_event_rows(*, run: Run, filters: Mapping[str, Any] | None = None
+                   ) -> Iterator[dict[str, Any]]:
+    """The filtered event log as flat rows for exports, read in chunks."""
+    values = run_events(run=run, filters=filters).values_list(
+        "variant", "replication_number", "seq", "time", "reason", "workload", "pod", "node",
+        "value", "related", "message")
+    for row in values.iterator(chunk_size=EVENT_CHUNK):
+        yield dict(zip(EVENT_COLUMNS, row, strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class ComparedVariant:
+    """One (run, variant) of a comparison with its aggregate metrics."""
+
+    run: Run
+    variant: str
+    preemption: str
+    placement: str
+    metrics: dict[str, dict[str, Any]]
+
+
+class ComparisonError(ValueError):
+    """A pair that cannot be compared; ``index`` says which, ``field`` which part."""
+
+    def __init__(self, index: int, field: str, message: str) -> None:
+        self.index, self.field, self.message = index, field, message
+        super().__init__(message)
+
+
+def comparison_variants(*, user: AbstractBaseUser, pairs: Sequence[tuple[int, str]]
+                        ) -> list[ComparedVariant]:
+    """Each (run id, variant name) resolved to its aggregate; runs ``user`` may not see
+    read exactly like runs that do not exist."""
+    return [_compared(user, index, run_id, variant)
+            for index, (run_id, variant) in enumerate(pairs)]
+
+
+def _compared(user: AbstractBaseUser, index: int, run_id: int, variant: str) -> ComparedVariant:
+    run = selectors.run_get(user=user, pk=run_id)
+    if run is None:
+        raise ComparisonError(index, "run", f"no run {run_id}")
+    if not run_has_results(run=run):
+        raise ComparisonError(index, "run", f"run {run_id} has no results (it is {run.status})")
+    entry = next((e for e in run.aggregate if e["variant"] == variant), None)
+    if entry is None:
+        known = ", ".join(e["variant"] for e in run.aggregate)
+        raise ComparisonError(index, "variant",
+                              f"run {run_id} has no variant '{variant}' (it has: {known})")
+    return ComparedVariant(run=run, variant=variant, preemption=entry.get("preemption", ""),
+                           placement=entry.get("placement", ""), metrics=entry["metrics"])
+
+
+def comparison_table(*, compared: Sequence[ComparedVariant]) -> list[dict[str, Any]]:
+    """Per metric: every pair's statistics and its difference from the first pair (the
+    baseline). The difference's 95% half-width combines the two half-widths in
+    quadrature (independent replications); ``None`` where either side has no value."""
+    names = list(dict.fromkeys(name for c in compared for name in
+                               [*sc.SUMMARY_NAMES, *c.metrics]))
+    baseline = compared[0]
+    return [{"metric": name,
+             "values": [_compared_value(c.metrics.get(name, {}), baseline.metrics.get(name, {}))
+                        for c in compared]}
+            for name in names]
+
+
+def _compared_value(stats: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
+    mean, base_mean = stats.get("mean"), base.get("mean")
+    both = mean is not None and base_mean is not None
+    difference = mean - base_mean if both else None
+    ci = ((stats.get("ci95") or 0.0) ** 2 + (base.get("ci95") or 0.0) ** 2) ** 0.5 if both else None
+    relative = difference / abs(base_mean) if both and base_mean else None
+    return {**{stat: stats.get(stat) for stat in SUMMARY_STATS},
+            "difference": difference, "difference_ci95": ci, "relative_difference": relative}

@@ -1,0 +1,115 @@
+"""Importing recorded cluster traces as an ordinary experiment (issue 7).
+
+All or nothing: ``scheduler_core.traces`` reads every file and validates the spec before
+anything is stored, and the experiment is created in one transaction afterwards, so a
+bad row anywhere leaves no experiment, no tags and no sharing behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
+
+from django.contrib.auth.models import AbstractBaseUser
+
+from experiments.models import Experiment
+from experiments.services.experiments import experiment_create
+from experiments.specs import spec_limit_errors
+from scheduler_core.traces import FORMATS, ImportOptions, KindDefaults, import_uploads
+from scheduler_core.traces.defaults import DefaultsError
+from scheduler_core.traces.qos import MappingError, load_mapping
+
+ErrorItem = dict[str, Any]
+
+
+class ImportRejectedError(Exception):
+    """The import failed; ``errors`` are ``{path, message}`` items, and those found in a
+    file add ``file``, ``line`` and ``column`` (1-based; 0 = the whole file or row)."""
+
+    def __init__(self, errors: list[ErrorItem]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(e["message"] for e in errors))
+
+
+def experiment_import(*, owner: AbstractBaseUser, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
+                      qos_map: str = "", defaults: str = "", name: str = "",
+                      horizon_seconds: float | None = None, tags: Iterable[str] = (),
+                      shared_with: Iterable[AbstractBaseUser] = ()) -> Experiment:
+    """Read ``uploads`` (file object, file name) in format ``fmt`` into a new experiment
+    owned by ``owner``. ``qos_map`` is a YAML/JSON mapping or ``QOS=CLASS[:VALUE],...``;
+    ``defaults`` is ``KIND.FIELD=VALUE`` items separated by commas or new lines.
+
+    Raises ``ImportRejectedError`` and stores nothing if anything is wrong."""
+    options = import_options(fmt=fmt, qos_map=qos_map, defaults=defaults, name=name,
+                             horizon_seconds=horizon_seconds)
+    result = import_uploads(fmt, uploads, options)
+    if isinstance(result, list):
+        names = [file_name for _, file_name in uploads]
+        raise ImportRejectedError([_located(dict(error), names) for error in result])
+    limits = spec_limit_errors(result.spec)
+    if limits:
+        raise ImportRejectedError([{**e, "file": "", "line": 0, "column": 0} for e in limits])
+    return experiment_create(owner=owner, spec=result.spec, tags=tags, shared_with=shared_with)
+
+
+def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,
+                   horizon_seconds: float | None) -> ImportOptions:
+    """The importer's options from the form's text fields; a bad one is an error at its
+    field (``qos_map``, ``defaults``)."""
+    if fmt not in FORMATS:
+        raise ImportRejectedError([{"path": "format", "message": f"unknown format '{fmt}'"}])
+    try:
+        mapping = _qos_mapping(fmt, qos_map) if qos_map.strip() else None
+    except MappingError as exc:
+        raise ImportRejectedError([{"path": "qos_map", "message": str(exc)}]) from None
+    try:
+        table = KindDefaults.builtin().with_overrides(_assignments(defaults))
+    except DefaultsError as exc:
+        raise ImportRejectedError([{"path": "defaults", "message": str(exc)}]) from None
+    return ImportOptions(qos_map=mapping, defaults=table, name=name or None,
+                         horizon_seconds=horizon_seconds)
+
+
+def _qos_mapping(fmt: str, text: str) -> Any:
+    base = FORMATS[fmt].qos_map
+    if base is None:
+        raise MappingError(f"{fmt} has no QoS labels: priority classes come from the files")
+    return load_mapping(text, base)
+
+
+def _assignments(text: str) -> dict[str, str]:
+    """``training.checkpointIntervalSeconds=600, batch.recovery=elastic`` → a dict."""
+    overrides: dict[str, str] = {}
+    for item in (part.strip() for line in text.splitlines() for part in line.split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise DefaultsError(f"'{item}' is not KIND.FIELD=VALUE")
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
+def _located(error: Mapping[str, Any], names: Sequence[str]) -> ErrorItem:
+    """A trace error gets the request path of its upload: ``files[1]`` for the second."""
+    file = str(error.get("file", ""))
+    path = f"files[{names.index(file)}]" if file in names else "files"
+    return {"path": path, "file": file, "line": int(error.get("line", 0)),
+            "column": int(error.get("column", 0)), "message": str(error["message"])}
+
+
+def trace_formats() -> list[dict[str, Any]]:
+    """The importable formats, what files each expects, and whether it maps QoS labels."""
+    return [{"name": f.name, "title": f.title, "files": f.files,
+             "qos_map": f.qos_map.to_document() if f.qos_map else None,
+             "node_inventory": f.node_inventory}
+            for f in FORMATS.values()]
+
+
+def kind_defaults() -> dict[str, dict[str, Any]]:
+    """The per-kind defaults an import fills in (what ``defaults`` overrides)."""
+    return KindDefaults.builtin().as_table()
+
+
+__all__ = ["ImportRejectedError", "experiment_import", "import_options", "kind_defaults",
+           "trace_formats"]
