@@ -39,11 +39,14 @@ class Experiment(models.Model):
         return [tag.name for tag in self.tags.all()]
 
 
+MAX_TAG_LENGTH = 50
+
+
 class ExperimentTag(models.Model):
     """One tag of one experiment: a row (not JSON) so every database can filter on it."""
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="tags")
-    name = models.CharField(max_length=50)
+    name = models.CharField(max_length=MAX_TAG_LENGTH)
 
     class Meta:
         ordering = ["name"]
@@ -113,7 +116,7 @@ class Replication(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="replications")
     variant_index = models.PositiveIntegerField()
-    variant = models.CharField(max_length=200)
+    variant = models.TextField()
     replication = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)
@@ -122,8 +125,8 @@ class Replication(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     seed = models.BigIntegerField(null=True, blank=True)
-    preemption = models.CharField(max_length=100, blank=True)
-    placement = models.CharField(max_length=100, blank=True)
+    preemption = models.TextField(blank=True)
+    placement = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
     distributions = models.JSONField(default=dict, blank=True)
     by_priority_class = models.JSONField(default=dict, blank=True)
@@ -149,12 +152,13 @@ class RunEvent(models.Model):
     replication = models.ForeignKey(Replication, on_delete=models.CASCADE, related_name="events")
     seq = models.PositiveIntegerField()
     time = models.FloatField()
-    reason = models.CharField(max_length=40)
-    workload = models.CharField(max_length=200, blank=True)
-    pod = models.CharField(max_length=250, blank=True)
-    node = models.CharField(max_length=200, blank=True)
+    # Text, not varchar: names come from user specs and must never fail a write.
+    reason = models.TextField()
+    workload = models.TextField(blank=True)
+    pod = models.TextField(blank=True)
+    node = models.TextField(blank=True)
     value = models.FloatField(default=0.0)
-    related = models.CharField(max_length=250, blank=True)
+    related = models.TextField(blank=True)
     message = models.TextField(blank=True)
 
     class Meta:

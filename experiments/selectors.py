@@ -54,19 +54,26 @@ def experiment_can_edit(*, user: AbstractBaseUser, experiment: Experiment) -> bo
     return experiment.owner_id == user.pk
 
 
-def experiment_facts(*, experiment: Experiment) -> dict[str, float]:
-    """Headline sizes of the stored spec, for the detail page and lists."""
+def experiment_facts(*, experiment: Experiment) -> dict[str, Any]:
+    """Headline sizes of the stored spec, for the detail page. Read from the stored
+    document, so a spec that no longer validates (an older version wrote it) still shows."""
     spec = experiment.spec
-    pools = spec["cluster"].get("nodePools", [])
-    nodes = spec["cluster"].get("nodes", [])
+    cluster = spec.get("cluster") or {}
+    pools, nodes = cluster.get("nodePools") or [], cluster.get("nodes") or []
+    workloads = spec.get("workloads") or []
+    try:
+        variants: int | None = len(sc.variant_names(sc.parse_spec(spec)))
+    except sc.SpecError:
+        variants = None
     return {
-        "nodes": sum(p["count"] for p in pools) + len(nodes),
-        "gpus": sum(p["count"] * p["gpus"] for p in pools) + sum(n["gpus"] for n in nodes),
-        "workloads": len(spec.get("workloads", [])),
-        "pods": sum(w["members"] for w in spec.get("workloads", [])),
-        "variants": len(sc.variant_names(sc.parse_spec(spec))),
-        "replications": spec["replications"],
-        "horizon_seconds": spec["horizonSeconds"],
+        "nodes": sum(p.get("count", 1) for p in pools) + len(nodes),
+        "gpus": sum(p.get("count", 1) * p.get("gpus", 0) for p in pools)
+        + sum(n.get("gpus", 0) for n in nodes),
+        "workloads": len(workloads),
+        "pods": sum(w.get("members", 1) for w in workloads),
+        "variants": variants,
+        "replications": spec.get("replications"),
+        "horizon_seconds": spec.get("horizonSeconds"),
     }
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
+import yaml
 from django.conf import settings
 
 import scheduler_core as sc
@@ -22,7 +23,7 @@ def spec_parse(*, document: str | Mapping[str, Any]) -> sc.ExperimentSpec:
     Raises ``sc.SpecError`` with ``errors`` as ``[{"path", "message"}]``.
     """
     spec = sc.parse_spec(document)
-    errors = spec_limit_errors(spec)
+    errors = spec_limit_errors(spec) + _name_errors(spec)
     if errors:
         raise sc.SpecError(errors)
     return spec
@@ -46,6 +47,17 @@ def spec_limit_errors(spec: sc.ExperimentSpec) -> SpecErrors:
             for path, what, value, name in checks if value > limits[name]]
 
 
+MAX_NAME_LENGTH = 200
+
+
+def _name_errors(spec: sc.ExperimentSpec) -> SpecErrors:
+    """The experiment's name is also its title in lists: keep it to a line."""
+    if len(spec.name) > MAX_NAME_LENGTH:
+        return [{"path": "name", "message": f"at most {MAX_NAME_LENGTH} characters "
+                                            f"(this one has {len(spec.name)})"}]
+    return []
+
+
 def _number(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,}"
 
@@ -57,8 +69,12 @@ def spec_document(spec: sc.ExperimentSpec) -> dict[str, Any]:
 
 
 def spec_yaml(document: Mapping[str, Any]) -> str:
-    """A stored (valid) spec as the YAML users edit: defaults shown, nulls left out."""
-    return sc.spec_to_yaml(sc.parse_spec(document))
+    """A stored spec as the YAML users edit: defaults shown, nulls left out. One that no
+    longer validates (written by an older version) is shown as it is stored."""
+    try:
+        return sc.spec_to_yaml(sc.parse_spec(document))
+    except sc.SpecError:
+        return yaml.safe_dump(dict(document), sort_keys=False, allow_unicode=True)
 
 
 def product_version() -> str:

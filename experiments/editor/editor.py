@@ -169,8 +169,7 @@ class Editor:
             items, rows = [], []
             for index, form in enumerate(view.formset.forms):
                 if not _deleted(form):
-                    items.append(_ordered(_merge(_form_values(form), _extra(form)),
-                                          ITEM_MODELS[key]))
+                    items.append(_ordered(_item(form), ITEM_MODELS[key]))
                     rows.append(index)
             self._rows[key] = rows
             doc.set_path(document, view.section.path, items or None)
@@ -285,6 +284,17 @@ def _initial_value(form: SpecForm, name: str) -> Any:
         return form.fields[name].to_python(form.initial.get(name))
     except forms.ValidationError:
         return form.initial.get(name) or None
+
+
+def _item(form: SpecForm) -> dict[str, Any]:
+    """One row's item: its fields, then what ``extra`` carried, minus the optional
+    sub-objects whose key field was left blank."""
+    values = _form_values(form)
+    item = _merge(values, _extra(form))
+    for path, key_field in form.OPTIONAL_OBJECTS.items():
+        if doc.get_path(values, form.spec_fields()[key_field]) is None:
+            doc.pop_path(item, path)
+    return item
 
 
 def _extra(form: SpecForm) -> dict[str, Any]:

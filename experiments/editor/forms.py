@@ -23,6 +23,7 @@ from experiments.editor.fields import (
     SpecNumberField,
     SpecYAMLMapField,
 )
+from experiments.models import MAX_TAG_LENGTH
 from experiments.specs import policy_choices
 from scheduler_core.spec import ControllerKind, PreemptionPolicy, RecoveryModel, WorkloadKind
 
@@ -50,6 +51,9 @@ class SpecForm(forms.Form):
     extra = forms.CharField(widget=forms.HiddenInput, required=False)
     LAYOUT: ClassVar[tuple[tuple[str, ...], ...]] = ()
     """Rows of field names, for the template."""
+    OPTIONAL_OBJECTS: ClassVar[dict[str, str]] = {}
+    """Sub-objects that exist only while their key field is filled in (path → field), so
+    blanking that field in the form removes the object, hidden parts included."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -142,14 +146,17 @@ class WorkloadForm(SpecForm):
     pod_group__min_count = SpecNumberField(label="PodGroup minCount", help_text="blank: no gang")
     pod_group__disruption_mode = SpecChoiceField(label="PodGroup disruption",
                                                  choices=_choices(["Single", "All"]))
+    pod_group__scheduling = SpecChoiceField(label="PodGroup scheduling",
+                                            choices=_choices(["gang", "basic"]))
     LAYOUT = (
         ("name", "kind", "members", "gpus", "cpu", "memory", "priority_class_name", "urgent"),
         ("arrival", "duration_seconds", "startup_seconds", "termination_grace_period_seconds",
          "stop_seconds"),
         ("checkpoint__interval_seconds", "checkpoint__write_seconds", "checkpoint__on_sigterm",
          "recovery__model", "controller__kind"),
-        ("pod_group__min_count", "pod_group__disruption_mode"),
+        ("pod_group__min_count", "pod_group__disruption_mode", "pod_group__scheduling"),
     )
+    OPTIONAL_OBJECTS = {"podGroup": "pod_group__min_count"}
 
 
 class TimelineEventForm(SpecForm):
@@ -189,9 +196,10 @@ class MetaForm(forms.Form):
 
     def clean_tags(self) -> list[str]:
         tags = [tag.strip() for tag in self.cleaned_data["tags"].split(",") if tag.strip()]
-        too_long = [tag for tag in tags if len(tag) > 50]
+        too_long = [tag for tag in tags if len(tag) > MAX_TAG_LENGTH]
         if too_long:
-            raise forms.ValidationError(f"a tag may have at most 50 characters: {too_long[0]}")
+            raise forms.ValidationError(
+                f"a tag may have at most {MAX_TAG_LENGTH} characters: {too_long[0]}")
         return tags
 
     def clean_shared_with(self) -> list[Any]:

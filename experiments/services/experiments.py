@@ -8,8 +8,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 import scheduler_core as sc
-from experiments.models import Experiment, ExperimentTag
-from experiments.specs import spec_document
+from experiments.models import MAX_TAG_LENGTH, Experiment, ExperimentTag
+from experiments.specs import MAX_NAME_LENGTH, spec_document
 
 
 @transaction.atomic
@@ -41,10 +41,14 @@ def experiment_update(*, experiment: Experiment, spec: sc.ExperimentSpec,
 @transaction.atomic
 def experiment_clone(*, experiment: Experiment, owner: AbstractBaseUser) -> Experiment:
     """A private copy for ``owner`` (who may be someone it was shared with): same spec
-    and tags, no runs, shared with nobody."""
-    spec = sc.parse_spec({**experiment.spec, "name": f"{experiment.name} (copy)"})
-    return experiment_create(owner=owner, spec=spec, tags=experiment.tag_names,
-                             source_preset=experiment.source_preset)
+    and tags, no runs, shared with nobody. The stored document is copied as it is, so a
+    spec an older version wrote can still be cloned (and then fixed in the editor)."""
+    name = f"{experiment.name[:MAX_NAME_LENGTH - 7]} (copy)"
+    copy = Experiment.objects.create(
+        owner=owner, name=name, description=experiment.description,
+        spec={**experiment.spec, "name": name}, source_preset=experiment.source_preset)
+    _set_tags(copy, experiment.tag_names)
+    return copy
 
 
 def experiment_delete(*, experiment: Experiment) -> None:
@@ -65,6 +69,9 @@ def presets_install(*, owner: AbstractBaseUser) -> list[Experiment]:
 
 def _set_tags(experiment: Experiment, tags: Iterable[str]) -> None:
     names = sorted({tag.strip() for tag in tags if tag.strip()})
+    too_long = [name for name in names if len(name) > MAX_TAG_LENGTH]
+    if too_long:
+        raise ValueError(f"a tag may have at most {MAX_TAG_LENGTH} characters: {too_long[0]}")
     experiment.tags.exclude(name__in=names).delete()
     existing = set(experiment.tags.values_list("name", flat=True))
     ExperimentTag.objects.bulk_create(

@@ -345,3 +345,47 @@ def test_any_value_in_any_field_gets_a_page_never_a_server_error(alice_client, v
     data[field] = value
     response = _post(alice_client, NEW, data)
     assert response.status_code in (200, 302)
+
+
+def test_blanking_the_podgroup_min_count_removes_the_gang(alice_client, alice):
+    """The group's other settings (its scheduling policy here) go with it."""
+    data = _open(alice_client, f"{NEW}?preset=s1-training-vs-shards")
+    gang = next(i for i in range(20)
+                if data.get(f"workloads-{i}-pod_group__scheduling") == "basic")
+    data[f"workloads-{gang}-pod_group__min_count"] = ""
+
+    response = _post(alice_client, NEW, data)
+
+    assert response.status_code == 302
+    assert Experiment.objects.get(owner=alice).spec["workloads"][gang]["podGroup"] is None
+
+
+def test_a_gang_is_made_in_the_form_with_its_settings(alice_client, alice):
+    data = _open(alice_client, f"{NEW}?preset=s3-grace-period")
+    data["workloads-0-pod_group__min_count"] = "1"
+    data["workloads-0-pod_group__scheduling"] = "basic"
+
+    _post(alice_client, NEW, data)
+
+    group = Experiment.objects.get(owner=alice).spec["workloads"][0]["podGroup"]
+    assert (group["minCount"], group["scheduling"], group["disruptionMode"]) == (1, "basic",
+                                                                                 "Single")
+
+
+def test_an_old_spec_that_no_longer_validates_still_shows_and_clones(alice_client, alice):
+    experiment = ExperimentFactory(owner=alice)
+    experiment.spec = {**experiment.spec, "retiredField": 1}
+    experiment.save()
+
+    detail = alice_client.get(reverse("experiments:detail", args=[experiment.pk]))
+    clone = alice_client.post(reverse("experiments:clone", args=[experiment.pk]))
+    edit = alice_client.post(reverse("experiments:edit", args=[experiment.pk]),
+                             {**_open(alice_client, reverse("experiments:edit",
+                                                            args=[experiment.pk])),
+                              "action": "save"})
+
+    assert detail.status_code == 200
+    assert "retiredField: 1" in detail.content.decode()
+    assert clone.status_code == 302
+    assert edit.status_code == 200
+    assert "retiredField: unknown field" in unescape(edit.content.decode())
