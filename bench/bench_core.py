@@ -19,10 +19,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import scheduler_core as sc  # noqa: E402
-from bench.workloads import cluster_spec  # noqa: E402
-from scheduler_core.engine import Engine  # noqa: E402
-from scheduler_core.spec import resolve_variant  # noqa: E402
+import scheduler_core as sc
+from bench.workloads import cluster_spec
+from scheduler_core.engine import Engine
+from scheduler_core.spec import resolve_variant
 
 BASELINES = Path(__file__).with_name("baselines.json")
 
@@ -72,10 +72,48 @@ def bench_decision(nodes: int = 1500, repeats: int = 200) -> dict[str, Any]:
             "decision_ms": round(per * 1000, 3)}
 
 
+def bench_group_decision(nodes: int = 10_000, running: int = 60_000,
+                         members: int = 1000) -> dict[str, Any]:
+    """One workload-aware decision: a 1,000-member group of 8-GPU pods on a cluster whose
+    nodes each hold six 1-GPU low-priority pods, so no member fits without eviction."""
+    per_node = running // nodes
+    spec = sc.parse_spec({
+        "horizonSeconds": 60,
+        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+        "priorityClasses": [{"name": "low", "value": 1, "globalDefault": True},
+                            {"name": "high", "value": 1000}],
+        "workloads": [
+            {"name": "background", "members": running, "gpus": 1, "durationSeconds": 36000},
+            {"name": "group", "members": members, "gpus": 8, "arrival": 10,
+             "priorityClassName": "high", "recovery": {"model": "synchronous"},
+             "podGroup": {"minCount": members}}],
+        "initialState": [{"workload": "background", "node": f"gpu-{i // per_node}",
+                          "startedAt": -100, "member": i} for i in range(running)],
+        "policy": {"preemption": "workload-aware", "placement": "LeastAllocated"},
+    })
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    timings: list[float] = []
+    decide = engine.preemption.post_filter_group
+
+    def timed(*args: Any) -> Any:
+        started = time.perf_counter()
+        status = decide(*args)
+        timings.append(time.perf_counter() - started)
+        return status
+
+    engine.preemption.post_filter_group = timed  # type: ignore[method-assign]
+    engine.run()
+    victims = sum(1 for e in engine.log if e.reason == "Preempted")
+    return {"nodes": nodes, "running_pods": running, "members": members,
+            "decision_s": round(timings[0], 3), "victims": victims,
+            "peak_mb": round(_peak_mb())}
+
+
 CASES = {
     "synthetic-1500": lambda: bench_simulation(1500, 8000, 6 * 3600),
     "large-10k": lambda: bench_simulation(10_000, 100_000, 6 * 3600),
     "decision": bench_decision,
+    "group-decision": bench_group_decision,
 }
 
 

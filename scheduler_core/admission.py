@@ -133,7 +133,7 @@ class Admission:
         limit = queue.spec.concurrency
         concurrency_full = limit is not None and len(queue.admitted) >= limit
         candidates = self._candidates(queue, head)
-        if not candidates or concurrency_full and not any(q is queue for q, _ in candidates):
+        if not candidates or (concurrency_full and not any(q is queue for q, _ in candidates)):
             return False
         targets = self._greedy(queue, head, candidates)
         if not targets:

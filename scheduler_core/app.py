@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler_core import events as ev
 from scheduler_core.model import Pod, PodState, Workload
@@ -36,7 +37,7 @@ class Host(Protocol):
              time: float | None = None, value: float = 0.0, related: str = "",
              message: str = "") -> None: ...
 
-    def at(self, time: float, callback: object, *args: object) -> None: ...
+    def at(self, time: float, callback: Callable[..., None], *args: Any) -> None: ...
 
     def pod_completed(self, pod: Pod) -> None: ...
 

@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     presets = sub.add_parser("presets", help="list the built-in scenario presets")
     presets.add_argument("--show", metavar="ID", help="print one preset's YAML")
     presets.set_defaults(handler=_presets)
+    schema = sub.add_parser("schema", help="print the spec's JSON Schema (every field, "
+                            "its type and meaning)")
+    schema.set_defaults(handler=_schema)
     validate = sub.add_parser("validate", help="check a spec; print its variants")
     validate.add_argument("spec", help="a YAML/JSON file, '-' for stdin, or a preset id")
     validate.set_defaults(handler=_validate)
@@ -79,6 +82,12 @@ def _presets(args: argparse.Namespace) -> int:
         return 0
     for preset in list_presets():
         print(f"{preset.id}\t{preset.name}")
+    return 0
+
+
+def _schema(args: argparse.Namespace) -> int:
+    json.dump(ExperimentSpec.model_json_schema(by_alias=True), sys.stdout, indent=2)
+    print()
     return 0
 
 

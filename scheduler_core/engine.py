@@ -210,7 +210,7 @@ class Engine:
         if workload.spec.queue is not None:
             self.admission.arrive(workload)
             return
-        taken = set()
+        taken: set[int] = set()
         for item in placed:
             member = item.member if item.member is not None else self._free_slot(workload, taken)
             taken.add(member)

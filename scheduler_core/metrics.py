@@ -172,8 +172,8 @@ class _Reader:
 
     def read(self, event: Event) -> None:
         handler = self.handlers.get(event.reason)
-        if handler is not None:
-            handler(event, self.acc[event.workload] if event.workload else None)
+        if handler is not None and event.workload:
+            handler(event, self.acc[event.workload])
 
     # -- lifecycle
     def _arrived(self, e: Event, a: _Acc) -> None:
@@ -299,8 +299,8 @@ class _Reader:
     def record(self, info: WorkloadInfo) -> WorkloadRecord:
         a = self.acc[info.name]
         arrival = a.arrival
-        released = [self.released.get(v) for v in a.victims]
-        all_released = max(released) if released and None not in released else None
+        released = [self.released[v] for v in a.victims if v in self.released]
+        all_released = max(released) if a.victims and len(released) == len(a.victims) else None
         return WorkloadRecord(
             workload=info.name, kind=info.kind, priority_class=info.priority_class,
             priority=info.priority, members=info.members, gpus_per_member=info.gpus,

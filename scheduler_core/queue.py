@@ -42,6 +42,7 @@ class SchedulingQueue:
     # ------------------------------------------------------------------ adding
     def add(self, pod: Pod, now: float) -> None:
         """A new pod, or one moved by an event: activeQ unless its backoff is running."""
+        entry: tuple
         if pod.backoff_until > now:
             entry = (pod.backoff_until, -pod.priority, pod.queue_ts, pod.seq, pod)
             heapq.heappush(self._backoff, entry)

@@ -293,7 +293,8 @@ class AdmissionQueue(Model):
     waits here has no pods yet, so no PriorityClass can help it; its queue priority can."""
 
     name: str = Field(min_length=1)
-    concurrency: PositiveCount | None = Field(default=None, description="workloads admitted at once")
+    concurrency: PositiveCount | None = Field(default=None,
+                                              description="workloads admitted at once")
     nominal_gpus: WholeCount | None = Field(default=None, description="GPUs admitted at once")
     cohort: str | None = Field(default=None, description="queues that lend unused quota")
     borrowing_limit_gpus: WholeCount | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from scheduler_core.cluster import Cluster
@@ -72,7 +72,7 @@ class DisruptionSource(Protocol):
 class DisruptionHost(Protocol):
     now: float
 
-    def at(self, time: float, callback: object, *args: object) -> None: ...
+    def at(self, time: float, callback: Callable[..., None], *args: Any) -> None: ...
 
     def cordon(self, node: Node, reason: str) -> None: ...
 

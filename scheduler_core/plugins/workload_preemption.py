@@ -90,7 +90,8 @@ def _has_gpu_free_pods(node: Node, below: int) -> bool:
 def _unit(pods: list[Pod], workload: Workload, is_group: bool) -> Unit:
     usage: dict[Node, list[float]] = {}
     for pod in pods:
-        row = usage.setdefault(pod.node, [0, 0.0, 0.0, 0])  # type: ignore[arg-type]
+        assert pod.node is not None, pod
+        row = usage.setdefault(pod.node, [0, 0.0, 0.0, 0])
         row[0] += pod.gpus
         row[1] += pod.cpu
         row[2] += pod.mem
@@ -142,9 +143,9 @@ def place_group(pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[
             buckets[int(row[0])].append(node)
     assignment: list[tuple[Pod, Node]] = []
     for pod in pods:
-        node = _take(pod, buckets, remaining, spread)
-        if node is not None:
-            assignment.append((pod, node))
+        taken = _take(pod, buckets, remaining, spread)
+        if taken is not None:
+            assignment.append((pod, taken))
     return assignment, remaining
 
 
@@ -195,7 +196,8 @@ def split_by_pdb(host: PreemptionHost, units: list[Unit]) -> tuple[list[Unit], l
     """filterVictimsWithPDBViolation: budgets consumed pod by pod in the given order; a
     unit is violating if any of its pods is."""
     allowed = host.pdb_allowed([p for u in units for p in u.pods])
-    violating, clean = [], []
+    violating: list[Unit] = []
+    clean: list[Unit] = []
     for unit in units:
         broke = False
         for pod in unit.pods:

@@ -81,3 +81,12 @@ def test_malformed_yaml_is_exit_2() -> None:
     result = cli("validate", "-", stdin="cluster: [\n")
     assert result.returncode == 2
     assert result.stderr.startswith("error: malformed YAML: line")
+
+
+def test_schema_describes_every_top_level_field() -> None:
+    result = cli("schema")
+    assert result.returncode == 0
+    schema = json.loads(result.stdout)
+    assert {"cluster", "workloads", "priorityClasses", "variants", "grid", "queues"} <= set(
+        schema["properties"])
+    assert "cluster" in schema["required"]
