@@ -2,7 +2,8 @@
 
 Every API view opts out of the site's LoginRequiredMiddleware (which would redirect a
 token-authenticated script to the login page): DRF authenticates and answers 401/403
-in the API's error shape instead. The docs page stays behind the login.
+in the API's error shape instead. The docs pages are for browsers: they redirect to the
+login page like every other page.
 """
 
 from __future__ import annotations
@@ -10,9 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import URLPattern, include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularJSONAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
 
 from experiments.api.exceptions import api_not_found
 from experiments.api.views import auth, imports, results, runs
@@ -53,8 +58,10 @@ v1 = [
 
 urlpatterns = [
     path("v1/", include(v1)),
-    path("schema/", login_not_required(SpectacularAPIView.as_view()), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("schema/", login_not_required(SpectacularJSONAPIView.as_view()), name="schema"),
+    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema")),
+         name="docs"),
+    path("redoc/", login_required(SpectacularRedocView.as_view(url_name="api:schema")),
+         name="redoc"),
     re_path(r"^.*$", login_not_required(api_not_found)),
 ]
