@@ -160,7 +160,7 @@ def replication_events(*, replication: Replication, reason: str = "", workload: 
 
 
 def replication_event_reasons(*, replication: Replication) -> list[str]:
-    return sorted(set(replication.events.values_list("reason", flat=True).distinct()))
+    return sorted(replication.events.order_by().values_list("reason", flat=True).distinct())
 
 
 def users_by_username(*, usernames: Iterable[str]) -> tuple[list[AbstractBaseUser], list[str]]:

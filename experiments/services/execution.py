@@ -14,13 +14,14 @@ acknowledged, a visibility timeout passing), so every step is safe to repeat:
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 import scheduler_core as sc
@@ -141,12 +142,27 @@ def _store(claimed: Replication, attempt: int, result: sc.ReplicationResult) -> 
     run.save(update_fields=["progress"])
 
 
+_EVENT_COLUMNS = ("replication_id", "seq", "time", "reason", "workload", "pod", "node", "value",
+                  "related", "message")
+
+
 def _insert_events(replication: Replication, result: sc.ReplicationResult) -> None:
-    rows = (RunEvent(replication=replication, seq=seq, time=event.time, reason=event.reason,
-                     workload=event.workload, pod=event.pod, node=event.node,
-                     value=float(event.value), related=event.related, message=event.message)
-            for seq, event in enumerate(result.events))
-    RunEvent.objects.bulk_create(rows, batch_size=EVENT_BATCH)
+    """Bulk-insert the event log as plain rows (no model objects: a run may have
+    100,000 events). PostgreSQL gets them through COPY, the others in batches."""
+    rows = ((replication.pk, seq, e.time, e.reason, e.workload, e.pod, e.node, float(e.value),
+             e.related, e.message) for seq, e in enumerate(result.events))
+    table = connection.ops.quote_name(RunEvent._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(c) for c in _EVENT_COLUMNS)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        placeholders = ", ".join(["%s"] * len(_EVENT_COLUMNS))
+        insert = f"INSERT INTO {table} ({columns}) VALUES ({placeholders})"
+        while batch := list(itertools.islice(rows, EVENT_BATCH)):
+            cursor.executemany(insert, batch)
 
 
 def _set_result(replication: Replication, result: sc.ReplicationResult) -> None:

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.urls import reverse
 from django.utils import timezone
 
 import scheduler_core as sc
@@ -15,7 +16,7 @@ from experiments.models import Replication, Run, RunEvent, Status
 from experiments.services import Outcome, execution
 from experiments.specs import product_version
 from scheduler_core.metrics import confidence_interval
-from tests.factories import ReplicationFactory, RunFactory
+from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory
 
 
 @pytest.fixture
@@ -302,3 +303,42 @@ def test_replications_of_several_runs_aggregate_per_variant_with_confidence():
     assert metrics["lost_work"] == {"mean": mean, "ci95": half, "min": 10.0, "max": 30.0, "n": 3}
     assert metrics["goodput"] == {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
     assert Replication.objects.filter(run=run).count() == 3
+
+
+def _big_spec() -> sc.ExperimentSpec:
+    """About 70,000 events: 3,000 workloads through a 64-node cluster over three days."""
+    return sc.parse_spec({
+        "name": "big", "horizonSeconds": 3 * 86400,
+        "cluster": {"nodePools": [{"name": "p", "count": 64, "gpus": 8}]},
+        "priorityClasses": [{"name": "low", "value": 10, "globalDefault": True},
+                            {"name": "high", "value": 1000}],
+        "workloads": [{"name": f"w{i}", "gpus": 1 + i % 4, "members": 1 + i % 3,
+                       "arrival": i * 60, "durationSeconds": 1800 + (i * 37) % 3600,
+                       "priorityClassName": "high" if i % 7 == 0 else "low",
+                       "checkpoint": {"intervalSeconds": 600}} for i in range(3000)]})
+
+
+@pytest.mark.slow
+def test_a_big_run_stores_its_whole_event_log_and_deletes_it_whole(alice, alice_client):
+    spec = _big_spec()
+    experiment = ExperimentFactory(owner=alice, spec=spec.model_dump(mode="json", by_alias=True))
+    replication = ReplicationFactory(run__experiment=experiment, variant="default")
+
+    services.replication_execute(replication_id=replication.pk)
+
+    expected = sc.simulate(spec, "default", 0).events
+    replication.refresh_from_db()
+    assert len(expected) > 50_000
+    assert replication.event_count == replication.events.count() == len(expected)
+    last = replication.events.order_by("-seq").first()
+    assert (last.seq, last.time, last.reason) == (len(expected) - 1, expected[-1].time,
+                                                  expected[-1].reason)
+    page = alice_client.get(reverse("experiments:replication-events",
+                                    args=[replication.run_id, replication.pk]),
+                            {"reason": "Preempted"})
+    preempted = sum(e.reason == "Preempted" for e in expected)
+    assert f"{preempted:,} event{'s' if preempted != 1 else ''}" in page.content.decode()
+
+    experiment.delete()
+
+    assert RunEvent.objects.count() == Replication.objects.count() == Run.objects.count() == 0
