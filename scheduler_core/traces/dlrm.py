@@ -25,8 +25,10 @@ COLUMNS = ("instance_sn", "role", "app_name", "cpu_request", "gpu_request", "mem
            "creation_time", "scheduled_time", "deletion_time")
 ATTRIBUTION = ("Alibaba cluster-trace-gpu-v2025 (disaggregated DLRM); research/study use, no "
                "redistribution licence. Cite: Yang et al., NSDI '25.")
-HEADROOM = 1.1
-GPU_NODE = {"gpus": 8, "cpu": 128.0, "memory": 1024.0}
+HEADROOM = 1.25
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+GPU_NODE = {"gpus": 8, "cpu": 128.0, "memory": 1024.0, "taints": [GPU_TAINT]}
 CPU_NODE = {"gpus": 0, "cpu": 192.0, "memory": 1024.0}
 
 
@@ -121,8 +123,10 @@ def _add_workloads(draft: Draft, instances: list[Instance], options: ImportOptio
                     f"instance_sn: workload name '{instance.name}' is a duplicate")
             continue
         seen.add(instance.name)
-        draft.add_workload(_workload(instance, options), instance.origin.file,
-                           instance.origin.line)
+        fields = _workload(instance, options)
+        if instance.gpus and options.nodes is None:
+            fields["tolerations"] = [GPU_TOLERATION]
+        draft.add_workload(fields, instance.origin.file, instance.origin.line)
     draft.counts["workloads"] = len(draft.workloads)
 
 
@@ -143,7 +147,9 @@ def _workload(instance: Instance, options: ImportOptions) -> dict[str, Any]:
 
 def _derive_cluster(draft: Draft, instances: list[Instance]) -> None:
     """Enough 8-GPU nodes for the peak concurrent GPU instances, enough CPU nodes for the
-    peak CPU instances, each with 10% headroom for imperfect packing."""
+    peak CPU instances, each with 25% headroom for imperfect packing. GPU nodes are tainted
+    (and only GPU instances tolerate it), as GPU pools usually are, so CPU instances cannot
+    crowd GPU instances out of the capacity sized for them."""
     gpu = [i for i in instances if i.gpus]
     cpu = [i for i in instances if not i.gpus]
     origin = Origin(instances[0].origin.file, 0)
@@ -155,26 +161,22 @@ def _derive_cluster(draft: Draft, instances: list[Instance]) -> None:
             draft.nodes.add(f"{name}-{index}", name, shape, origin)
     draft.counts["nodes"] = draft.nodes.node_count
     draft.notes.append(f"no node inventory given: derived {draft.nodes.node_count} nodes "
-                       f"(8-GPU and CPU-only) from the peak concurrent requests, +10%")
+                       "(tainted 8-GPU nodes and CPU-only nodes) from the peak concurrent "
+                       "dominant shares, +25%")
 
 
 def _nodes_needed(instances: list[Instance], shape: dict[str, Any], horizon: float) -> int:
-    peaks = _peaks(instances, horizon)
-    needed = [peaks[0] / shape["gpus"] if shape["gpus"] else 0.0,
-              peaks[1] / shape["cpu"], peaks[2] / shape["memory"]]
-    return max(1, math.ceil(max(needed) * HEADROOM))
-
-
-def _peaks(instances: list[Instance], horizon: float) -> tuple[float, float, float]:
-    """The highest concurrent (GPUs, CPUs, memory) over the window, by a sweep."""
-    changes: list[tuple[float, int, float, float, float]] = []
+    """The peak concurrent sum of each instance's dominant share of a node (its largest
+    fraction of the node's GPUs, CPUs or memory): a big instance counts for what it
+    blocks, not just for its CPUs. Plus headroom for packing."""
+    changes: list[tuple[float, int, float]] = []
     for i in instances:
-        changes.append((i.start, 1, i.gpus, i.cpu, i.memory))
-        changes.append((horizon if i.end is None else i.end, 0, -i.gpus, -i.cpu, -i.memory))
-    current = [0.0, 0.0, 0.0]
-    peak = [0.0, 0.0, 0.0]
-    for _, _, *deltas in sorted(changes):
-        for k in range(3):
-            current[k] += deltas[k]
-            peak[k] = max(peak[k], current[k])
-    return peak[0], peak[1], peak[2]
+        share = max(i.gpus / shape["gpus"] if shape["gpus"] else 0.0,
+                    i.cpu / shape["cpu"], i.memory / shape["memory"])
+        changes.append((i.start, 1, share))
+        changes.append((horizon if i.end is None else i.end, 0, -share))
+    current = peak = 0.0
+    for _, _, delta in sorted(changes):
+        current += delta
+        peak = max(peak, current)
+    return max(1, math.ceil(peak * HEADROOM))

@@ -50,8 +50,13 @@ def test_dlrm_without_an_inventory_derives_a_cluster_from_peak_requests(dlrm):
     # peak: 2 GPU instances (1 GPU each) -> 1 GPU node; CPU instances 64 + 48 CPUs, 560 GiB
     # -> one 192-CPU node with 10% headroom still rounds up to 1
     assert dlrm.mapping["cluster"] == {"nodes": [
-        {"name": "gpu-0", "gpus": 8, "cpu": 128.0, "memory": 1024.0},
+        {"name": "gpu-0", "gpus": 8, "cpu": 128.0, "memory": 1024.0,
+         "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]},
         {"name": "cpu-0", "gpus": 0, "cpu": 192.0, "memory": 1024.0}]}
+    # only GPU instances tolerate the GPU nodes' taint
+    assert named(dlrm, "app-1-instance-2")["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    assert "tolerations" not in named(dlrm, "app-0-instance-1")
     assert dlrm.mapping["horizonSeconds"] == 2000.0
 
 
