@@ -7,11 +7,13 @@ index wins, which is deterministic for a given history.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from scheduler_core.cluster import Cluster
 from scheduler_core.model import Node, Pod
 
 
-class _GpuScorer:
+class _GpuScorer(ABC):
     spread = False
 
     def select(self, cluster: Cluster, pod: Pod) -> Node | None:
@@ -35,8 +37,9 @@ class _GpuScorer:
                 return node
         return None
 
+    @abstractmethod
     def score(self, node: Node, pod: Pod) -> float:
-        raise NotImplementedError
+        """Higher is better: the node's GPU utilisation (or emptiness) after placement."""
 
 
 class MostAllocated(_GpuScorer):
