@@ -71,7 +71,8 @@ class SchedulingQueue:
         """``min(initial * 2^(count-1), max)`` after ``now``, truncated to a whole second."""
         if self.max_backoff <= 0 or attempts <= 0:
             return now
-        duration = min(self.initial_backoff * 2 ** (attempts - 1), self.max_backoff)
+        doublings = min(attempts - 1, 62)  # the cap is reached long before; keeps floats finite
+        duration = min(self.initial_backoff * 2**doublings, self.max_backoff)
         return float(math.floor(now + duration))
 
     def remove(self, pod: Pod) -> None:

@@ -129,3 +129,11 @@ def test_every_pod_ends_in_a_known_state_and_time_never_goes_back(data: dict[str
 def test_same_seed_same_event_log(data: dict[str, Any]) -> None:
     spec = sc.parse_spec(data)
     assert sc.simulate(spec, "default").events == sc.simulate(spec, "default").events
+
+
+def test_backoff_stays_capped_after_thousands_of_attempts() -> None:
+    """A pod pending for hours is retried thousands of times; its backoff stays 10 s."""
+    from scheduler_core.queue import SchedulingQueue
+
+    queue = SchedulingQueue(1.0, 10.0)
+    assert queue.backoff_expiry(5000, 100.5) == 110.0
