@@ -49,7 +49,7 @@ class TraceFile:
             raise TraceError([{"file": self.name, "line": 0, "column": 0,
                                "message": exc.strerror or str(exc)}]) from None
         try:
-            yield _decoded_lines(stream)
+            yield _decoded_lines(stream, self.name)
         finally:
             if self.close_after:
                 stream.close()
@@ -65,26 +65,39 @@ def as_trace_file(source: TraceFile | str | Path) -> TraceFile:
     return source if isinstance(source, TraceFile) else TraceFile.from_path(source)
 
 
-def _decoded_lines(stream: IO[Any]) -> Iterator[str]:
+def _decoded_lines(stream: IO[Any], name: str) -> Iterator[str]:
     """UTF-8 (a byte-order mark is dropped) decoded chunk by chunk, split after each "\n"
-    only, as the csv module counts lines ("\r\n" stays whole across chunks)."""
+    only, as the csv module counts lines ("\r\n" stays whole across chunks). Bytes that
+    are not UTF-8 stop the import with an error at the line they are on."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     pending = ""
-    first = True
+    done = 0
     while True:
         chunk = stream.read(CHUNK_BYTES)
         if not chunk:
             break
-        text = decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
-        if first and text.startswith("\ufeff"):
+        text = _decode(decoder, chunk, name, done + pending.count("\n") + 1)
+        if done == 0 and not pending and text.startswith("\ufeff"):
             text = text[1:]
-        first = False
         parts = (pending + text).split("\n")
         pending = parts.pop()
+        done += len(parts)
         yield from (part + "\n" for part in parts)
-    tail = pending + decoder.decode(b"", final=True)
+    tail = pending + _decode(decoder, b"", name, done + 1, final=True)
     if tail:
         yield tail
+
+
+def _decode(decoder: codecs.IncrementalDecoder, chunk: bytes | str, name: str, line: int,
+            *, final: bool = False) -> str:
+    if isinstance(chunk, str):
+        return chunk
+    try:
+        return decoder.decode(chunk, final=final)
+    except UnicodeDecodeError as exc:
+        raise TraceError([{"file": name, "line": line + chunk[:exc.start].count(b"\n"),
+                           "column": 0,
+                           "message": f"not UTF-8 text ({exc.reason})"}]) from None
 
 
 def read_text(file: TraceFile) -> str:

@@ -112,3 +112,15 @@ def test_an_import_is_deterministic_down_to_the_bytes():
     files = [fixtures / "openb_nodes.csv", fixtures / "openb_pods.csv"]
     first, second = import_trace("openb", files), import_trace("openb", files)
     assert dump_spec(first.mapping, first.notes) == dump_spec(second.mapping, second.notes)
+
+
+@pytest.mark.parametrize(("fmt", "data", "line"), [
+    ("csv", b"name,gpus\nn1,8\nn\xff2,8\n", 3),
+    ("jsonl", b'{"node": {"name": "n", "gpus": 8}}\n{"node": {"name": "\xff"}}\n', 2),
+    ("pai", b"a1,CPU,96,512,0\n\xfe,CPU,96,512,0\n", 2),
+    ("kubectl", b'{"items": [\n\xff]}', 2),
+], ids=["csv", "jsonl", "pai-headerless", "kubectl"])
+def test_bytes_that_are_not_utf8_are_an_error_at_their_line(fmt, data, line):
+    errors = import_uploads(fmt, [(io.BytesIO(data), "upload")])
+    assert errors == [{"file": "upload", "line": line, "column": 0,
+                       "message": "not UTF-8 text (invalid start byte)"}]
