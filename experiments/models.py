@@ -7,6 +7,8 @@ signals, so Django deletes them with one DELETE per level, not row by row.
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 
@@ -70,6 +72,10 @@ ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
 TERMINAL_STATUSES = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
 
+def _new_token() -> str:
+    return uuid.uuid4().hex
+
+
 class Run(models.Model):
     """One execution of an experiment, on a frozen copy of its spec.
 
@@ -82,6 +88,9 @@ class Run(models.Model):
                                    null=True, blank=True, related_name="+")
     spec = models.JSONField(help_text="the spec as it was when the run started")
     product_version = models.CharField(max_length=100)
+    task_token = models.CharField(
+        max_length=32, default=_new_token, editable=False,
+        help_text="makes the run's Celery task ids unique beyond this database's row ids")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)
     error = models.TextField(blank=True)

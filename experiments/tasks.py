@@ -1,8 +1,9 @@
 """Celery tasks: ids in, one service call, nothing else.
 
 A run is a chord: one ``simulate_replication`` per (variant, replication), then
-``aggregate_run``. Task ids are derived from row ids, so a cancel can revoke them
-without storing anything, and a redelivered message keeps its place in the chord.
+``aggregate_run``. Task ids are derived from the run (its id and random token) and the
+row ids, so a cancel can revoke them without storing anything, and no id ever meets a
+stale result of another run in the result backend (row ids restart with a database).
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from celery import Task, chord, shared_task
 from django.conf import settings
 
 from experiments import services
+from experiments.models import Run
 from experiments.services import Outcome
 
 logger = logging.getLogger(__name__)
 AGGREGATE_RETRY_SECONDS = 5
 
 
-def replication_task_id(run_id: int, replication_id: int) -> str:
-    return f"run-{run_id}-replication-{replication_id}"
+def replication_task_id(run: Run, replication_id: int) -> str:
+    return f"run-{run.pk}-{run.task_token}-replication-{replication_id}"
 
 
-def aggregate_task_id(run_id: int) -> str:
-    return f"run-{run_id}-aggregate"
+def aggregate_task_id(run: Run) -> str:
+    return f"run-{run.pk}-{run.task_token}-aggregate"
 
 
 @shared_task(bind=True, name="experiments.tasks.simulate_replication", max_retries=None,
@@ -52,23 +54,23 @@ def sweep_stale_runs() -> list[int]:
     return services.runs_sweep_stale()
 
 
-def enqueue_run(*, run_id: int, replication_ids: list[int]) -> None:
+def enqueue_run(*, run: Run, replication_ids: list[int]) -> None:
     """Send a run's chord. Called by ``run_enqueue`` once its rows are committed."""
-    header = [simulate_replication.si(rid).set(task_id=replication_task_id(run_id, rid))
+    header = [simulate_replication.si(rid).set(task_id=replication_task_id(run, rid))
               for rid in replication_ids]
-    body = aggregate_run.s(run_id).set(task_id=aggregate_task_id(run_id))
+    body = aggregate_run.s(run.pk).set(task_id=aggregate_task_id(run))
     chord(header)(body)
 
 
-def revoke_run(*, run_id: int, replication_ids: list[int]) -> None:
+def revoke_run(*, run: Run, replication_ids: list[int]) -> None:
     """Best effort: drop a cancelled run's tasks that no worker has started. Workers
     already running one stop on their own (the run's status says so), so a broker
     that cannot be reached only costs a little wasted work."""
-    ids = [replication_task_id(run_id, rid) for rid in replication_ids]
-    ids.append(aggregate_task_id(run_id))
+    ids = [replication_task_id(run, rid) for rid in replication_ids]
+    ids.append(aggregate_task_id(run))
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
     try:
         simulate_replication.app.control.revoke(ids)
     except Exception:
-        logger.warning("could not revoke the tasks of run %s", run_id, exc_info=True)
+        logger.warning("could not revoke the tasks of run %s", run.pk, exc_info=True)

@@ -52,7 +52,7 @@ def run_enqueue(*, experiment: Experiment, user: AbstractBaseUser | None) -> Run
     replication_ids = list(run.replications.values_list("pk", flat=True))
     from experiments import tasks  # tasks call services: import at use, not at load
 
-    transaction.on_commit(lambda: tasks.enqueue_run(run_id=run.pk, replication_ids=replication_ids))
+    transaction.on_commit(lambda: tasks.enqueue_run(run=run, replication_ids=replication_ids))
     return run
 
 
@@ -64,7 +64,7 @@ def run_cancel(*, run: Run) -> bool:
         from experiments import tasks
 
         ids = list(Replication.objects.filter(run_id=run.pk).values_list("pk", flat=True))
-        transaction.on_commit(lambda: tasks.revoke_run(run_id=run.pk, replication_ids=ids))
+        transaction.on_commit(lambda: tasks.revoke_run(run=run, replication_ids=ids))
     run.refresh_from_db()
     return cancelled
 

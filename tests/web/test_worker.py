@@ -8,6 +8,10 @@ reason (a broker that loses unacknowledged messages: the filesystem transport).
 
 from __future__ import annotations
 
+import os
+import signal
+from pathlib import Path
+
 import pytest
 
 import scheduler_core as sc
@@ -71,6 +75,29 @@ def test_a_worker_killed_mid_task_never_leaves_the_run_running(alice, stack):
         _a_second_worker_completes_the_run(stack, run, victim)
     else:
         _the_sweep_fails_the_run_with_the_reason(stack, run, victim)
+
+
+def test_a_pool_process_killed_mid_task_hands_the_task_back(alice, stack):
+    """Only the child dies (out of memory, say): the worker sees it lost, rejects the
+    message back to the queue (reject_on_worker_lost) and a new child completes it."""
+    experiment = ExperimentFactory(owner=alice)
+    worker = stack.start_worker(name="survivor", SLOW_SIMULATION_SECONDS="4",
+                                LAB_PROGRESS_EVERY_SECONDS="0.2", LAB_HEARTBEAT_STALE_SECONDS="2")
+    run = _start_run(stack, experiment.pk)
+    victim = wait_for(
+        lambda: Replication.objects.filter(run=run, status=Status.RUNNING, progress__gt=0).first(),
+        timeout=60, what="a replication to be running", stack=stack)
+
+    children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children").read_text().split()
+    assert len(children) == 1
+    os.kill(int(children[0]), signal.SIGKILL)
+
+    wait_for(lambda: _status(run) == Status.SUCCEEDED, timeout=120,
+             what="the handed-back task to complete the run", stack=stack)
+    victim.refresh_from_db()
+    assert (victim.status, victim.attempt) == (Status.SUCCEEDED, 2)
+    assert victim.events.count() == victim.event_count > 0
+    assert worker.poll() is None
 
 
 def _a_second_worker_completes_the_run(stack: Stack, run: Run, victim: Replication) -> None:
