@@ -50,6 +50,8 @@ class Cluster:
         self.total_gpus_at_start = sum(n.gpus for n in self.nodes)
         self.version = 0
         """Bumped when nodes come or go, so cached eligibility lists know they are stale."""
+        self.epoch = 0
+        """Bumped by every change a scheduling verdict could depend on (see Engine)."""
 
     # ------------------------------------------------------------------ structure
     def _add_node(self, name: str, shape: NodeShape) -> None:
@@ -76,6 +78,7 @@ class Cluster:
 
     def set_schedulable(self, node: Node, *, alive: bool, cordoned: bool) -> None:
         """Cordon, uncordon, lose or restore a node; it leaves or rejoins the fit index."""
+        self.epoch += 1
         self._unindex(node)
         node.alive, node.cordoned = alive, cordoned
         self._index(node)
@@ -84,6 +87,7 @@ class Cluster:
     # ------------------------------------------------------------------ accounting
     def assign(self, pod: Pod, node: Node) -> None:
         """Pod starts holding resources on ``node`` (bind)."""
+        self.epoch += 1
         self._unindex(node)
         node.free_gpus -= pod.gpus
         node.free_cpu -= pod.cpu
@@ -98,6 +102,7 @@ class Cluster:
         """Pod stops holding resources (terminated, succeeded, killed)."""
         node = pod.node
         assert node is not None, pod
+        self.epoch += 1
         self._unindex(node)
         node.free_gpus += pod.gpus
         node.free_cpu += pod.cpu
@@ -137,9 +142,7 @@ class Cluster:
         """Nodes a member may use at all (selector, taints, capacity, schedulable), in node
         order, with each node's position. Shared by workloads with the same constraints and
         rebuilt only when nodes come or go."""
-        spec = workload.spec
-        key = (tuple(sorted(spec.node_selector.items())), tuple(spec.tolerations), spec.gpus,
-               spec.cpu, spec.memory)
+        key = workload.constraints
         cached = self._eligible.get(key)
         if cached is None or cached[0] != self.version:
             nodes = [n for n in self.nodes if self.static_filter(workload, n).ok]

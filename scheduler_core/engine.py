@@ -134,6 +134,9 @@ class Engine:
         self._wake_at: float | None = None
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
+        self._doomed: dict[tuple, tuple[int, Status, int | None]] = {}
+        """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
+        self._drawn: int | None = None
         self.events_processed = 0
 
     # =================================================================== setup
@@ -324,7 +327,15 @@ class Engine:
         return self.placement.select(self.cluster, pod)
 
     def _schedule_one(self, pod: Pod) -> None:
-        """One scheduling cycle (§3): Filter/Score, then PostFilter when no node fits."""
+        """One scheduling cycle (§3): Filter/Score, then PostFilter when no node fits.
+
+        A pod whose twin (same signature, no nomination) failed while the cluster has not
+        changed since gets the same verdict without redoing the work; the random draw the
+        attempt would have made is still made, so the run is the same either way."""
+        if pod.nominated is None and self._replay_failure(pod):
+            return
+        epoch = self.cluster.epoch
+        self._drawn = None
         node = self._feasible_node(pod)
         if node is not None:
             self._bind(pod, node)
@@ -333,7 +344,19 @@ class Engine:
         status = self.preemption.post_filter(self, pod)
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
+            if pod.nominated is None and self.cluster.epoch == epoch:
+                self._doomed[pod.workload.signature] = (epoch, status, self._drawn)
         self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle)
+
+    def _replay_failure(self, pod: Pod) -> bool:
+        doomed = self._doomed.get(pod.workload.signature)
+        if doomed is None or doomed[0] != self.cluster.epoch:
+            return False
+        if doomed[2] is not None:
+            self.rng.randrange(doomed[2])
+        self._failed(pod, doomed[1])
+        self.queue.park(pod, self.now)
+        return True
 
     def _schedule_group(self, workload: Workload) -> None:
         """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
@@ -485,6 +508,7 @@ class Engine:
     # =================================================================== preemption host
     def random_offset(self, n: int) -> int:
         """The candidate offset of DryRunPreemption (rand.Int31n), from the run's seed."""
+        self._drawn = n
         return self.rng.randrange(n)
 
     def pdb_allowed(self, pods: list[Pod]) -> dict[object, int]:
@@ -573,12 +597,14 @@ class Engine:
         self.clear_nomination(pod)
         pod.nominated = node
         node.nominated[pod] = None
+        self.cluster.epoch += 1
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
         if pod.nominated is not None:
             pod.nominated.nominated.pop(pod, None)
             pod.nominated = None
+            self.cluster.epoch += 1
 
     # =================================================================== termination
     def evict(self, pod: Pod, grace: float, cause: str) -> None:

@@ -110,9 +110,9 @@ class Pod:
 class Workload:
     """A submitted workload and its member slots; ``app`` models the application inside."""
 
-    __slots__ = ("all_or_nothing", "app", "arrival", "evict_whole", "idx", "min_count", "name",
-                 "never_preempts", "pod_count", "priority", "priority_class", "slots", "spec",
-                 "suspended")
+    __slots__ = ("all_or_nothing", "app", "arrival", "constraints", "evict_whole", "idx",
+                 "min_count", "name", "never_preempts", "pod_count", "priority", "priority_class",
+                 "signature", "slots", "spec", "suspended")
 
     def __init__(self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str,
                  never_preempts: bool) -> None:
@@ -126,6 +126,11 @@ class Workload:
         self.slots: list[Pod | None] = [None] * spec.members
         """The current pod of each member slot (a replacement takes the slot over)."""
         self.pod_count = 0
+        self.constraints = (tuple(sorted(spec.node_selector.items())), tuple(spec.tolerations),
+                            spec.gpus, spec.cpu, spec.memory)
+        """What decides which nodes a member may use at all."""
+        self.signature = (self.constraints, priority, never_preempts)
+        """Members of workloads with equal signatures get equal scheduling verdicts."""
         self.suspended = False
         """Evicted by its admission queue: its pods are deleted and not replaced."""
         group = spec.pod_group
