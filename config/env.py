@@ -8,6 +8,7 @@ default: that is how a production box ends up with ``DEBUG`` on.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -41,27 +42,23 @@ def env_bool(name: str, default: bool) -> bool:
 
 def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     """A whole number, at least ``minimum`` when given."""
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    try:
-        number = int(value.strip())
-    except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number") from None
-    if minimum is not None and number < minimum:
-        raise ImproperlyConfigured(f"{name}={number} is below its minimum of {minimum}")
-    return number
+    return int(_env_number(name, default, int, "a whole number", minimum))
 
 
 def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
     """A number (seconds, usually), at least ``minimum`` when given."""
+    return float(_env_number(name, default, float, "a number", minimum))
+
+
+def _env_number(name: str, default: float, parse: Callable[[str], float], what: str,
+                minimum: float | None) -> float:
     value = os.environ.get(name)
     if value is None or value.strip() == "":
         return default
     try:
-        number = float(value.strip())
+        number = parse(value.strip())
     except ValueError:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a number") from None
+        raise ImproperlyConfigured(f"{name}={value!r} is not {what}") from None
     if minimum is not None and number < minimum:
         raise ImproperlyConfigured(f"{name}={number:g} is below its minimum of {minimum:g}")
     return number

@@ -23,6 +23,8 @@ from experiments.models import Experiment, Replication, Run, RunEvent, Status
 def experiment_visible_qs(*, user: AbstractBaseUser) -> QuerySet[Experiment]:
     """Every experiment ``user`` may view."""
     experiments = Experiment.objects.select_related("owner")
+    if not user.is_authenticated:  # e.g. the OpenAPI schema generator's fake request
+        return experiments.none()
     if settings.LAB_SHARE_ALL or user.is_superuser:
         return experiments.all()
     return experiments.filter(Q(owner=user) | Q(shared_with=user)).distinct()

@@ -91,18 +91,9 @@ class TopForm(SpecForm):
               ("policy__preemption", "policy__placement"), ("description",))
 
 
-class NodePoolForm(SpecForm):
-    name = SpecField(label="Pool")
-    count = SpecNumberField(label="Nodes")
-    gpus = SpecNumberField(label="GPUs per node")
-    cpu = SpecNumberField(label="CPU")
-    memory = SpecNumberField(label="Memory (GiB)")
-    spot = SpecBooleanField(label="Spot")
-    labels = SpecMapField(label="Labels", help_text="zone=a, rack=r1")
-    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "spot", "labels"),)
-
-
 class NodeForm(SpecForm):
+    """A named node; also the shape every node of a pool shares."""
+
     name = SpecField(label="Node")
     gpus = SpecNumberField(label="GPUs")
     cpu = SpecNumberField(label="CPU")
@@ -110,6 +101,16 @@ class NodeForm(SpecForm):
     spot = SpecBooleanField(label="Spot")
     labels = SpecMapField(label="Labels", help_text="zone=a, rack=r1")
     LAYOUT = (("name", "gpus", "cpu", "memory", "spot", "labels"),)
+
+
+class NodePoolForm(NodeForm):
+    count = SpecNumberField(label="Nodes")
+    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "spot", "labels"),)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["name"].label = "Pool"
+        self.fields["gpus"].label = "GPUs per node"
 
 
 class PriorityClassForm(SpecForm):
