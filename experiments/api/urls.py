@@ -63,5 +63,5 @@ urlpatterns = [
          name="docs"),
     path("redoc/", login_required(SpectacularRedocView.as_view(url_name="api:schema")),
          name="redoc"),
-    re_path(r"^.*$", login_not_required(api_not_found)),
+    re_path(r"^[\s\S]*$", login_not_required(api_not_found)),  # any path, newlines too
 ]

@@ -7,6 +7,7 @@ bad row anywhere leaves no experiment, no tags and no sharing behind.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
@@ -15,11 +16,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from experiments.models import Experiment
 from experiments.services.experiments import experiment_create
 from experiments.specs import spec_limit_errors
+from scheduler_core.spec import SpecError
 from scheduler_core.traces import FORMATS, ImportOptions, KindDefaults, import_uploads
 from scheduler_core.traces.defaults import DefaultsError
 from scheduler_core.traces.qos import MappingError, load_mapping
 
 ErrorItem = dict[str, Any]
+CHUNK_BYTES = 1 << 16
 
 
 class ImportRejectedError(Exception):
@@ -42,9 +45,12 @@ def experiment_import(*, owner: AbstractBaseUser, fmt: str, uploads: Sequence[tu
     Raises ``ImportRejectedError`` and stores nothing if anything is wrong."""
     options = import_options(fmt=fmt, qos_map=qos_map, defaults=defaults, name=name,
                              horizon_seconds=horizon_seconds)
+    names = [file_name for _, file_name in uploads]
+    undecodable = [_located(error, names) for error in map(_not_utf8, uploads) if error]
+    if undecodable:
+        raise ImportRejectedError(undecodable)
     result = import_uploads(fmt, uploads, options)
     if isinstance(result, list):
-        names = [file_name for _, file_name in uploads]
         raise ImportRejectedError([_located(dict(error), names) for error in result])
     limits = spec_limit_errors(result.spec)
     if limits:
@@ -60,7 +66,7 @@ def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,
         raise ImportRejectedError([{"path": "format", "message": f"unknown format '{fmt}'"}])
     try:
         mapping = _qos_mapping(fmt, qos_map) if qos_map.strip() else None
-    except MappingError as exc:
+    except (MappingError, SpecError) as exc:  # malformed YAML arrives as a SpecError
         raise ImportRejectedError([{"path": "qos_map", "message": str(exc)}]) from None
     try:
         table = KindDefaults.builtin().with_overrides(_assignments(defaults))
@@ -88,6 +94,25 @@ def _assignments(text: str) -> dict[str, str]:
             raise DefaultsError(f"'{item}' is not KIND.FIELD=VALUE")
         overrides[key.strip()] = value.strip()
     return overrides
+
+
+def _not_utf8(upload: tuple[IO[Any], str]) -> ErrorItem | None:
+    """The CSV readers of ``scheduler_core.traces`` let a decoding error escape (only
+    its JSON readers report one), so uploads are checked here first, chunk by chunk,
+    and a binary file is an error at its file rather than a server error."""
+    stream, name = upload
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    stream.seek(0)
+    try:
+        while chunk := stream.read(CHUNK_BYTES):
+            if isinstance(chunk, bytes):
+                decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        return {"file": name, "line": 0, "column": 0, "message": f"not UTF-8 text ({exc.reason})"}
+    finally:
+        stream.seek(0)
+    return None
 
 
 def _located(error: Mapping[str, Any], names: Sequence[str]) -> ErrorItem:

@@ -117,3 +117,11 @@ def test_the_docs_page_needs_a_login_and_loads_only_local_assets(alice):
     assert not [a for a in assets if a.startswith(("http:", "https:", "//"))]
     script = next(a for a in assets if a.endswith("swagger-ui-bundle.js"))
     assert b"".join(client.get(script).streaming_content)  # served by the app itself
+
+
+def test_unknown_urls_with_odd_characters_still_answer_in_json(alice_api):
+    response = alice_api.get("/api/v1/presets/%0Anope/")
+
+    assert response.status_code == 404
+    assert errors(response) == [{"path": "",
+                                 "message": "no API endpoint at /api/v1/presets/\nnope/"}]

@@ -82,9 +82,10 @@ def test_kind_default_overrides_fill_what_the_trace_does_not_record(alice_api):
 
 @pytest.mark.parametrize(("data", "path", "message"), [
     ({"qos_map": "LS=,BE"}, "qos_map", "'LS=' is not QOS=CLASS[:VALUE[:POLICY]]"),
+    ({"qos_map": "qos: [unclosed"}, "qos_map", "malformed YAML"),
     ({"defaults": "training.colour=red"}, "defaults", "training.colour: unknown field 'colour'"),
     ({"format": "xls"}, "format", '"xls" is not a valid choice.'),
-], ids=["qos-map", "defaults", "format"])
+], ids=["qos-map", "qos-map-yaml", "defaults", "format"])
 def test_bad_options_are_errors_at_their_field(alice_api, data, path, message):
     form = {"format": "openb", "files": [upload("openb_nodes.csv"), upload("openb_pods.csv")],
             **data}
@@ -127,3 +128,15 @@ def test_the_formats_are_listed_with_their_defaults(alice_api):
     openb = body["formats"][0]
     assert openb["qos_map"] == FORMATS["openb"].qos_map.to_document()
     assert body["kind_defaults"]["training"]["checkpointIntervalSeconds"] == 1800
+
+
+def test_a_binary_file_is_an_error_at_that_file(alice_api):
+    picture = SimpleUploadedFile("pods.png", b"\x89PNG\r\n\x1a\n\x00\x00", content_type="image/png")
+
+    response = alice_api.post(URL, {"format": "openb", "files": [upload("openb_nodes.csv"),
+                                                                 picture]}, format="multipart")
+
+    assert response.status_code == 400
+    assert errors(response) == [{"path": "files[1]", "file": "pods.png", "line": 0, "column": 0,
+                                 "message": "not UTF-8 text (invalid start byte)"}]
+    assert not Experiment.objects.exists()

@@ -42,7 +42,7 @@ def experiment_response(request: Request, experiment: Experiment,
     return Response(data, status=code)
 
 
-class ExperimentListApi(generics.GenericAPIView):
+class ExperimentListApi(generics.ListAPIView):
     """``GET``: the experiments you may see (filters, ordering, pages).
     ``POST``: a new experiment of yours from a spec."""
 
@@ -60,10 +60,6 @@ class ExperimentListApi(generics.GenericAPIView):
 
     def get_serializer_context(self) -> dict:
         return user_context(self.request)
-
-    def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: ExperimentOutputSerializer})
     def post(self, request: Request) -> Response:
@@ -162,7 +158,7 @@ class ExperimentFromPresetApi(APIView):
 class ExperimentSpecYamlApi(APIView):
     """The experiment's spec as YAML, as the editor's YAML tab shows it."""
 
-    @extend_schema(responses={(200, "application/yaml"): OpenApiResponse(OpenApiTypes.STR)})
+    @extend_schema(responses={(200, "application/yaml"): OpenApiResponse(OpenApiTypes.OBJECT)})
     def get(self, request: Request, pk: int) -> HttpResponse:
         experiment = visible_experiment(request, pk)
         return yaml_download(spec_yaml(experiment.spec), f"experiment-{experiment.pk}")

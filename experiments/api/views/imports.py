@@ -63,13 +63,13 @@ class ExperimentImportApi(APIView):
 def _form(request: Request) -> dict:
     """Multipart fields as the serializer wants them: repeated ``files``, ``tags`` and
     ``shared_with`` as lists (a single comma-separated value works too)."""
-    data = {key: request.data.get(key) for key in request.data if key not in ("tags",
-                                                                            "shared_with")}
+    form = request.data
+    many = form.getlist if hasattr(form, "getlist") else lambda key: [form.get(key)]
+    data = {key: form.get(key) for key in form if key not in ("files", "tags", "shared_with")}
     data["files"] = request.FILES.getlist("files")
     for key in ("tags", "shared_with"):
-        values = [part.strip() for value in request.data.getlist(key) for part in
-                  str(value).split(",") if part.strip()]
-        data[key] = values
+        data[key] = [part.strip() for value in many(key) if value is not None
+                     for part in str(value).split(",") if part.strip()]
     return data
 
 

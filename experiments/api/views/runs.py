@@ -36,7 +36,7 @@ def run_response(request: Request, run: Run, code: int = status.HTTP_200_OK) -> 
     return Response(RunOutputSerializer(run, context=user_context(request)).data, status=code)
 
 
-class RunListApi(generics.GenericAPIView):
+class RunListApi(generics.ListAPIView):
     """Every run you may see, newest first; filter by ``experiment`` and ``status``."""
 
     filter_backends = [DjangoFilterBackend]
@@ -47,12 +47,8 @@ class RunListApi(generics.GenericAPIView):
     def get_queryset(self) -> QuerySet:
         return selectors_api.run_visible_list(user=self.request.user)
 
-    def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
-
-class ExperimentRunsApi(generics.GenericAPIView):
+class ExperimentRunsApi(generics.ListAPIView):
     """``GET``: an experiment's runs. ``POST``: start a run (owner only; throttled per
     user: 429 with ``Retry-After`` past ``LAB_API_RUN_START_RATE``)."""
 
@@ -62,10 +58,8 @@ class ExperimentRunsApi(generics.GenericAPIView):
     def get_throttles(self) -> list:
         return [RunStartThrottle()] if self.request.method == "POST" else []
 
-    def get(self, request: Request, pk: int) -> Response:
-        runs = selectors.run_list(experiment=visible_experiment(request, pk))
-        page = self.paginate_queryset(runs)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+    def get_queryset(self) -> QuerySet:
+        return selectors.run_list(experiment=visible_experiment(self.request, self.kwargs["pk"]))
 
     @extend_schema(request=None, responses={201: RunOutputSerializer, 429: ERROR_REF})
     def post(self, request: Request, pk: int) -> Response:
@@ -99,7 +93,7 @@ class RunCancelApi(APIView):
 class RunSpecYamlApi(APIView):
     """The spec the run was started with (frozen), as YAML."""
 
-    @extend_schema(responses={(200, "application/yaml"): OpenApiResponse(OpenApiTypes.STR)})
+    @extend_schema(responses={(200, "application/yaml"): OpenApiResponse(OpenApiTypes.OBJECT)})
     def get(self, request: Request, pk: int) -> HttpResponse:
         run = visible_run(request, pk)
         return yaml_download(spec_yaml(run.spec), f"run-{run.pk}-spec")
