@@ -42,6 +42,8 @@ class Cluster:
         self.reach_buckets: list[list[dict[Node, None]]] = [
             [{} for _ in range(most + 1)] for _ in self.thresholds]
         self._eligible: dict[tuple, tuple[int, list[Node], dict[Node, int]]] = {}
+        self.below: list[int] = [0] * len(self.thresholds)
+        """Per threshold k: how many bound pods have a priority below it, cluster-wide."""
         for pool in spec.cluster.node_pools:
             for i in range(pool.count):
                 self._add_node(f"{pool.name}-{i}", pool)
@@ -94,7 +96,7 @@ class Cluster:
         node.free_mem -= pod.mem
         node.npods += 1
         node.pods[pod] = None
-        self._reach(node, pod, -pod.gpus)
+        self._reach(node, pod, arrived=True)
         pod.node = node
         self._index(node)
 
@@ -109,15 +111,20 @@ class Cluster:
         node.free_mem += pod.mem
         node.npods -= 1
         del node.pods[pod]
-        self._reach(node, pod, pod.gpus)
+        self._reach(node, pod, arrived=False)
         self._index(node)
         return node
 
-    def _reach(self, node: Node, pod: Pod, delta: int) -> None:
-        """A pod of priority p came (delta < 0) or went: for thresholds P > p nothing
-        changes (free moves by delta, evictable GPUs by -delta); for P <= p, reach moves."""
+    def _reach(self, node: Node, pod: Pod, *, arrived: bool) -> None:
+        """A pod of priority p came or went: for thresholds P > p the reach stays (free
+        GPUs and evictable GPUs move by the same amount) but the count below P changes;
+        for P <= p the reach moves with the free GPUs."""
         reachable = node.reachable
-        for k in range(bisect_right(self.thresholds, pod.priority)):
+        delta = -pod.gpus if arrived else pod.gpus
+        first_above = bisect_right(self.thresholds, pod.priority)
+        for k in range(first_above, len(self.thresholds)):
+            self.below[k] += 1 if arrived else -1
+        for k in range(first_above):
             buckets = self.reach_buckets[k]
             del buckets[reachable[k]][node]
             reachable[k] += delta

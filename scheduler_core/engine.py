@@ -298,8 +298,10 @@ class Engine:
         return pod
 
     def _bind_initial(self, pod: Pod, node: Node) -> None:
-        """A pod of the recorded initial state: bound where it was, when it was."""
-        if not (self.cluster.static_filter(pod.workload, node).ok and self.cluster.fits(pod, node)):
+        """A pod of the recorded initial state: bound where it was, when it was. A running
+        pod stays on a cordoned node or one tainted NoSchedule (only NoExecute would evict
+        it); it must still fit the node's resources."""
+        if not (node.alive and self.cluster.fits(pod, node)):
             self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
                       message="initial state does not fit its node; queued instead")
             self.queue.add(pod, self.now)

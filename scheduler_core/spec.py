@@ -39,6 +39,10 @@ SYSTEM_CLASSES = {
     "system-node-critical": SYSTEM_NODE_CRITICAL,
 }
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when PyYAML was built with it: a recorded cluster's spec of a few
+megabytes loads several times faster."""
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
@@ -463,7 +467,7 @@ def _pydantic_errors(exc: ValidationError) -> list[dict[str, str]]:
 def load_document(text: str) -> Any:
     """Parse YAML or JSON text (JSON is YAML), with the line of a syntax error."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a SafeLoader, C or Python
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""

@@ -112,6 +112,8 @@ class DefaultPreemption:
         if n == 0:
             return []
         offset = host.random_offset(n)
+        if not host.cluster.below[host.cluster.threshold(pod.priority)]:
+            return []  # no pod anywhere has a lower priority: every node would say so
         limit = self.num_candidates(n)
         clean: list[Candidate] = []
         violating: list[Candidate] = []

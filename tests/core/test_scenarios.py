@@ -358,3 +358,14 @@ def test_s12_spread_group_makes_the_later_8_gpu_preemptor_not_helpful() -> None:
     urgent = record(result, "urgent")
     assert urgent.preemption_not_helpful > 0
     assert urgent.time_to_group_scheduled is None
+
+
+def test_a_recorded_pod_stays_on_its_cordoned_node() -> None:
+    """Cordoning (and NoSchedule taints) stop new pods; they do not evict running ones."""
+    spec = sc.parse_spec({
+        "cluster": {"nodes": [{"name": "a", "gpus": 8,
+                               "taints": [{"key": "node.kubernetes.io/unschedulable"}]}]},
+        "workloads": [{"name": "old", "gpus": 8}],
+        "initialState": [{"workload": "old", "node": "a", "startedAt": -60}]})
+    result = sc.simulate(spec, "default")
+    assert [(e.time, e.node) for e in events(result, ev.SCHEDULED)] == [(-60.0, "a")]
