@@ -178,6 +178,37 @@ def test_replacements_below_quorum_wait_for_min_count(lab):
     assert out.engine.cluster.by_name["n5"].free_gpus == 2
 
 
+# =========================================================================== PreEnqueue
+@pytest.mark.xfail(strict=True, reason="engine: a gang member refused by a ResourceQuota "
+                   "(never created) is still assumed and bound with its group, or preempts "
+                   "for it (engine.py:_schedule_group takes every PENDING slot)")
+@pytest.mark.parametrize(("min_count", "victims_below", "bound"), [
+    (3, False, set()),
+    (3, True, set()),
+    (2, False, {"g-0", "g-1"}),
+], ids=["too-few-pods-exist-nothing-binds", "too-few-pods-exist-nobody-preempted",
+        "quorum-of-existing-pods-binds-without-the-refused-one"])
+def test_only_pods_that_exist_are_scheduled_with_their_group(lab, min_count, victims_below,
+                                                             bound):
+    """§5 Gang PreEnqueue: a pod is held until minCount pods of its group have been
+    observed. A ResourceQuota (4 GPUs for `hi`) refuses g-2 (FailedCreate), so only g-0
+    and g-1 exist: with minCount 3 nothing binds and nobody is preempted for the group;
+    with minCount 2 the two existing pods bind and g-2 (which does not exist) does not."""
+    workloads = [{**gang("g", 3, min_count, arrival=0), "priorityClassName": "hi"}]
+    initial = []
+    if victims_below:
+        workloads.insert(0, {"name": "low", "members": 3, "gpus": 2, "priorityClassName": "lo"})
+        initial = [("low", f"n{i + 1}", -10, i) for i in range(3)]
+    doc = lab.doc(nodes=[("n1", 2), ("n2", 2), ("n3", 2)], classes=CLASSES,
+                  workloads=workloads, initial=initial, horizon=30,
+                  policy={"preemption": "pod"})
+    doc["resourceQuotas"] = [{"priorityClassName": "hi", "gpus": 4}]
+    out = lab.run_doc(doc)
+    assert [e.pod for e in out.of(ev.QUOTA_EXCEEDED)] == ["g-2"]
+    assert set(group_bindings(out, "g")) == bound
+    assert out.preempted() == []
+
+
 # =========================================================================== spec errors
 def spec_with_group(group: dict, member_class: str | None = None) -> dict:
     workload = {"name": "g", "members": 2, "podGroup": group}
