@@ -3,10 +3,25 @@ from selectors, so visibility is applied before any filter."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
+from django import forms
 from django.db.models import Q, QuerySet
 
 from experiments.models import Experiment, Run, Status
+
+MAX_ID = 2**63 - 1
+
+
+class IdFilter(django_filters.NumberFilter):
+    """A row id: a whole number in the database's range (a NumberFilter takes any
+    decimal, and 2.4e293 would reach PostgreSQL as an out-of-range integer)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, min_value=1, max_value=MAX_ID, **kwargs)
 
 
 class ExperimentFilter(django_filters.FilterSet):
@@ -30,7 +45,7 @@ class ExperimentFilter(django_filters.FilterSet):
 
 
 class RunFilter(django_filters.FilterSet):
-    experiment = django_filters.NumberFilter(field_name="experiment_id")
+    experiment = IdFilter(field_name="experiment_id")
     status = django_filters.ChoiceFilter(choices=Status.choices)
 
     class Meta:

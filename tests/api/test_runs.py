@@ -194,3 +194,11 @@ def test_a_runs_frozen_spec_downloads_as_yaml(alice_api, experiment):
     assert response.status_code == 200
     assert response["Content-Disposition"] == f'attachment; filename="run-{run.pk}-spec.yaml"'
     assert yaml.safe_load(response.content)["name"] == run.spec["name"] != "changed since"
+
+
+@pytest.mark.parametrize("value", ["-2.4573186395069783e+293", "1.5", "0", "x"])
+def test_an_experiment_filter_must_be_an_id(alice_api, value):
+    response = alice_api.get(f"/api/v1/runs/?experiment={value}")
+
+    assert response.status_code == 400
+    assert [e["path"] for e in errors(response)] == ["experiment"]

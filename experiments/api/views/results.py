@@ -74,7 +74,7 @@ class RunSummaryApi(APIView):
 
 class RecordFilterSerializer(serializers.Serializer):
     variant = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    replication = serializers.IntegerField(required=False, min_value=0)
+    replication = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
 
 
 class RecordSerializer(serializers.Serializer):
@@ -105,7 +105,7 @@ class RunWorkloadsApi(APIView):
 
 class EventFilterSerializer(serializers.Serializer):
     variant = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    replication = serializers.IntegerField(required=False, min_value=0)
+    replication = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     workload = serializers.CharField(required=False, allow_blank=True, max_length=200)
     pod = serializers.CharField(required=False, allow_blank=True, max_length=250)
     node = serializers.CharField(required=False, allow_blank=True, max_length=200)
