@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
@@ -40,9 +40,9 @@ class Command(BaseCommand):
     def _worker(self, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
         command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
                    "--loglevel", "INFO", "--concurrency", str(concurrency),
-                   "--schedule", str(Path(settings.VAR_DIR) / "celerybeat-schedule"),
-                   "--logfile", str(log)]
-        return _start(command)
+                   "--schedule", str(Path(settings.VAR_DIR) / "celerybeat-schedule")]
+        with log.open("ab") as out:  # the worker's chatter goes to its log, not the console
+            return _start(command, out)
 
     def _web(self, host: str, port: int) -> subprocess.Popen[bytes]:
         command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"{host}:{port}",
@@ -59,10 +59,11 @@ def _local_login(path: Path) -> str | None:
     return f"{data['username']} / password {data['password']}"
 
 
-def _start(command: list[str]) -> subprocess.Popen[bytes]:
+def _start(command: list[str], out: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
     """A child in its own session: Ctrl-C reaches only us, and we stop each child through
     its main process (Celery's warm shutdown hands unfinished messages back)."""
-    return subprocess.Popen(command, env=os.environ.copy(), start_new_session=True)
+    return subprocess.Popen(command, env=os.environ.copy(), start_new_session=True,
+                            stdout=out, stderr=subprocess.STDOUT if out else None)
 
 
 def _wait_then_stop(children: list[subprocess.Popen[bytes]]) -> None:
