@@ -1,0 +1,71 @@
+"""The headline charts: one value per variant (the mean across replications) with its
+95% interval and every replication's own value, the best variant marked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from experiments.charts.data import VariantResults
+from experiments.charts.metrics import best_indexes, is_number, metric_title
+from experiments.charts.style import BEST_COLOR, axis, base_layout, variant_color
+
+BEST_MARK = "★ best"
+NO_VALUE = "no value"
+
+
+def headline_figure(variants: Sequence[VariantResults], metric: str) -> go.Figure:
+    """Bars of the means, error bars of the 95% half-widths (only with replications),
+    dots for the replications; the best variant's bar outlined and labelled."""
+    labels = [v.label for v in variants]
+    means = [v.mean(metric) for v in variants]
+    best = best_indexes(means, metric)
+    figure = go.Figure([_bars(variants, metric, best), _replication_dots(variants, metric)])
+    figure.update_layout(**base_layout(title=metric_title(metric), height=300,
+                                       showlegend=False, bargap=0.35,
+                                       margin={"l": 50, "r": 10, "t": 40, "b": 80}),
+                         xaxis=axis("", type="category", categoryarray=labels,
+                                    categoryorder="array"),
+                         yaxis=axis("", rangemode="tozero"),
+                         annotations=_annotations(labels, means, best))
+    return figure
+
+
+def _bars(variants: Sequence[VariantResults], metric: str, best: list[int]) -> go.Bar:
+    ci = [v.ci95(metric) or 0.0 for v in variants]
+    replicated = any(len(v.samples.get(metric, ())) > 1 for v in variants)
+    return go.Bar(
+        x=[v.label for v in variants], y=[v.mean(metric) for v in variants], name="mean",
+        marker={"color": [variant_color(i) for i in range(len(variants))],
+                "line": {"color": [BEST_COLOR if i in best else "rgba(0,0,0,0)"
+                                   for i in range(len(variants))],
+                         "width": [3 if i in best else 0 for i in range(len(variants))]}},
+        error_y={"type": "data", "array": ci, "visible": replicated, "color": "#24292f"},
+        customdata=[[v.preemption, v.placement, len(v.samples.get(metric, ()))]
+                    for v in variants],
+        hovertemplate="%{x}<br>mean %{y:,.4~g}<br>preemption %{customdata[0]}, placement "
+                      "%{customdata[1]}<br>%{customdata[2]} replication(s)<extra></extra>")
+
+
+def _replication_dots(variants: Sequence[VariantResults], metric: str) -> go.Scatter:
+    xs, ys = [], []
+    for variant in variants:
+        for value in variant.samples.get(metric, ()):
+            if is_number(value):
+                xs.append(variant.label)
+                ys.append(value)
+    return go.Scatter(x=xs, y=ys, mode="markers", name="replications",
+                      marker={"color": "#24292f", "size": 6, "opacity": 0.7,
+                              "symbol": "circle-open"},
+                      hovertemplate="%{x}<br>replication %{y:,.4~g}<extra></extra>")
+
+
+def _annotations(labels: list[str], means: list[float | None], best: list[int]) -> list[dict]:
+    marks = [{"x": labels[i], "y": means[i], "text": BEST_MARK, "showarrow": False,
+              "yshift": 14, "font": {"color": BEST_COLOR, "size": 12}} for i in best]
+    missing = [{"x": label, "y": 0, "text": NO_VALUE, "showarrow": False, "yshift": 10,
+                "font": {"color": "#6e7781", "size": 11},
+                "hovertext": "never reached, or it did not apply in this variant"}
+               for label, mean in zip(labels, means, strict=True) if not is_number(mean)]
+    return marks + missing

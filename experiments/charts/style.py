@@ -1,0 +1,51 @@
+"""One look for every chart: colours for variants, workloads and pod states, and the
+layout defaults the pages share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Okabe-Ito, then Tableau: distinguishable by most colour-blind readers, in this order.
+VARIANT_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
+                  "#F0E442", "#000000", "#4E79A7", "#F28E2B", "#59A14F", "#B07AA1")
+WORKLOAD_COLORS = ("#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#76B7B2", "#EDC948",
+                   "#FF9DA7", "#9C755F", "#BAB0AC", "#E15759", "#86BCB6", "#D4A6C8")
+BEST_COLOR = "#1a7f37"
+MUTED = "#8c959f"
+FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
+
+# A pod's span: the state decides the pattern, the workload the colour.
+STATES = ("loading", "running", "checkpointing", "terminating", "stranded")
+STATE_PATTERNS = {"loading": "/", "running": "", "checkpointing": "x", "terminating": "-",
+                  "stranded": "."}
+STATE_COLORS = {"loading": "#F2C14E", "running": "#4E79A7", "checkpointing": "#59A14F",
+                "terminating": "#E15759", "stranded": "#7F7F7F"}
+
+
+def variant_color(index: int) -> str:
+    return VARIANT_COLORS[index % len(VARIANT_COLORS)]
+
+
+def workload_color(index: int) -> str:
+    return WORKLOAD_COLORS[index % len(WORKLOAD_COLORS)]
+
+
+def base_layout(*, title: str, height: int = 320, **extra: Any) -> dict[str, Any]:
+    """Compact, readable defaults; a chart's own settings override them."""
+    layout: dict[str, Any] = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 14}},
+        "height": height,
+        "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+        "font": {"family": FONT, "size": 12},
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "hoverlabel": {"namelength": -1},
+        "legend": {"orientation": "h", "y": -0.2},
+    }
+    layout.update(extra)
+    return layout
+
+
+def axis(title: str, **extra: Any) -> dict[str, Any]:
+    return {"title": {"text": title}, "gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de",
+            **extra}

@@ -1,0 +1,59 @@
+"""The per-workload table: filter, sort and page the stored records on the server, so
+a run with thousands of workloads sends the browser one page at a time."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+COLUMNS = (
+    ("workload", "Workload", "text"), ("kind", "Kind", "text"),
+    ("priority_class", "Class", "text"), ("recovery", "Recovery", "text"),
+    ("members", "Members", "number"), ("gpus_per_member", "GPUs each", "number"),
+    ("lost_work", "Lost work (GPU·s)", "number"),
+    ("stranded_capacity", "Stranded (GPU·s)", "number"),
+    ("wasted_gpu_seconds", "Wasted (GPU·s)", "number"),
+    ("disruptions", "Disruptions", "number"), ("pods_terminated", "Pods terminated", "number"),
+    ("restarts", "Restarts", "number"), ("preempted_while_loading", "Preempted loading", "number"),
+    ("time_to_group_useful", "Time to useful (s)", "number"),
+    ("time_to_recover", "Time to recover (s)", "number"),
+    ("queue_wait", "Queue wait (s)", "number"), ("completion_time", "Completion (s)", "number"),
+)
+SORTABLE = frozenset(name for name, _, _ in COLUMNS)
+TEXT_FIELDS = ("workload", "kind", "priority_class", "recovery")
+PER_PAGE = 50
+
+
+def workload_page(records: Sequence[Mapping[str, Any]], *, query: str = "",
+                  sort: str = "-lost_work", page: int = 1, per_page: int = PER_PAGE,
+                  ) -> dict[str, Any]:
+    """Records whose text fields contain every word of ``query`` (case-insensitive;
+    ``urgent`` matches the preemptor), sorted by ``sort`` (``-`` for descending, blanks
+    always last), one page of them."""
+    chosen = [r for r in records if _matches(r, query.lower().split())]
+    field = sort.lstrip("-") if sort.lstrip("-") in SORTABLE else "lost_work"
+    descending = sort.startswith("-")
+    chosen = _sorted(chosen, field, descending)
+    pages = max(1, math.ceil(len(chosen) / per_page))
+    page = min(max(1, page), pages)
+    rows = chosen[(page - 1) * per_page: page * per_page]
+    return {"columns": [{"name": n, "label": label, "kind": kind} for n, label, kind in COLUMNS],
+            "rows": [{n: r.get(n) for n, _, _ in COLUMNS} | {"urgent": bool(r.get("urgent"))}
+                     for r in rows],
+            "total": len(chosen), "all": len(records), "page": page, "pages": pages,
+            "sort": ("-" if descending else "") + field, "query": query}
+
+
+def _matches(record: Mapping[str, Any], words: list[str]) -> bool:
+    text = " ".join(str(record.get(f) or "") for f in TEXT_FIELDS).lower()
+    text += " urgent" if record.get("urgent") else ""
+    return all(word in text for word in words)
+
+
+def _sorted(records: list[Mapping[str, Any]], field: str, descending: bool,
+            ) -> list[Mapping[str, Any]]:
+    """Blanks last in both directions; equal values keep the records' order."""
+    present = [r for r in records if r.get(field) not in (None, "")]
+    blank = [r for r in records if r.get(field) in (None, "")]
+    return sorted(present, key=lambda r: r[field], reverse=descending) + blank

@@ -1,0 +1,292 @@
+"""The GPU timeline: which pod held which GPUs, in which state, when, and where a
+preemption struck. Per node (a Gantt) for a small cluster or one group of a large one;
+per group and time slice (a heatmap) for the whole of a large cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+from experiments.charts.downsample import round_all, slice_centers, time_edges
+from experiments.charts.spans import (
+    BASE_STATES,
+    OVERLAY_STATES,
+    NodeGroup,
+    Preemption,
+    Span,
+    occupancy,
+)
+from experiments.charts.style import (
+    STATE_COLORS,
+    STATE_PATTERNS,
+    STATES,
+    axis,
+    base_layout,
+    workload_color,
+)
+
+MAX_OVERLAYS = 1500
+HEATMAP_BINS = 120
+VICTIM_COLOR = "#cf222e"
+
+
+# ------------------------------------------------------------------ per node (Gantt)
+BAND = 0.86
+"""Share of a node's row its GPUs fill; the rest is the gap to the next node."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """Where things go on the Gantt's y axis: node ``i`` fills [i, i + BAND], its GPU
+    slots split that band evenly."""
+
+    index: dict[str, int]
+    capacity: Mapping[str, int]
+
+    def center(self, node: str) -> float:
+        return self.index[node] + BAND / 2
+
+    def band(self, node: str, first: int, count: int) -> tuple[float, float]:
+        """Centre and thickness of ``count`` slots from ``first`` on ``node``."""
+        per_slot = BAND / max(1, self.capacity.get(node, 0), first + count)
+        return self.index[node] + (first + count / 2) * per_slot, count * per_slot * 0.9
+
+
+def gantt_figure(spans: Sequence[Span], marks: Sequence[Preemption], nodes: Sequence[str], *,
+                 capacity: Mapping[str, int], start: float, end: float,
+                 title: str) -> go.Figure:
+    """One band per node in ``nodes``, split into its GPUs: each pod's spans as bars on
+    the GPUs it holds, coloured by workload and patterned by state, checkpoint writes and
+    stranded capacity drawn over them, and preemptions as markers (victim ✕ on its GPUs,
+    preemptor ▼ on the node it was nominated to) joined by a dotted line."""
+    rows = _Rows({node: i for i, node in enumerate(nodes)}, capacity)
+    spans = [s for s in spans if s.node in rows.index]
+    colors = workload_colors(s.workload for s in spans)
+    overlays, thinned = _bounded_overlays([s for s in spans if s.state in OVERLAY_STATES])
+    traces: list[go.BaseTraceType] = [
+        _state_bars([s for s in spans if s.state == state], state, rows, colors)
+        for state in BASE_STATES]
+    traces += [_state_bars([s for s in overlays if s.state == state], state, rows, None)
+               for state in OVERLAY_STATES]
+    traces += _preemption_traces(marks, spans, rows)
+    traces += _legend_keys(colors)
+    figure = go.Figure(traces)
+    note = f" (longest {MAX_OVERLAYS} checkpoint/stranded marks of {thinned})" if thinned else ""
+    figure.update_layout(
+        **base_layout(title=title + note, height=_gantt_height(nodes, capacity),
+                      barmode="overlay", margin={"l": 110, "r": 20, "t": 40, "b": 40},
+                      legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}}),
+        xaxis=axis("", range=[start, end], ticksuffix="s"),
+        yaxis=axis("", tickvals=[rows.center(n) for n in nodes], ticktext=list(nodes),
+                   range=[len(nodes), -0.1], zeroline=False, showgrid=False),
+        shapes=_initial_state_shade(spans))
+    return figure
+
+
+MAX_WORKLOAD_KEYS = 12
+
+
+def _gantt_height(nodes: Sequence[str], capacity: Mapping[str, int]) -> int:
+    """About 12 px per GPU, at least 26 px per node, the whole at most 1500 px."""
+    return min(1500, 90 + sum(max(26, 12 * capacity.get(n, 1)) for n in nodes))
+
+
+def _legend_keys(colors: dict[str, str]) -> list[go.Bar]:
+    """Legend entries that say what colour and pattern mean: the bars' own entries
+    would show whichever workload colour came first."""
+    def key(name: str, color: str, pattern: str, group: str) -> go.Bar:
+        return go.Bar(x=[None], y=[None], name=name, legendgroup=group, orientation="h",
+                      marker={"color": color, "pattern": {"shape": pattern,
+                                                          "fgcolor": "rgba(0,0,0,0.55)"}})
+    states = [key(state, "#d0d7de" if state in BASE_STATES else STATE_COLORS[state],
+                  STATE_PATTERNS[state], state) for state in STATES]
+    shown = list(colors.items())[:MAX_WORKLOAD_KEYS]
+    return states + [key(f"workload {name}", color, "", "workloads") for name, color in shown]
+
+
+def workload_colors(workloads: Iterable[str]) -> dict[str, str]:
+    """A colour per workload, stable for a given set (sorted by name)."""
+    return {name: workload_color(i) for i, name in enumerate(sorted(set(workloads)))}
+
+
+def _bounded_overlays(overlays: list[Span]) -> tuple[list[Span], int]:
+    """Checkpoint writes can number thousands of slivers: keep the longest."""
+    if len(overlays) <= MAX_OVERLAYS:
+        return overlays, 0
+    kept = sorted(overlays, key=lambda s: s.end - s.start, reverse=True)[:MAX_OVERLAYS]
+    return kept, len(overlays)
+
+
+def contiguous_runs(slots: Sequence[int]) -> list[tuple[int, int]]:
+    """(first, count) of each run of consecutive slots: a pod whose GPUs are not
+    adjacent is drawn as one bar per run."""
+    runs: list[tuple[int, int]] = []
+    for slot in sorted(slots):
+        if runs and runs[-1][0] + runs[-1][1] == slot:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((slot, 1))
+    return runs
+
+
+def _state_bars(spans: list[Span], state: str, rows: _Rows,
+                colors: dict[str, str] | None) -> go.Bar:
+    pieces = [(s, rows.band(s.node, first, count))
+              for s in spans for first, count in contiguous_runs(s.slots)]
+    fill = [colors[s.workload] for s, _ in pieces] if colors else STATE_COLORS[state]
+    return go.Bar(
+        y=[round(y, 4) for _, (y, _) in pieces], width=[round(w, 4) for _, (_, w) in pieces],
+        x=round_all([s.end - s.start for s, _ in pieces]),
+        base=round_all([s.start for s, _ in pieces]), orientation="h", name=state,
+        legendgroup=state, showlegend=False,
+        marker={"color": fill, "line": {"width": 0},
+                "pattern": {"shape": STATE_PATTERNS[state], "fgcolor": "rgba(0,0,0,0.55)",
+                            "solidity": 0.35}},
+        customdata=[[s.pod, s.workload, s.gpus, s.node] for s, _ in pieces],
+        hovertemplate="%{customdata[0]} (%{customdata[1]}, %{customdata[2]} GPU) on "
+                      "%{customdata[3]}<br>" + state + " from %{base:,.1f}s for %{x:,.1f}s"
+                      "<extra></extra>")
+
+
+def _victim_position(mark: Preemption, by_pod: dict[str, list[Span]], rows: _Rows) -> float:
+    """The centre of the GPUs the victim held when it was preempted."""
+    for span in by_pod.get(mark.victim, ()):
+        if span.start <= mark.time <= span.end and span.slots:
+            first, count = contiguous_runs(span.slots)[0]
+            return rows.band(span.node, first, count)[0]
+    return rows.center(mark.victim_node)
+
+
+def _preemption_traces(marks: Sequence[Preemption], spans: Sequence[Span],
+                       rows: _Rows) -> list[go.Scatter]:
+    by_pod: dict[str, list[Span]] = {}
+    for span in spans:
+        by_pod.setdefault(span.pod, []).append(span)
+    victims = [(m, _victim_position(m, by_pod, rows)) for m in marks
+               if m.victim_node in rows.index]
+    preemptors = {(m.time, m.preemptor, m.preemptor_node): rows.center(m.preemptor_node)
+                  for m in marks if m.preemptor_node in rows.index}
+    links_x: list[float | None] = []
+    links_y: list[float | None] = []
+    for m, y in victims:
+        if m.preemptor_node in rows.index:
+            links_x += [m.time, m.time, None]
+            links_y += [rows.center(m.preemptor_node), y, None]
+    return [
+        go.Scatter(x=links_x, y=links_y, mode="lines", name="preemption link",
+                   line={"color": VICTIM_COLOR, "width": 1.5, "dash": "dot"},
+                   hoverinfo="skip", legendgroup="preemption"),
+        go.Scatter(x=[m.time for m, _ in victims], y=[y for _, y in victims], mode="markers",
+                   name="victim", legendgroup="preemption",
+                   marker={"symbol": "x", "size": 11, "color": VICTIM_COLOR,
+                           "line": {"color": "white", "width": 1}},
+                   customdata=[[m.victim, m.preemptor, m.victim_node] for m, _ in victims],
+                   hovertemplate="%{customdata[0]} preempted by %{customdata[1]}<br>"
+                                 "at %{x:,.1f}s on %{customdata[2]}<extra></extra>"),
+        go.Scatter(x=[key[0] for key in preemptors], y=list(preemptors.values()),
+                   mode="markers", name="preemptor", legendgroup="preemption",
+                   marker={"symbol": "triangle-down", "size": 12, "color": "#24292f"},
+                   customdata=[[key[1], key[2]] for key in preemptors],
+                   hovertemplate="%{customdata[0]} selects victims, nominated to "
+                                 "%{customdata[1]}<br>at %{x:,.1f}s<extra></extra>"),
+    ]
+
+
+def _initial_state_shade(spans: list[Span]) -> list[dict]:
+    earliest = min((s.start for s in spans), default=0.0)
+    if earliest >= 0:
+        return []
+    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": earliest, "x1": 0, "y0": 0,
+             "y1": 1, "fillcolor": "#f6f8fa", "line": {"width": 0}, "layer": "below"}]
+
+
+# -------------------------------------------------------------- per group (heatmap)
+def occupancy_figure(spans: Sequence[Span], marks: Sequence[Preemption],
+                     groups: Sequence[NodeGroup], *, start: float, end: float, title: str,
+                     bins: int = HEATMAP_BINS) -> go.Figure:
+    """A heatmap of the share of each group's GPUs held (any state) per time slice, with
+    the preemptions of each slice as dots: the whole cluster at once, whatever its size.
+    Clicking a row opens that group's Gantt on the page."""
+    rows = {node: i for i, group in enumerate(groups) for node in group.nodes}
+    edges = time_edges(start, end, bins)
+    width = edges[1] - edges[0]
+    held = occupancy([s for s in spans if s.state in BASE_STATES], rows, len(groups),
+                     start=start, end=end, bins=bins)
+    share = [[round(v / (g.gpus * width), 3) if g.gpus else 0.0 for v in row]
+             for row, g in zip(held, groups, strict=True)]
+    centers = slice_centers(edges)
+    names = [g.name for g in groups]
+    figure = go.Figure([
+        go.Heatmap(z=share, x=centers, y=names, zmin=0, zmax=1, colorscale="Blues",
+                   colorbar={"title": {"text": "GPUs held"}, "tickformat": ".0%"},
+                   hovertemplate="%{y}<br>%{x:,.0f}s: %{z:.0%} of GPUs held<extra></extra>"),
+        _preemption_dots(marks, rows, names, edges)])
+    figure.update_layout(
+        **base_layout(title=title, height=_heatmap_height(len(groups)),
+                      margin={"l": 170, "r": 20, "t": 40, "b": 50}, showlegend=False),
+        xaxis=axis("", range=[start, end], ticksuffix="s"),
+        yaxis=axis("", type="category", autorange="reversed"))
+    return figure
+
+
+def _heatmap_height(rows: int) -> int:
+    """Readable rows for a few groups, a bounded canvas for hundreds."""
+    return min(1000, 160 + 12 * min(rows, 30) + 3 * rows)
+
+
+def _preemption_dots(marks: Sequence[Preemption], rows: dict[str, int], names: list[str],
+                     edges: list[float]) -> go.Scattergl:
+    width, bins = edges[1] - edges[0], len(edges) - 1
+    counts: dict[tuple[int, int], int] = {}
+    for m in marks:
+        row = rows.get(m.victim_node)
+        if row is not None and edges[0] <= m.time <= edges[-1]:
+            key = (row, min(bins - 1, int((m.time - edges[0]) / width)))
+            counts[key] = counts.get(key, 0) + 1
+    keys = sorted(counts)
+    return go.Scattergl(
+        x=[round(edges[b] + width / 2, 1) for _, b in keys], y=[names[r] for r, _ in keys],
+        mode="markers", name="preemptions",
+        marker={"symbol": "x", "color": VICTIM_COLOR,
+                "size": [min(14, 5 + 2 * counts[k]) for k in keys]},
+        customdata=[counts[k] for k in keys],
+        hovertemplate="%{y}<br>%{customdata} victim(s) near %{x:,.0f}s<extra></extra>")
+
+
+# ------------------------------------------------------------ the whole cluster by state
+def state_area_figure(spans: Sequence[Span], *, start: float, end: float, title: str,
+                      bins: int = HEATMAP_BINS) -> go.Figure:
+    """GPUs held per pod state over time, stacked: how much of the cluster was making
+    progress and how much was loading, terminating, checkpointing or stranded."""
+    edges = time_edges(start, end, bins)
+    width = edges[1] - edges[0]
+    centers = slice_centers(edges)
+    gpus = _gpus_by_state(spans, start, end, bins, width)
+    figure = go.Figure([
+        go.Scatter(x=centers, y=gpus[state], name=state, mode="lines", stackgroup="gpus",
+                   line={"width": 0.5, "color": STATE_COLORS[state]},
+                   hovertemplate=state + ": %{y:,.1f} GPUs at %{x:,.0f}s<extra></extra>")
+        for state in STATES])
+    figure.update_layout(**base_layout(title=title, height=300, legend={
+                             "orientation": "v", "x": 1.01, "y": 1, "traceorder": "reversed"}),
+                         xaxis=axis("", range=[start, end], ticksuffix="s"),
+                         yaxis=axis("GPUs", rangemode="tozero"))
+    return figure
+
+
+def _gpus_by_state(spans: Sequence[Span], start: float, end: float, bins: int,
+                   width: float) -> dict[str, list[float]]:
+    """Mean GPUs per state per slice; an overlay's GPUs move out of the state it covers."""
+    def held(chosen: Iterable[Span]) -> list[float]:
+        return occupancy(chosen, None, 1, start=start, end=end, bins=bins)[0]
+
+    totals = {state: held(s for s in spans if s.state == state and not s.under)
+              for state in BASE_STATES}
+    for state in OVERLAY_STATES:
+        totals[state] = held(s for s in spans if s.state == state)
+        for under in BASE_STATES:
+            covered = held(s for s in spans if s.state == state and s.under == under)
+            totals[under] = [a - b for a, b in zip(totals[under], covered, strict=True)]
+    return {state: [round(max(0.0, v) / width, 2) for v in totals[state]] for state in STATES}

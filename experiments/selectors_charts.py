@@ -1,0 +1,147 @@
+"""Reads for the chart pages: stored results in the shapes ``experiments.charts`` takes.
+
+Visibility is the pages' rule (``selectors.run_get`` / ``experiment_visible_qs``); this
+module only reads rows of runs the caller has already been allowed to see, except
+``compare_variants``, which applies the rule itself to every reference it is given.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from experiments import selectors
+from experiments.charts.data import ROW_FIELDS, Row, VariantResults
+from experiments.models import Replication, Run, RunEvent, Status
+
+TIMELINE_REASONS = ("Scheduled", "Ready", "Killing", "Released", "Completed",
+                    "CheckpointWritten", "Stranded", "Preempted", "Nominated", "VictimsSelected")
+COST_REASONS = ("Disrupted", "Stranded", "Scheduled", "Ready", "Killing", "Released",
+                "Completed", "Resumed", "Recovered")
+COST_EVENT_BUDGET = 400_000
+"""Above this many events in a run, cost curves read replication 0 of each variant only."""
+
+
+def run_variant_results(*, run: Run, label_prefix: str = "") -> list[VariantResults]:
+    """Each variant of a finished run: its aggregate and every replication's summary."""
+    samples: dict[int, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
+    for index, summary in _succeeded(run).values_list("variant_index", "summary"):
+        for metric, value in summary.items():
+            samples[index][metric].append(value)
+    return [VariantResults(label=label_prefix + entry["variant"],
+                           preemption=entry.get("preemption", ""),
+                           placement=entry.get("placement", ""),
+                           aggregate=entry.get("metrics", {}), samples=dict(samples[index]))
+            for index, entry in enumerate(run.aggregate)]
+
+
+def _succeeded(run: Run) -> QuerySet[Replication]:
+    return run.replications.filter(status=Status.SUCCEEDED).order_by("variant_index",
+                                                                     "replication")
+
+
+def run_replication_ids(*, run: Run, first_only: bool = False) -> dict[int, list[int]]:
+    """Succeeded replication ids per variant index, in replication order."""
+    found: dict[int, list[int]] = defaultdict(list)
+    replications = _succeeded(run)
+    if first_only:
+        replications = replications.filter(replication=0)
+    for index, pk in replications.values_list("variant_index", "pk"):
+        found[index].append(pk)
+    return dict(found)
+
+
+def run_event_total(*, run: Run) -> int:
+    return sum(_succeeded(run).values_list("event_count", flat=True))
+
+
+def replication_rows(*, replication_ids: Iterable[int], reasons: Sequence[str],
+                     ) -> dict[int, list[Row]]:
+    """Event rows with the given reasons per replication, in the simulator's order. One
+    query, tuples only: a large run reads 100,000 rows here."""
+    out: dict[int, list[Row]] = defaultdict(list)
+    rows = (RunEvent.objects.filter(replication_id__in=list(replication_ids), reason__in=reasons)
+            .order_by("replication_id", "seq").values_list("replication_id", *ROW_FIELDS))
+    for replication_id, *fields in rows.iterator(chunk_size=20_000):
+        out[replication_id].append(Row(*fields))
+    return out
+
+
+def replication_workloads(*, replication_id: int) -> list[dict[str, Any]]:
+    return Replication.objects.filter(pk=replication_id).values_list("workloads",
+                                                                     flat=True).first() or []
+
+
+def replication_of_run(*, run: Run, pk: int) -> Replication | None:
+    """A succeeded replication of ``run`` (the caller has checked the run)."""
+    return _succeeded(run).filter(pk=pk).defer("workloads", "distributions").first()
+
+
+# ----------------------------------------------------------------------- compare
+@dataclass(frozen=True, slots=True)
+class VariantRef:
+    """A variant of a run, as the compare URL names it: ``<run id>:<variant name>``."""
+
+    run_id: int
+    variant: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.run_id}:{self.variant}"
+
+    @classmethod
+    def parse(cls, text: str) -> VariantRef | None:
+        run_id, sep, variant = text.partition(":")
+        if not sep or not run_id.isdigit() or not variant:
+            return None
+        return cls(int(run_id), variant)
+
+
+@dataclass(frozen=True, slots=True)
+class ChosenVariant:
+    ref: VariantRef
+    run: Run
+    index: int
+    results: VariantResults
+
+
+def compare_variants(*, user: AbstractBaseUser, refs: Sequence[VariantRef],
+                     ) -> tuple[list[ChosenVariant], int]:
+    """The referenced variants of finished runs ``user`` may see, in the order given,
+    and how many references were left out. A run the user may not see is left out
+    exactly like one that does not exist, so a shared URL leaks nothing."""
+    runs = _visible_finished_runs(user, {ref.run_id for ref in refs})
+    results = {pk: run_variant_results(run=run, label_prefix=f"#{pk} ")
+               for pk, run in runs.items()}
+    unique = list(dict.fromkeys(refs))
+    chosen = []
+    for ref in unique:
+        run = runs.get(ref.run_id)
+        index = _variant_index(run, ref.variant) if run else None
+        if run is not None and index is not None:
+            chosen.append(ChosenVariant(ref, run, index, results[run.pk][index]))
+    return chosen, len(unique) - len(chosen)
+
+
+def _visible_finished_runs(user: AbstractBaseUser, ids: set[int]) -> dict[int, Run]:
+    visible = selectors.experiment_visible_qs(user=user).values("pk")
+    runs = Run.objects.select_related("experiment").filter(
+        pk__in=ids, experiment__in=visible, status=Status.SUCCEEDED)
+    return {run.pk: run for run in runs}
+
+
+def _variant_index(run: Run, name: str) -> int | None:
+    return next((i for i, entry in enumerate(run.aggregate) if entry["variant"] == name), None)
+
+
+def compare_candidates(*, user: AbstractBaseUser, limit: int = 40) -> list[Run]:
+    """Recent finished runs the user may see, to pick variants from."""
+    visible = selectors.experiment_visible_qs(user=user).values("pk")
+    return list(Run.objects.select_related("experiment")
+                .filter(experiment__in=visible, status=Status.SUCCEEDED)
+                .defer("spec").order_by("-created_at", "-id")[:limit])

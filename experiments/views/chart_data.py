@@ -1,0 +1,213 @@
+"""What the chart pages send the browser: stored results read through
+``selectors_charts``, drawn by the pure builders of ``experiments.charts``, serialized
+once. A finished run never changes, so its figures are cached by run id.
+
+The glue between the two lives here so that views stay thin and the builders stay pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+from django.core.cache import cache
+from django.urls import reverse
+from django.utils.html import json_script
+
+from experiments import selectors, selectors_charts
+from experiments.charts import kubectl, spans, tables, timeline
+from experiments.charts.assumptions import assumptions
+from experiments.charts.data import Row, VariantEvents, VariantResults
+from experiments.charts.headline import headline_figure
+from experiments.charts.metrics import HEADLINE_METRICS
+from experiments.charts.milestones import milestones_figure
+from experiments.charts.tradeoff import tradeoff_figure
+from experiments.charts.work import cumulative_cost_figure, recovery_figure
+from experiments.models import Replication, Run, Status
+
+CACHE_VERSION = 1
+CACHE_SECONDS = 24 * 3600
+SMALL_CLUSTER = 64
+"""Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of
+node groups with the Gantt of one group at a time."""
+EVENTS_PER_PAGE = 100
+
+
+def figure_json(figure: go.Figure) -> dict[str, Any]:
+    return figure.to_plotly_json()
+
+
+# ------------------------------------------------------------------- the run page
+def run_charts(*, run: Run) -> dict[str, Any] | None:
+    """Everything the run page's charts need, or None until the run has succeeded."""
+    if run.status != Status.SUCCEEDED or not run.aggregate:
+        return None
+    key = f"run-charts:{CACHE_VERSION}:{run.pk}"
+    payload = cache.get(key)
+    if payload is None:
+        payload = _run_charts(run)
+        cache.set(key, payload, CACHE_SECONDS)
+    return payload
+
+
+def _run_charts(run: Run) -> dict[str, Any]:
+    variants = selectors_charts.run_variant_results(run=run)
+    first = selectors_charts.run_replication_ids(run=run, first_only=True)
+    first_ids = [ids[0] for _, ids in sorted(first.items())]
+    figures = summary_figures(variants)
+    figures |= cost_figures(run=run, labels=[v.label for v in variants])
+    replications = list(selectors.run_replications(run=run).filter(status=Status.SUCCEEDED)
+                        .only("pk", "run_id", "variant", "replication"))
+    data = {
+        "figures": figures,
+        "timeline": replication_timeline(run=run, replication_id=first_ids[0]),
+        "variants": [{"index": i, "label": v.label, "replication": first_ids[i]}
+                     for i, v in enumerate(variants)],
+        "workloads": workload_table(replication_id=first_ids[0]),
+        "events": event_page(replication=replications[0], filters={}),
+        "replications": [{"id": r.pk, "label": f"{r.variant} · replication {r.replication}",
+                          "log": reverse("experiments:replication-events", args=[run.pk, r.pk])}
+                         for r in replications],
+        "urls": {name: reverse(f"experiments:run-chart-{name}", args=[run.pk])
+                 for name in ("timeline", "workloads", "events")},
+    }
+    return {"data_json": json_script(data, "run-charts-data"),
+            "assumptions": assumptions(run.spec, run.aggregate),
+            "headline": [f"headline-{m}" for m in HEADLINE_METRICS]}
+
+
+def summary_figures(variants: Sequence[VariantResults]) -> dict[str, dict[str, Any]]:
+    """The charts drawn from summaries alone: headline metrics, milestones, trade-off."""
+    figures = {f"headline-{m}": figure_json(headline_figure(variants, m))
+               for m in HEADLINE_METRICS}
+    figures["milestones"] = figure_json(milestones_figure(variants))
+    figures["tradeoff"] = figure_json(tradeoff_figure(variants))
+    return figures
+
+
+def cost_figures(*, run: Run, labels: Sequence[str],
+                 indexes: Sequence[int] | None = None) -> dict[str, dict[str, Any]]:
+    """Cumulative costs and recovery curves of the run's variants (all, or ``indexes``),
+    averaged over every replication unless the run is too large to read them all."""
+    return cost_figures_for([(run, i, label) for i, label in zip(
+        indexes if indexes is not None else range(len(labels)), labels, strict=True)])
+
+
+def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[str, Any]]:
+    """The same for variants picked from any runs: (run, variant index, label)."""
+    ids = _cost_replication_ids(chosen)
+    rows = selectors_charts.replication_rows(
+        replication_ids=[pk for group in ids for pk in group],
+        reasons=selectors_charts.COST_REASONS)
+    series = [VariantEvents(label, [rows.get(pk, []) for pk in group])
+              for (_, _, label), group in zip(chosen, ids, strict=True)]
+    end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
+    return {"costs": figure_json(cumulative_cost_figure(series, end=end)),
+            "recovery": figure_json(recovery_figure(series, end=end))}
+
+
+def _cost_replication_ids(chosen: Sequence[tuple[Run, int, str]]) -> list[list[int]]:
+    by_run: dict[int, dict[int, list[int]]] = {}
+    for run, _, _ in chosen:
+        if run.pk not in by_run:
+            large = selectors_charts.run_event_total(run=run) > selectors_charts.COST_EVENT_BUDGET
+            by_run[run.pk] = selectors_charts.run_replication_ids(run=run, first_only=large)
+    return [by_run[run.pk].get(index, []) for run, index, _ in chosen]
+
+
+# ------------------------------------------------------------------- the timeline
+def replication_timeline(*, run: Run, replication_id: int,
+                         group: int | None = None) -> dict[str, Any]:
+    """The GPU timeline of one replication: per-node Gantt for a small cluster; for a
+    large one a heatmap of node groups and the Gantt of ``group`` (default: the group
+    with the most preemption victims)."""
+    span_list, marks = _spans(run, replication_id)
+    cluster = run.spec.get("cluster") or {}
+    groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
+    end = float(run.spec.get("horizonSeconds", 0.0))
+    figures = {"states": figure_json(timeline.state_area_figure(
+        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster"))}
+    if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
+        nodes = [n for g in groups for n in g.nodes]
+        figures["gantt"] = figure_json(timeline.gantt_figure(
+            span_list, marks, nodes, capacity=capacity, start=0.0, end=end,
+            title="GPU timeline per node"))
+        return {"figures": figures, "groups": [], "group": None, "replication": replication_id}
+    chosen = group if group is not None and 0 <= group < len(groups) else _busiest(groups, marks)
+    figures["occupancy"] = figure_json(timeline.occupancy_figure(
+        span_list, marks, groups, start=0.0, end=end,
+        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row"))
+    figures["gantt"] = figure_json(timeline.gantt_figure(
+        span_list, marks, groups[chosen].nodes, capacity=capacity, start=0.0, end=end,
+        title=f"GPU timeline: {groups[chosen].name}"))
+    return {"figures": figures, "groups": [g.name for g in groups], "group": chosen,
+            "replication": replication_id}
+
+
+def _spans(run: Run, replication_id: int) -> tuple[list[spans.Span], list[spans.Preemption]]:
+    """Spans and preemptions of one replication, cached: a group click re-reads them."""
+    key = f"run-spans:{CACHE_VERSION}:{replication_id}"
+    found = cache.get(key)
+    if found is None:
+        rows = selectors_charts.replication_rows(
+            replication_ids=[replication_id], reasons=selectors_charts.TIMELINE_REASONS)
+        found = _read_spans(run, rows.get(replication_id, []))
+        cache.set(key, found, CACHE_SECONDS)
+    return found
+
+
+def _read_spans(run: Run, rows: list[Row]) -> tuple[list[spans.Span], list[spans.Preemption]]:
+    writes = {w["name"]: float((w.get("checkpoint") or {}).get("writeSeconds") or 0.0)
+              for w in run.spec.get("workloads") or []}
+    end = float(run.spec.get("horizonSeconds", 0.0))
+    capacity = spans.node_capacity(run.spec.get("cluster") or {})
+    return (spans.pod_spans(rows, end=end, write_seconds=writes, capacity=capacity),
+            spans.preemptions(rows))
+
+
+def _busiest(groups: Sequence[spans.NodeGroup], marks: Sequence[spans.Preemption]) -> int:
+    row = {node: i for i, g in enumerate(groups) for node in g.nodes}
+    hits = [0] * len(groups)
+    for m in marks:
+        if m.victim_node in row:
+            hits[row[m.victim_node]] += 1
+    return max(range(len(groups)), key=lambda i: (hits[i], -i))
+
+
+# ------------------------------------------------------------ workloads and events
+def workload_table(*, replication_id: int, query: str = "", sort: str = "-lost_work",
+                   page: int = 1) -> dict[str, Any]:
+    records = selectors_charts.replication_workloads(replication_id=replication_id)
+    return tables.workload_page(records, query=query, sort=sort, page=page) | {
+        "replication": replication_id}
+
+
+def event_page(*, replication: Replication, filters: dict[str, str], page: int = 1,
+               ) -> dict[str, Any]:
+    """One page of a replication's events, kubectl-style, with the reasons to filter by."""
+    events = selectors.replication_events(replication=replication, **filters)
+    total = events.count()
+    pages = max(1, -(-total // EVENTS_PER_PAGE))
+    page = min(max(1, page), pages)
+    rows = events.values("time", "reason", "workload", "pod", "node", "value", "related",
+                         "message")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
+    return {"rows": [kubectl.describe(row) for row in rows], "total": total, "page": page,
+            "pages": pages, "filters": filters, "replication": replication.pk,
+            "reasons": _reasons(replication)}
+
+
+def _reasons(replication: Replication) -> list[str]:
+    key = f"run-reasons:{CACHE_VERSION}:{replication.pk}"
+    found = cache.get(key)
+    if found is None:
+        found = selectors.replication_event_reasons(replication=replication)
+        cache.set(key, found, CACHE_SECONDS)
+    return found
+
+
+# ------------------------------------------------------------------- the compare page
+def compare_figures(chosen: Sequence[selectors_charts.ChosenVariant]) -> dict[str, Any]:
+    """The run page's summary and cost charts over variants picked from any runs."""
+    figures = summary_figures([c.results for c in chosen])
+    return figures | cost_figures_for([(c.run, c.index, c.results.label) for c in chosen])

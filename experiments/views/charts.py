@@ -1,0 +1,92 @@
+"""The run page's chart endpoints (a timeline group, a page of workloads or events, as
+JSON for the page's script) and plotly.js itself, served from the installed plotly
+package: no CDN, no copy in the repository, works offline."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+from pathlib import Path
+
+import plotly
+from django.contrib.auth.decorators import login_not_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
+from django.views.decorators.http import require_GET
+
+from experiments import selectors_charts
+from experiments.models import Replication, Run
+from experiments.views import chart_data
+from experiments.views.common import visible_run
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+PLOTLY_ETAG = f'"plotly-{plotly.__version__}"'
+FILTERS = ("reason", "workload", "pod", "node")
+
+
+@functools.cache
+def _plotly_bundle() -> tuple[bytes, bytes]:
+    """The library and its gzip, made once per process (4.8 MB becomes ~1.4 MB)."""
+    raw = PLOTLY_JS.read_bytes()
+    return raw, gzip.compress(raw, compresslevel=6, mtime=0)
+
+
+@login_not_required
+@require_GET
+def plotly_js(request: HttpRequest) -> HttpResponse:
+    """The plotly.js of the installed plotly package. Its URL carries the version, so
+    browsers may keep it for a year; the login page needs no charts but a cached page may."""
+    if request.headers.get("If-None-Match") == PLOTLY_ETAG:
+        return HttpResponseNotModified()
+    raw, packed = _plotly_bundle()
+    gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
+    response = HttpResponse(packed if gzipped else raw,
+                            content_type="text/javascript; charset=utf-8")
+    if gzipped:
+        response["Content-Encoding"] = "gzip"
+    response["ETag"] = PLOTLY_ETAG
+    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    response["Vary"] = "Accept-Encoding"
+    return response
+
+
+def _replication(request: HttpRequest, run: Run) -> Replication:
+    """The succeeded replication of ``run`` named by ``?replication=``; 404 otherwise, so
+    an id from another run (even a visible one) never answers here."""
+    raw = request.GET.get("replication", "")
+    replication = selectors_charts.replication_of_run(run=run, pk=int(raw)) \
+        if raw.isdigit() else None
+    if replication is None:
+        raise Http404("No such replication in this run")
+    return replication
+
+
+def _page(request: HttpRequest) -> int:
+    raw = request.GET.get("page", "1")
+    return int(raw) if raw.isdigit() else 1
+
+
+@require_GET
+def run_timeline(request: HttpRequest, pk: int) -> JsonResponse:
+    run = visible_run(request, pk)
+    replication = _replication(request, run)
+    raw = request.GET.get("group", "")
+    return JsonResponse(chart_data.replication_timeline(
+        run=run, replication_id=replication.pk, group=int(raw) if raw.isdigit() else None))
+
+
+@require_GET
+def run_workloads(request: HttpRequest, pk: int) -> JsonResponse:
+    run = visible_run(request, pk)
+    replication = _replication(request, run)
+    return JsonResponse(chart_data.workload_table(
+        replication_id=replication.pk, query=request.GET.get("q", "").strip(),
+        sort=request.GET.get("sort", "-lost_work"), page=_page(request)))
+
+
+@require_GET
+def run_events(request: HttpRequest, pk: int) -> JsonResponse:
+    run = visible_run(request, pk)
+    replication = _replication(request, run)
+    filters = {key: value for key in FILTERS if (value := request.GET.get(key, "").strip())}
+    return JsonResponse(chart_data.event_page(replication=replication, filters=filters,
+                                              page=_page(request)))

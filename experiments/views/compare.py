@@ -1,0 +1,60 @@
+"""The compare page: variants picked from any runs the user may see, every metric side
+by side, the same charts over the selection. Everything it shows is in its URL
+(``?v=<run>:<variant>&v=...&baseline=<run>:<variant>&diff=1&t=1``), so it can be shared;
+a reference the viewer may not see is left out without a trace of what it named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.html import json_script
+from django.views.decorators.http import require_GET
+
+import scheduler_core as sc
+from experiments import selectors_charts
+from experiments.charts.compare import compare_table
+from experiments.models import Run
+from experiments.selectors_charts import ChosenVariant, VariantRef
+from experiments.views import chart_data
+
+MAX_CHOSEN = 24
+
+
+@require_GET
+def compare(request: HttpRequest) -> HttpResponse:
+    refs = [ref for text in request.GET.getlist("v")[:MAX_CHOSEN]
+            if (ref := VariantRef.parse(text)) is not None]
+    chosen, left_out = selectors_charts.compare_variants(user=request.user, refs=refs)
+    baseline = _baseline(request.GET.get("baseline", ""), chosen)
+    table = compare_table([c.results for c in chosen], sc.SUMMARY_NAMES, baseline=baseline,
+                          differences_only=request.GET.get("diff") == "1")
+    figures = chart_data.compare_figures(chosen) if chosen else {}
+    return render(request, "experiments/compare.html", {
+        "chosen": chosen, "left_out": left_out, "table": table, "baseline": baseline,
+        "differences_only": request.GET.get("diff") == "1",
+        "transposed": request.GET.get("t") == "1",
+        "picker": _picker(request, chosen),
+        "data_json": json_script({"figures": figures}, "compare-charts-data") if chosen else "",
+        "headline": [name for name in figures if name.startswith("headline-")],
+    })
+
+
+def _baseline(key: str, chosen: list[ChosenVariant]) -> int | None:
+    """The chosen variant named by ``baseline`` (default: the first chosen)."""
+    if not chosen:
+        return None
+    return next((i for i, c in enumerate(chosen) if c.ref.key == key), 0)
+
+
+def _picker(request: HttpRequest, chosen: list[ChosenVariant]) -> list[dict[str, Any]]:
+    """Recent finished runs (and the runs already chosen), each with its variants."""
+    picked = {c.ref.key for c in chosen}
+    runs: dict[int, Run] = {c.run.pk: c.run for c in chosen}
+    for run in selectors_charts.compare_candidates(user=request.user):
+        runs.setdefault(run.pk, run)
+    return [{"run": run, "variants": [{"key": f"{run.pk}:{v['variant']}", "name": v["variant"],
+                                       "checked": f"{run.pk}:{v['variant']}" in picked}
+                                      for v in run.aggregate]}
+            for run in sorted(runs.values(), key=lambda r: -r.pk)]

@@ -1,0 +1,262 @@
+// Charts of the run and compare pages. Figures arrive as Plotly JSON built on the
+// server (experiments/charts); this script only draws them with the plotly.js the app
+// serves, and drives the timeline, workload table and event log from small JSON
+// endpoints. When every chart is drawn, <html data-charts-ready="true"> is set (the
+// browser tests and the benchmark wait for it).
+(function () {
+  "use strict";
+  const CONFIG = { responsive: true, displaylogo: false,
+                   modeBarButtonsToRemove: ["select2d", "lasso2d"] };
+  const hasWebGL = (function () {
+    try {
+      const canvas = document.createElement("canvas");
+      return !!(canvas.getContext("webgl") || canvas.getContext("experimental-webgl"));
+    } catch (error) { return false; }
+  })();
+
+  // Without WebGL (some locked-down browsers) scattergl falls back to SVG: the server
+  // already bounded every trace, so SVG copes.
+  function prepare(figure) {
+    if (!hasWebGL) {
+      figure.data.forEach(function (trace) { if (trace.type === "scattergl") trace.type = "scatter"; });
+    }
+    return figure;
+  }
+
+  function draw(element, figure) {
+    if (!figure) { element.hidden = true; Plotly.purge(element); return Promise.resolve(); }
+    element.hidden = false;
+    const prepared = prepare(figure);
+    return Plotly.react(element, prepared.data, prepared.layout, CONFIG);
+  }
+
+  function drawAll(root, figures, group) {
+    // Charts of a group (the timeline) are drawn by their own controller.
+    const selector = group ? '[data-chart][data-group="' + group + '"]' : "[data-chart]:not([data-group])";
+    return Promise.all(Array.prototype.map.call(root.querySelectorAll(selector), function (el) {
+      return draw(el, figures[el.dataset.chart]);
+    }));
+  }
+
+  function getJSON(url, params) {
+    const query = new URLSearchParams(params).toString();
+    return fetch(url + (query ? "?" + query : ""), {
+      credentials: "same-origin", headers: { Accept: "application/json" },
+    }).then(function (response) {
+      if (!response.ok) throw new Error(url + " answered " + response.status);
+      return response.json();
+    });
+  }
+
+  function option(value, label, selected) {
+    const el = document.createElement("option");
+    el.value = value; el.textContent = label; el.selected = !!selected;
+    return el;
+  }
+
+  function fill(select, options, selected) {
+    select.replaceChildren.apply(select, options.map(function (o) {
+      return option(o.value, o.label, String(o.value) === String(selected));
+    }));
+  }
+
+  function formatNumber(value) {
+    if (value === null || value === undefined || value === "") return "—";
+    if (typeof value !== "number") return String(value);
+    return Number.isInteger(value) ? value.toLocaleString("en-US")
+      : value.toLocaleString("en-US", { maximumFractionDigits: Math.abs(value) < 10 ? 3 : 1 });
+  }
+
+  function cell(tag, text, className) {
+    const el = document.createElement(tag);
+    el.textContent = text;
+    if (className) el.className = className;
+    return el;
+  }
+
+  function pager(container, state, go) {
+    container.replaceChildren();
+    if (state.pages <= 1) return;
+    const previous = cell("button", "‹ Previous", "small");
+    previous.type = "button"; previous.disabled = state.page <= 1;
+    previous.addEventListener("click", function () { go(state.page - 1); });
+    const next = cell("button", "Next ›", "small");
+    next.type = "button"; next.disabled = state.page >= state.pages;
+    next.addEventListener("click", function () { go(state.page + 1); });
+    container.append(previous, cell("span", " page " + state.page + " of " + state.pages + " ", "muted small"), next);
+  }
+
+  function failed(error) {
+    document.documentElement.dataset.chartsError = String(error);
+    console.error(error);
+  }
+
+  // ------------------------------------------------------------- the GPU timeline
+  function timeline(root, data) {
+    const variant = document.getElementById("timeline-variant");
+    const group = document.getElementById("timeline-group");
+    const status = document.getElementById("timeline-status");
+    let current = data.timeline;
+    fill(variant, data.variants.map(function (v) { return { value: v.replication, label: v.label }; }),
+         current.replication);
+
+    function showGroups() {
+      document.getElementById("timeline-group-label").hidden = !current.groups.length;
+      fill(group, current.groups.map(function (name, i) { return { value: i, label: name }; }), current.group);
+    }
+    function load(params) {
+      status.textContent = "loading…";
+      return getJSON(data.urls.timeline, params).then(function (answer) {
+        current = answer; showGroups(); status.textContent = "";
+        return drawAll(root, answer.figures, "timeline");
+      }).catch(function (error) { status.textContent = "could not load the timeline"; failed(error); });
+    }
+    variant.addEventListener("change", function () { load({ replication: variant.value }); });
+    group.addEventListener("change", function () {
+      load({ replication: variant.value, group: group.value });
+    });
+    const heatmap = document.getElementById("chart-occupancy");
+    function listen() {
+      if (!heatmap.on) return;
+      heatmap.on("plotly_click", function (event) {
+        const index = current.groups.indexOf(event.points[0].y);
+        if (index >= 0) load({ replication: variant.value, group: index });
+      });
+    }
+    showGroups();
+    return drawAll(root, current.figures, "timeline").then(listen);
+  }
+
+  // ------------------------------------------------------------- the workload table
+  function workloads(data) {
+    const table = document.getElementById("workloads-table");
+    const variant = document.getElementById("workloads-variant");
+    const filter = document.getElementById("workloads-filter");
+    let state = data.workloads;
+    fill(variant, data.variants.map(function (v) { return { value: v.replication, label: v.label + " (replication 0)" }; }),
+         state.replication);
+
+    function header() {
+      const row = document.createElement("tr");
+      state.columns.forEach(function (column) {
+        const active = state.sort.replace("-", "") === column.name;
+        const th = cell("th", column.label + (active ? (state.sort[0] === "-" ? " ▼" : " ▲") : ""),
+                        column.kind === "number" ? "num" : "");
+        th.dataset.sort = column.name;
+        th.setAttribute("aria-sort", active ? (state.sort[0] === "-" ? "descending" : "ascending") : "none");
+        th.addEventListener("click", function () {
+          const descending = !(active && state.sort[0] === "-");
+          load({ sort: (descending ? "-" : "") + column.name, page: 1 });
+        });
+        row.append(th);
+      });
+      table.tHead.replaceChildren(row);
+    }
+    function body() {
+      table.tBodies[0].replaceChildren.apply(table.tBodies[0], state.rows.map(function (record) {
+        const row = document.createElement("tr");
+        state.columns.forEach(function (column) {
+          const td = cell("td", formatNumber(record[column.name]), column.kind === "number" ? "num" : "");
+          if (column.name === "workload" && record.urgent) td.append(" ", cell("span", "urgent", "tag"));
+          row.append(td);
+        });
+        return row;
+      }));
+      document.getElementById("workloads-count").textContent =
+        state.total + " of " + state.all + " workloads";
+      pager(document.getElementById("workloads-pager"), state, function (page) { load({ page: page }); });
+    }
+    function load(change) {
+      const params = Object.assign({ replication: variant.value, q: filter.value, sort: state.sort, page: state.page }, change);
+      return getJSON(data.urls.workloads, params).then(function (answer) {
+        state = answer; header(); body();
+      }).catch(failed);
+    }
+    let timer = null;
+    filter.addEventListener("input", function () {
+      window.clearTimeout(timer);
+      timer = window.setTimeout(function () { load({ page: 1 }); }, 250);
+    });
+    variant.addEventListener("change", function () { load({ page: 1 }); });
+    header(); body();
+  }
+
+  // ------------------------------------------------------------- the event log
+  function events(data) {
+    const form = document.getElementById("events-form");
+    const table = document.getElementById("events-table");
+    const replication = document.getElementById("events-replication");
+    const reason = document.getElementById("events-reason");
+    let state = data.events;
+    fill(replication, data.replications.map(function (r) { return { value: r.id, label: r.label }; }), state.replication);
+
+    function render() {
+      fill(reason, [{ value: "", label: "any" }].concat(state.reasons.map(function (r) { return { value: r, label: r }; })),
+           state.filters.reason || "");
+      table.tBodies[0].replaceChildren.apply(table.tBodies[0], state.rows.map(function (e) {
+        const row = document.createElement("tr");
+        row.className = e.type === "Warning" ? "warning" : "";
+        row.append(cell("td", e.type), cell("td", e.reason), cell("td", e.at, "num"), cell("td", e.object),
+                   cell("td", e.node || "—"), cell("td", e.from),
+                   cell("td", e.message + (e.count > 1 ? " (x" + e.count + ")" : "")));
+        return row;
+      }));
+      if (!state.rows.length) {
+        const empty = cell("td", "No events match.", "empty"); empty.colSpan = 7;
+        const row = document.createElement("tr"); row.append(empty);
+        table.tBodies[0].replaceChildren(row);
+      }
+      const log = data.replications.find(function (r) { return String(r.id) === String(state.replication); });
+      document.getElementById("events-full").href = log ? log.log : "#";
+      pager(document.getElementById("events-pager"), state, function (page) { load(page); });
+    }
+    function load(page) {
+      const params = {};
+      new FormData(form).forEach(function (value, key) { if (value) params[key] = value; });
+      params.page = page;
+      return getJSON(data.urls.events, params).then(function (answer) { state = answer; render(); }).catch(failed);
+    }
+    form.addEventListener("submit", function (event) { event.preventDefault(); load(1); });
+    replication.addEventListener("change", function () { reason.value = ""; load(1); });
+    reason.addEventListener("change", function () { load(1); });
+    render();
+  }
+
+  // ------------------------------------------------------------- the compare page
+  function compare() {
+    const form = document.getElementById("compare-form");
+    if (!form) return;
+    form.querySelectorAll("[data-autosubmit]").forEach(function (input) {
+      input.addEventListener("change", function () { form.requestSubmit(); });
+    });
+    const copy = document.getElementById("compare-copy");
+    if (copy) {
+      copy.addEventListener("click", function () {
+        const done = function () { copy.textContent = "Link copied"; };
+        if (navigator.clipboard) navigator.clipboard.writeText(window.location.href).then(done, function () {});
+      });
+    }
+  }
+
+  function start() {
+    const script = document.getElementById("run-charts-data") || document.getElementById("compare-charts-data");
+    compare();
+    if (!script || typeof Plotly === "undefined") {
+      if (script) failed("plotly.js did not load");
+      document.documentElement.dataset.chartsReady = "true";
+      return;
+    }
+    const data = JSON.parse(script.textContent);
+    const root = script.closest("[data-charts-root]") || document;
+    const drawn = [drawAll(root, data.figures)];
+    if (data.timeline) drawn.push(timeline(root, data));
+    if (data.workloads) workloads(data);
+    if (data.events) events(data);
+    Promise.all(drawn).then(function () {
+      document.documentElement.dataset.chartsReady = "true";
+    }).catch(failed);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
