@@ -1,5 +1,7 @@
 from django.urls import path
 
+from experiments.views import charts as chart_views
+from experiments.views import compare as compare_views
 from experiments.views import experiments as experiment_views
 from experiments.views import runs as run_views
 
@@ -18,4 +20,12 @@ urlpatterns = [
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
     path("runs/<int:pk>/replications/<int:replication_pk>/events/",
          run_views.replication_events, name="replication-events"),
+    # Charts (issue 5): the run page's chart data, the compare page, plotly.js itself.
+    path("runs/<int:pk>/charts/timeline.json", chart_views.run_timeline,
+         name="run-chart-timeline"),
+    path("runs/<int:pk>/charts/workloads.json", chart_views.run_workloads,
+         name="run-chart-workloads"),
+    path("runs/<int:pk>/charts/events.json", chart_views.run_events, name="run-chart-events"),
+    path("compare/", compare_views.compare, name="compare"),
+    path("charts/plotly.min.js", chart_views.plotly_js, name="plotly-js"),
 ]
