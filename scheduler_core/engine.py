@@ -41,6 +41,8 @@ from scheduler_core.status import Code, Status
 
 ProgressCallback = Callable[[float], None]
 NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
+GROUP_INCOMPLETE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                          "fewer than minCount pods of the group exist", "GangScheduling")
 
 
 class FailureStreak:
@@ -219,6 +221,7 @@ class Engine:
             taken.add(member)
             pod = self._new_pod(workload, member)
             self._count_quota(pod)
+            pod.submitted = True
             self.emit(ev.CREATED, workload, pod)
             self.at(item.started_at, self._bind_initial, pod, self.cluster.by_name[item.node])
         for member in range(workload.spec.members):
@@ -262,6 +265,7 @@ class Engine:
                               f"limited {hard}")
             return
         self._count_quota(pod)
+        pod.submitted = True
         self.emit(ev.CREATED, pod.workload, pod, value=1.0 if pod.replacement else 0.0)
         self.queue.add(pod, self.now)
 
@@ -364,10 +368,19 @@ class Engine:
         """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
         in one snapshot, each that fits is assumed; if minCount can run, all assumed members
         bind, else all are forgotten and PodGroupPostFilter runs once for the group."""
-        pending = [p for p in workload.slots if p is not None and p.state is PodState.PENDING]
+        pending = [p for p in workload.slots
+                   if p is not None and p.state is PodState.PENDING and p.submitted]
         for pod in pending:
             self.queue.remove(pod)
-        need = workload.min_count - workload.running_members()
+        running = workload.running_members()
+        need = workload.min_count - running
+        if need > len(pending):
+            # PreEnqueue: fewer than minCount pods of the group exist (a ResourceQuota
+            # refused some); the group is held without a scheduling attempt.
+            for pod in pending:
+                self._failed(pod, GROUP_INCOMPLETE)
+                self.queue.park(pod, self.now)
+            return
         if need <= 0:
             for pod in pending:
                 self._schedule_one(pod)
@@ -396,6 +409,7 @@ class Engine:
         for pod in pending:
             if status.code is not Code.SUCCESS:
                 self._failed(pod, status)
+                self.clear_nomination(pod)  # §5: no victims found, all NNNs of the group go
             self.queue.park(pod, self.now, moved_meanwhile=moved)
 
     def _assume_topology(self, pods: list[Pod],

@@ -61,7 +61,7 @@ class Pod:
     __slots__ = ("attempts", "backoff_until", "bound_at", "cpu", "created", "failures", "gpus",
                  "mem", "member", "name", "node", "nominated", "parked_at", "preempted",
                  "priority", "queue_ts", "ready_at", "replacement", "seq", "state", "stop_at",
-                 "workload")
+                 "submitted", "workload")
 
     def __init__(self, seq: int, name: str, workload: Workload, member: int,
                  created: float) -> None:
@@ -84,6 +84,8 @@ class Pod:
         self.backoff_until = 0.0
         self.parked_at = 0.0
         self.failures: FailureStreak | None = None
+        self.submitted = False
+        """Exists for the API server (not refused by a ResourceQuota)."""
         self.replacement = False
         """Created by a controller to replace an evicted pod (counts as a restart)."""
         self.preempted = False

@@ -179,9 +179,6 @@ def test_replacements_below_quorum_wait_for_min_count(lab):
 
 
 # =========================================================================== PreEnqueue
-@pytest.mark.xfail(strict=True, reason="engine: a gang member refused by a ResourceQuota "
-                   "(never created) is still assumed and bound with its group, or preempts "
-                   "for it (engine.py:_schedule_group takes every PENDING slot)")
 @pytest.mark.parametrize(("min_count", "victims_below", "bound"), [
     (3, False, set()),
     (3, True, set()),

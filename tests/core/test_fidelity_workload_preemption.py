@@ -258,8 +258,6 @@ def test_no_new_preemption_while_earlier_victims_terminate_on_nominated_nodes(la
     assert {out.scheduled("p-0"), out.scheduled("p-1")} == {(25.0, "n2"), (25.0, "n3")}
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a group whose PodGroupPostFilter finds no "
-                   "victims keeps its members' nominations (§5: all NNNs must be cleared)")
 def test_a_failed_group_preemption_clears_every_nomination(lab):
     """§5 Workload Scheduling Cycle: "If not [victims found]: standard backoff, and all
     NNNs of the group are cleared" (as §4.1 step 3 does for a single pod). p is
