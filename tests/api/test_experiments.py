@@ -257,7 +257,7 @@ def test_malformed_yaml_is_an_error_of_the_whole_spec(alice_api):
     assert response.status_code == 400
     [error] = errors(response)
     assert error["path"] == ""
-    assert error["message"].startswith("malformed YAML: line 1")
+    assert error["message"].startswith("malformed YAML: line ")
 
 
 def test_presets_are_listed_in_scenario_order(alice_api):
@@ -313,3 +313,17 @@ def test_the_spec_downloads_as_yaml(clients, experiment, persona, status):
         assert response["Content-Disposition"] == \
             f'attachment; filename="experiment-{experiment.pk}.yaml"'
         assert spec_document(sc.parse_spec(yaml.safe_load(response.content))) == experiment.spec
+
+
+def test_a_stored_spec_that_no_longer_passes_must_be_fixed_by_the_patch(alice_api, experiment):
+    Experiment.objects.filter(pk=experiment.pk).update(spec={**experiment.spec, "replications": 0})
+
+    tags_only = alice_api.patch(detail_url(experiment), {"tags": ["x"]}, format="json")
+    fixed = alice_api.patch(detail_url(experiment), {"spec": preset_document(), "tags": ["x"]},
+                            format="json")
+
+    assert tags_only.status_code == 400
+    assert [e["path"] for e in errors(tags_only)] == ["replications"]
+    assert fixed.status_code == 200
+    experiment.refresh_from_db()
+    assert (experiment.spec, experiment.tag_names) == (preset_document(), ["x"])

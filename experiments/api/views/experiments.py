@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 import scheduler_core as sc
 from experiments import selectors, services
-from experiments.api.exceptions import ApiError
+from experiments.api.exceptions import ApiError, spec_invalid
 from experiments.api.filters import ExperimentFilter
 from experiments.api.pagination import Pagination
 from experiments.api.serializers import (
@@ -31,7 +31,7 @@ from experiments.api.views.common import (
     visible_experiment,
 )
 from experiments.models import Experiment
-from experiments.specs import preset_or_none, spec_document, spec_yaml
+from experiments.specs import preset_or_none, spec_document, spec_parse, spec_yaml
 
 YAML_TYPE = "application/yaml; charset=utf-8"
 
@@ -99,10 +99,19 @@ class ExperimentDetailApi(APIView):
         data, spec = validated_with_spec(serializer)
         services.experiment_update(
             experiment=experiment,
-            spec=spec or sc.parse_spec(experiment.spec),
+            spec=spec or _stored_spec(experiment),
             tags=data.get("tags", experiment.tag_names),
             shared_with=data.get("shared_with", experiment.shared_with.all()))
         return experiment_response(request, experiment)
+
+
+def _stored_spec(experiment: Experiment) -> sc.ExperimentSpec:
+    """The stored spec, for a PATCH that leaves it alone. One an older version wrote may
+    no longer pass: then the answer lists why, and a PATCH with a fixed spec is needed."""
+    try:
+        return spec_parse(document=experiment.spec)
+    except sc.SpecError as exc:
+        raise spec_invalid(exc.errors) from None
 
 
 class ExperimentCloneApi(APIView):
