@@ -239,7 +239,6 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI and Redoc from the drf-spectacular-sidecar package: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "experiments.api.schema.add_error_responses",
