@@ -9,8 +9,11 @@ cohort lend each other unused quota.
 
 With ``preemption`` set, a head that does not fit its quota evicts admitted workloads as
 Kueue's classic preemption does (§7.2 ordering, §7.3 greedy targets then fill-back from
-``len - 2``). An evicted workload is suspended: its pods are deleted and it waits in its
-queue again, ordered by eviction time (Kueue's default requeuing timestamp).
+``len - 2``, candidates checked lazily). An evicted workload is suspended: its pods are
+deleted and it waits in its queue again by its creation time (Kueue's queue order for a
+preempted workload; the eviction timestamp only applies to PodsReady timeouts and
+admission checks, which are not modelled). Simplified: one flavor, one cohort level, no
+borrowWithinCohort, StrictFIFO only, and quota is released at eviction.
 """
 
 from __future__ import annotations
@@ -38,10 +41,6 @@ class QueueState:
     waiting: list[tuple[tuple[int, float, int], Workload]] = field(default_factory=list)
     admitted: dict[Workload, float] = field(default_factory=dict)
     usage: int = 0
-
-    def borrowing(self) -> int:
-        nominal = self.spec.nominal_gpus
-        return 0 if nominal is None else max(0, self.usage - nominal)
 
 
 
@@ -107,18 +106,22 @@ class Admission:
         return self._quota_fits(queue, workload.gpus_total, removed)
 
     def _quota_fits(self, queue: QueueState, gpus: int, removed: frozenset[Workload]) -> bool:
-        """Within nominal quota, or borrowing what the cohort's other queues do not use
-        (up to the borrowing limit)."""
+        """workloadFits (§7.3): within the queue's own quota, and, in a cohort, within what
+        the whole cohort has left (quota lent to a borrower is not there until reclaimed);
+        borrowing at most the borrowing limit."""
         nominal = queue.spec.nominal_gpus
-        usage = _usage(queue, removed)
-        if nominal is None or usage + gpus <= nominal:
+        if nominal is None:
             return True
-        borrow = usage + gpus - nominal
+        usage = _usage(queue, removed)
+        cohort = self._cohort(queue)
+        if not cohort:
+            return usage + gpus <= nominal
         limit = queue.spec.borrowing_limit_gpus
-        if limit is not None and borrow > limit:
+        if limit is not None and usage + gpus - nominal > limit:
             return False
-        spare = sum((q.spec.nominal_gpus or 0) - _usage(q, removed) for q in self._cohort(queue))
-        return borrow <= spare
+        capacity = nominal + sum(q.spec.nominal_gpus or 0 for q in cohort)
+        used = usage + sum(_usage(q, removed) for q in cohort)
+        return used + gpus <= capacity
 
     def _cohort(self, queue: QueueState) -> list[QueueState]:
         cohort = queue.spec.cohort
@@ -141,7 +144,7 @@ class Admission:
         for owner, workload in targets:
             self._release(owner, workload)
             self.host.suspend(workload, head, "Preempted")
-            self._enqueue(owner, workload, self.host.now)
+            self._enqueue(owner, workload, workload.arrival)
         return True
 
     def _candidates(self, queue: QueueState,
@@ -153,8 +156,6 @@ class Admission:
                 found.append((_order(workload, admitted_at, own=True), queue, workload))
         if policy.reclaim_within_cohort != "Never":
             for other in self._cohort(queue):
-                if other.borrowing() == 0:
-                    continue
                 for workload, admitted_at in other.admitted.items():
                     if _satisfies(policy.reclaim_within_cohort, head, workload):
                         found.append((_order(workload, admitted_at, own=False), other, workload))
@@ -167,11 +168,24 @@ class Admission:
         removed: set[Workload] = set()
         targets: list[tuple[QueueState, Workload]] = []
         for owner, workload in candidates:
+            if owner is not queue and not self._still_valid(queue, head, owner, removed):
+                continue
             removed.add(workload)
             targets.append((owner, workload))
             if self._room(queue, head, frozenset(removed)):
                 return self._fill_back(queue, head, targets, removed)
         return []
+
+    @staticmethod
+    def _still_valid(queue: QueueState, head: Workload, owner: QueueState,
+                     removed: set[Workload]) -> bool:
+        """candidateIsValid, checked as the iterator reaches a cohort candidate: its queue
+        must still borrow; and with no borrowWithinCohort it is ReclaimWithoutBorrowing,
+        invalid while the head itself would have to borrow."""
+        if _usage(owner, removed) <= (owner.spec.nominal_gpus or 0):
+            return False
+        nominal = queue.spec.nominal_gpus
+        return nominal is None or _usage(queue, removed) + head.gpus_total <= nominal
 
     def _fill_back(self, queue: QueueState, head: Workload,
                    targets: list[tuple[QueueState, Workload]],

@@ -22,6 +22,8 @@ PLUGIN = "DefaultPreemption"
 NEVER = Status(Code.UNSCHEDULABLE, "not eligible due to preemptionPolicy=Never.", PLUGIN)
 WAITING = Status(Code.UNSCHEDULABLE, "not eligible due to a terminating pod on the nominated node.",
                  PLUGIN)
+PLACEMENT_LIMITED = Status(Code.UNSCHEDULABLE, "not eligible due to placement-based pod group "
+                           "scheduling limitation", PLUGIN)
 NOT_HELPFUL = Status(Code.UNSCHEDULABLE, "Preemption is not helpful for scheduling", PLUGIN)
 NO_PREEMPTION = Status(Code.UNSCHEDULABLE, "preemption is disabled in this variant", "none")
 INT32_OFFSET = 2**31
@@ -135,7 +137,11 @@ class DefaultPreemption:
                           need: int) -> Status:
         """Without workload-aware preemption a gang's members preempt one by one, each for
         itself (§4.0 with the WorkloadAwarePreemption gate off): each nominated member
-        counts on its node for the next member's Filter."""
+        counts on its node for the next member's Filter. A group with a topology
+        constraint is not eligible (§4.0, first guard)."""
+        group = workload.spec.pod_group
+        if group is not None and group.topology is not None:
+            return PLACEMENT_LIMITED
         status = NOT_HELPFUL
         for pod in pending:
             outcome = self.post_filter(host, pod)

@@ -110,9 +110,6 @@ def test_candidates_in_the_same_queue_are_ordered(lab, candidates, victim):
     assert evicted(out) == [(5.0, victim, "h")]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a head within its nominal quota is admitted "
-                   "on top of the cohort's borrowers instead of reclaiming "
-                   "(admission.py:_quota_fits)")
 def test_other_queues_candidates_come_before_the_own_queue(lab):
     """§7.2 rule 1: workloads of other ClusterQueues in the cohort are preempted before the
     preemptor's own, whatever their priority. q1 (nominal 4) runs `own` (p1); q2
@@ -167,9 +164,6 @@ def borrowed_cohort(reclaim: str, borrower_class: str = "p1"):
                     job("h", "p10", 10, q="q1")]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a queue within its nominal quota is admitted "
-                   "even when the cohort lent that quota out (admission.py:_quota_fits "
-                   "ignores cohort usage), so the cohort overcommits")
 def test_a_cohort_never_admits_beyond_its_total_quota(lab):
     """§7.3 workloadFits: `v > Available(cq, fr)` fails, and Available accounts for what
     the cohort's other queues use. q2 borrowed q1's unused 2 GPUs; with reclaim Never,
@@ -178,8 +172,6 @@ def test_a_cohort_never_admits_beyond_its_total_quota(lab):
     assert first_admission(out, "h") == 100.0
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a head within its nominal quota never "
-                   "reclaims, it is admitted on top of the borrowers (admission.py:_quota_fits)")
 @pytest.mark.parametrize(("reclaim", "borrower_class", "reclaims"), [
     ("LowerPriority", "p1", True),
     ("LowerPriority", "top", False),
@@ -210,25 +202,21 @@ def test_a_queue_within_nominal_is_never_reclaimed_from(lab, reclaim):
     assert first_admission(out, "h") == 100.0
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a head that must borrow reclaims from "
-                   "borrowing queues; without borrowWithinCohort such candidates are "
-                   "ReclaimWithoutBorrowing and invalid when borrowing (admission.py:_candidates)")
 def test_a_head_that_would_borrow_cannot_reclaim_without_borrow_within_cohort(lab):
     """§7.3: q1 (nominal 2) already runs w1; q3 (nominal 0) borrows 2 of q2's unused
     GPUs for w3; the cohort (4) is full. `h` in q1 would have to borrow: only the
     `[borrowing=true]` attempt runs, w3 is classified ReclaimWithoutBorrowing (no
-    borrowWithinCohort) and is invalid when borrowing, so h waits for w1 (t=101)."""
+    borrowWithinCohort) and is invalid when borrowing, so nobody is evicted. h is
+    admitted at t=100, when w3 ends and the cohort's unused quota (q2's) can be borrowed,
+    without waiting for w1 (t=101)."""
     queues = [queue("q1", 2, reclaim="Any", cohort="c"), queue("q2", 2, cohort="c"),
               queue("q3", 0, cohort="c")]
     out = run(lab, queues, [job("w3", "p1", 0, q="q3"), job("w1", "p1", 1, q="q1"),
                             job("h", "p10", 5, q="q1")])
     assert evicted(out) == []
-    assert first_admission(out, "h") == 101.0
+    assert first_admission(out, "h") == 100.0
 
 
-@pytest.mark.xfail(strict=True, reason="engine: within-nominal head admitted without "
-                   "reclaiming (admission.py:_quota_fits); candidates' borrowing is checked "
-                   "once at collection, not lazily per candidate (candidateIsValid)")
 def test_a_candidate_whose_queue_stops_borrowing_is_skipped(lab):
     """§7.3 candidateIsValid, checked lazily as the iterator reaches each candidate: q1
     (nominal 4) is idle; q2 (nominal 2) runs w2a and w2b, borrowing 2; q3 (nominal 0)
@@ -304,8 +292,6 @@ def test_an_evicted_workload_is_suspended_requeued_and_readmitted(lab):
     assert admitted(out) == [(0.0, "a"), (10.0, "h"), (30.0, "a")]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a preempted workload is requeued by its "
-                   "eviction time; Kueue orders it by creation time (admission.py:_preempt_for)")
 def test_a_preempted_workload_keeps_its_creation_time_in_the_queue(lab):
     """§7.1 queueOrderTimestamp (Kueue `workload.Ordering.GetQueueOrderTimestamp`): the
     eviction time is used only after a PodsReady timeout or an AdmissionCheck eviction

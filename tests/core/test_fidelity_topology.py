@@ -144,10 +144,6 @@ def test_workload_aware_preemption_places_the_group_with_its_topology(lab):
     assert placed == {"r1-n0": 1, "r1-n1": 1}
 
 
-@pytest.mark.xfail(strict=True, reason="engine: with `pod` preemption the members of a "
-                   "topology-constrained gang preempt one by one; §4.0 says PostFilter is "
-                   "not eligible for them (engine.py:_schedule_group, "
-                   "default_preemption.py:post_filter_group)")
 def test_pod_preemption_is_not_eligible_for_a_topology_constrained_group(lab):
     """§4.0 guard 1 (K136): a pod with a schedulingGroup whose PodGroup has
     schedulingConstraints, with TopologyAwareWorkloadScheduling on (the engine honours
