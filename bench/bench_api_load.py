@@ -270,9 +270,11 @@ def bench(clients: int, seconds: float, workers: int, threads: int) -> dict[str,
             run_id = api.finished_run(experiment)
             busy = api.start_run(api.experiment_from_preset("s8-gang-at-scale"))
             paths = read_paths(run_id, experiment, busy)
+            load_before = os.getloadavg()[0]  # the machine is shared: say how busy it was
             result = run_load(base_url=base_url, token=token, paths=paths, clients=clients,
                               seconds=seconds)
     return {**result, "server": f"gunicorn gthread {workers}x{threads}",
+            "load_average_before": round(load_before, 2),
             "database": "postgresql", "machine": platform.machine(),
             "cpus": os.cpu_count(), "python": platform.python_version(),
             "recorded": date.today().isoformat()}
