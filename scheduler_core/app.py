@@ -447,6 +447,9 @@ class GroupApp(App):
         if self.unit.running:
             checkpointing = self._disrupted_progress(self.unit, pod, grace,
                                                      self.workload.gpus_total, cause)
+        elif cause != "group-restart":
+            self.host.emit(ev.DISRUPTED, self.workload, pod, value=0.0, related=cause,
+                           message="a member of a stalled group: nothing more to lose")
         self._restart_segment()
         if (not self.elastic and self.spec.controller.kind.value == "jobset"
                 and self.spec.controller.restart == "group" and cause != "group-restart"):

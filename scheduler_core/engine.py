@@ -201,8 +201,8 @@ class Engine:
 
     def emit(self, reason: str, workload: Workload | None, pod: Pod | None = None, *,
              time: float | None = None, value: float = 0.0, related: str = "",
-             message: str = "", node: Node | None = None) -> None:
-        where = node or (pod.node if pod is not None else None)
+             message: str = "", node: Node | None = None, nodeless: bool = False) -> None:
+        where = None if nodeless else node or (pod.node if pod is not None else None)
         self.log.append(Event(
             self.now if time is None else time, reason,
             workload.name if workload is not None else "",
@@ -480,10 +480,10 @@ class Engine:
         pod.failures = None
         self._streaks.pop(pod, None)
         self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, time=streak.first, value=streak.count,
-                  related=streak.plugin, message=streak.message)
+                  related=streak.plugin, message=streak.message, nodeless=True)
         if streak.message.endswith(NOT_HELPFUL_REASON):
             self.emit(ev.NOT_HELPFUL, pod.workload, pod, time=streak.first, value=streak.count,
-                      message=streak.message)
+                      message=streak.message, nodeless=True)
 
     def _bind(self, pod: Pod, node: Node, *, assumed: bool = False) -> None:
         self._end_streak(pod)

@@ -155,6 +155,7 @@ class _Reader:
         self.ready_pods: set[str] = set()
         self.ready_at: dict[str, float] = {}
         self.released: dict[str, float] = {}
+        self.loading_event: tuple[str, float] | None = None
         self.allocated = 0.0
         self.handlers = {
             ev.ARRIVED: self._arrived, ev.CREATED: self._created, ev.SCHEDULED: self._scheduled,
@@ -246,15 +247,18 @@ class _Reader:
         a.lost += e.value
         a.disruptions += 1
         grouped = self.infos[e.workload].recovery in ("synchronous", "elastic")
-        if grouped and not a.resumed_since_disruption and e.time != a.last_disruption:
+        loading = self.loading_event == (e.pod, e.time)
+        if loading or (grouped and not a.resumed_since_disruption
+                       and e.time != a.last_disruption):
             a.premature += 1
         a.resumed_since_disruption = False
         a.last_disruption = e.time
 
     def _loading(self, e: Event, a: _Acc) -> None:
-        """Evicted before Ready: no useful progress was reached (the loading treadmill)."""
+        """Evicted before Ready: no useful progress was reached (the loading treadmill).
+        The Disrupted event that follows is the same disruption; it counts it once."""
         a.loading += 1
-        a.premature += 1
+        self.loading_event = (e.pod, e.time)
 
     def _over_evicted(self, e: Event, a: _Acc) -> None:
         a.over_evicted += int(e.value)

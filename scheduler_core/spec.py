@@ -467,7 +467,7 @@ def _pydantic_errors(exc: ValidationError) -> list[dict[str, str]]:
 def load_document(text: str) -> Any:
     """Parse YAML or JSON text (JSON is YAML), with the line of a syntax error."""
     try:
-        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a SafeLoader, C or Python
+        return yaml.load(text, Loader=_LOADER)  # _LOADER is a SafeLoader (C or Python)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -604,6 +604,7 @@ def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         yield {"path": "cluster", "message": f"duplicate node name '{dup}'"}
     pools = {p.name for p in spec.cluster.node_pools}
     workloads = {w.name: w for w in spec.workloads}
+    yield from _initial_count_errors(spec, workloads)
     for i, pod in enumerate(spec.initial_state):
         if pod.node not in known:
             yield {"path": f"initialState[{i}].node", "message": f"no node named '{pod.node}'"}
@@ -620,6 +621,23 @@ def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
                 yield {"path": f"events[{i}].nodes", "message": f"no node named '{name}'"}
         if event.pool and event.pool not in pools:
             yield {"path": f"events[{i}].pool", "message": f"no node pool named '{event.pool}'"}
+
+
+def _initial_count_errors(spec: ExperimentSpec,
+                          workloads: dict[str, Workload]) -> Iterable[dict[str, str]]:
+    """A workload cannot have more recorded pods than members, nor one member twice."""
+    seen: dict[str, list[int | None]] = {}
+    for i, pod in enumerate(spec.initial_state):
+        members = seen.setdefault(pod.workload, [])
+        workload = workloads.get(pod.workload)
+        if workload is not None and len(members) >= workload.members:
+            yield {"path": f"initialState[{i}].workload",
+                   "message": f"more recorded pods than the {workload.members} member(s) of "
+                              f"'{pod.workload}'"}
+        elif pod.member is not None and pod.member in members:
+            yield {"path": f"initialState[{i}].member",
+                   "message": f"member {pod.member} of '{pod.workload}' is recorded twice"}
+        members.append(pod.member)
 
 
 def _counts(names: list[str]) -> dict[str, int]:

@@ -279,6 +279,10 @@ class WorkloadAwarePreemption(DefaultPreemption):
 
     # ---------------------------------------------------------------- single pods
     def select_victims(self, host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
+        return self._select_in_order(host, pod, node, self.order)
+
+    def _select_in_order(self, host: PreemptionHost, pod: Pod, node: Node,
+                         order: Callable[[list[Unit]], list[Unit]]) -> Candidate | None:
         """SelectVictimsOnNode with units: a pod of an All-mode group is reprieved or
         evicted with its whole group, wherever the other members run."""
         units = victim_units(host.cluster, pod.priority, [node])
@@ -294,7 +298,7 @@ class WorkloadAwarePreemption(DefaultPreemption):
             return None
         for i, amount in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
             row[i] -= amount
-        violating, clean = split_by_pdb(host, self.order(units))
+        violating, clean = split_by_pdb(host, order(units))
         victims, broken = [], 0
         for unit in violating + clean:
             if not try_restore(unit, remaining):
@@ -325,9 +329,8 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
     def choose(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
                units: list[Unit]) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
         self.now = host.now
-        order = self.order(units)
-        options = [self._reprieve(host, workload, pending, need, units, spread, order)
-                   for spread in (False, True)]
+        options = [self._reprieve(host, workload, pending, need, units, spread, order(units))
+                   for spread in (False, True) for order in (self.order, self.order_by_density)]
         found = [o for o in options if o is not None]
         if not found:
             return None
@@ -339,13 +342,27 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         return candidates[:1]
 
     def select_victims(self, host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
+        """The cheaper of two reprieve orders (most expensive first; most expensive per
+        GPU first): neither greedy order alone always finds the cheapest set."""
         self.now = host.now
-        return super().select_victims(host, pod, node)
+        found = [c for order in (self.order, self.order_by_density)
+                 if (c := self._select_in_order(host, pod, node, order)) is not None]
+        if not found:
+            return None
+        return min(found, key=lambda c: self.cost_of(host, c.victims))
 
     def order(self, units: list[Unit]) -> list[Unit]:
+        """Most expensive unit first (reprieved first, so kept)."""
         for unit in units:
             unit.cost = self._unit_cost(unit)
         return sorted(units, key=lambda u: (-u.cost, *importance(u)))
+
+    def order_by_density(self, units: list[Unit]) -> list[Unit]:
+        """Most expensive per GPU it holds first: evicts what frees GPUs most cheaply."""
+        for unit in units:
+            unit.cost = self._unit_cost(unit)
+        return sorted(units, key=lambda u: (-u.cost / max(1, sum(p.gpus for p in u.pods)),
+                                            *importance(u)))
 
     def _unit_cost(self, unit: Unit) -> float:
         return sum(self._pod_cost(p) for p in unit.pods)

@@ -178,18 +178,10 @@ def synchronous_group(lab, arrivals: list[float], startup: float = 0.0):
                     workloads=[g, *ps], initial=[("g", f"n{i + 1}", -200, i) for i in range(3)])
 
 
-STALLED_GROUP_XFAIL = pytest.mark.xfail(
-    strict=True, reason="engine: evicting a member of a stalled synchronous group logs no "
-    "Disrupted, so it is never counted as premature (app.py:GroupApp.interrupt, "
-    "metrics.py:_Reader._disrupted)")
-
-
 @pytest.mark.parametrize(("arrivals", "premature", "thrashing"), [
     pytest.param([0.0], 0, 0, id="one-disruption"),
-    pytest.param([0.0, 10.0], 1, 0, id="disrupted-again-before-resuming",
-                 marks=STALLED_GROUP_XFAIL),
-    pytest.param([0.0, 10.0, 20.0], 2, 1, id="twice-again-is-thrashing",
-                 marks=STALLED_GROUP_XFAIL),
+    pytest.param([0.0, 10.0], 1, 0, id="disrupted-again-before-resuming"),
+    pytest.param([0.0, 10.0, 20.0], 2, 1, id="twice-again-is-thrashing"),
 ])
 def test_a_group_disrupted_again_before_it_resumed_is_premature(lab, arrivals, premature,
                                                                 thrashing):
@@ -202,9 +194,6 @@ def test_a_group_disrupted_again_before_it_resumed_is_premature(lab, arrivals, p
     assert result.summary["thrashing_workloads"] == thrashing
 
 
-@pytest.mark.xfail(strict=True, reason="engine: a group member evicted while loading counts "
-                   "twice (EvictedWhileLoading and the group's Disrupted), metrics.py:"
-                   "_Reader._loading/_disrupted")
 def test_one_premature_disruption_is_counted_once(lab):
     """A synchronous group (2 members, 100 s startup, Ready since -100) loses g-1 at t=0;
     its replacement binds at 25 and is evicted at 50, still loading. That is one

@@ -96,10 +96,6 @@ def test_weights_change_the_choice(lab, weights, victims):
     assert out.decisions("p-0") == [(0.0, "n1", victims)]
 
 
-@pytest.mark.xfail(strict=True, reason="engine: the reprieve is greedy per unit (most "
-                   "expensive kept first), so two cheap units that together cost more than "
-                   "one expensive unit are evicted (workload_preemption.py:"
-                   "CheckpointAwarePreemption.order/_reprieve)")
 def test_the_cheapest_set_wins_over_the_cheapest_units(lab):
     """domain.md §4 ("among victim sets that make the preemptor fit, pick the one with
     the least expected ... cost"): two 1-GPU sessions cost 3600 each, 7200 together; the

@@ -369,3 +369,10 @@ def test_a_recorded_pod_stays_on_its_cordoned_node() -> None:
         "initialState": [{"workload": "old", "node": "a", "startedAt": -60}]})
     result = sc.simulate(spec, "default")
     assert [(e.time, e.node) for e in events(result, ev.SCHEDULED)] == [(-60.0, "a")]
+
+
+def test_failed_scheduling_names_no_node_even_when_the_pod_binds_later() -> None:
+    result = run(S2, "never")
+    failures = events(result, ev.FAILED_SCHEDULING, "evaluation")
+    assert failures
+    assert all(e.node == "" for e in failures)

@@ -66,6 +66,12 @@ BAD_INPUTS = [
     ("unknown-node", spec_with("initialState", [{"workload": "train", "node": "gpu-9"}]),
      "initialState[0].node", "no node named 'gpu-9'"),
     ("no-nodes", spec_with("cluster", {}), "cluster", "at least one node pool or node"),
+    ("too-many-recorded-pods",
+     spec_with("initialState", [{"workload": "train", "node": "gpu-0"}] * 5),
+     "initialState[4].workload", "more recorded pods than the 4 member(s) of 'train'"),
+    ("member-recorded-twice",
+     spec_with("initialState", [{"workload": "train", "node": "gpu-0", "member": 1}] * 2),
+     "initialState[1].member", "member 1 of 'train' is recorded twice"),
 ]
 
 
