@@ -23,17 +23,19 @@ COLUMNS = (
 SORTABLE = frozenset(name for name, _, _ in COLUMNS)
 TEXT_FIELDS = ("workload", "kind", "priority_class", "recovery")
 PER_PAGE = 50
+DEFAULT_SORT = "-lost_work"
 
 
 def workload_page(records: Sequence[Mapping[str, Any]], *, query: str = "",
-                  sort: str = "-lost_work", page: int = 1, per_page: int = PER_PAGE,
+                  sort: str = DEFAULT_SORT, page: int = 1, per_page: int = PER_PAGE,
                   ) -> dict[str, Any]:
     """Records whose text fields contain every word of ``query`` (case-insensitive;
     ``urgent`` matches the preemptor), sorted by ``sort`` (``-`` for descending, blanks
     always last), one page of them."""
     chosen = [r for r in records if _matches(r, query.lower().split())]
-    field = sort.lstrip("-") if sort.lstrip("-") in SORTABLE else "lost_work"
-    descending = sort.startswith("-")
+    if sort.lstrip("-") not in SORTABLE:
+        sort = DEFAULT_SORT
+    field, descending = sort.lstrip("-"), sort.startswith("-")
     chosen = _sorted(chosen, field, descending)
     pages = max(1, math.ceil(len(chosen) / per_page))
     page = min(max(1, page), pages)

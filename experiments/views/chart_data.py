@@ -43,12 +43,19 @@ def run_charts(*, run: Run) -> dict[str, Any] | None:
     """Everything the run page's charts need, or None until the run has succeeded."""
     if run.status != Status.SUCCEEDED or not run.aggregate:
         return None
-    key = f"run-charts:{CACHE_VERSION}:{run.pk}"
+    key = f"run-charts:{_run_key(run)}"
     payload = cache.get(key)
     if payload is None:
         payload = _run_charts(run)
         cache.set(key, payload, CACHE_SECONDS)
     return payload
+
+
+def _run_key(run: Run) -> str:
+    """A finished run never changes; its id and finish time name it even across a
+    database that was reset while a web process kept its cache."""
+    finished = run.finished_at.timestamp() if run.finished_at else 0.0
+    return f"{CACHE_VERSION}:{run.pk}:{finished:.6f}"
 
 
 def _run_charts(run: Run) -> dict[str, Any]:
@@ -147,7 +154,7 @@ def replication_timeline(*, run: Run, replication_id: int,
 
 def _spans(run: Run, replication_id: int) -> tuple[list[spans.Span], list[spans.Preemption]]:
     """Spans and preemptions of one replication, cached: a group click re-reads them."""
-    key = f"run-spans:{CACHE_VERSION}:{replication_id}"
+    key = f"run-spans:{_run_key(run)}:{replication_id}"
     found = cache.get(key)
     if found is None:
         rows = selectors_charts.replication_rows(
@@ -194,16 +201,7 @@ def event_page(*, replication: Replication, filters: dict[str, str], page: int =
                          "message")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
     return {"rows": [kubectl.describe(row) for row in rows], "total": total, "page": page,
             "pages": pages, "filters": filters, "replication": replication.pk,
-            "reasons": _reasons(replication)}
-
-
-def _reasons(replication: Replication) -> list[str]:
-    key = f"run-reasons:{CACHE_VERSION}:{replication.pk}"
-    found = cache.get(key)
-    if found is None:
-        found = selectors.replication_event_reasons(replication=replication)
-        cache.set(key, found, CACHE_SECONDS)
-    return found
+            "reasons": selectors.replication_event_reasons(replication=replication)}
 
 
 # ------------------------------------------------------------------- the compare page

@@ -1,0 +1,51 @@
+"""Real simulator output for the chart tests: presets simulated once per test session,
+and the shapes the builders take made from them."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import scheduler_core as sc
+from experiments.charts.data import VariantEvents, VariantResults
+from experiments.specs import spec_document
+
+
+@dataclass(frozen=True)
+class Simulated:
+    document: dict[str, Any]
+    results: dict[str, sc.ReplicationResult]
+
+    @property
+    def horizon(self) -> float:
+        return float(self.document["horizonSeconds"])
+
+    def variants(self) -> list[VariantResults]:
+        return [VariantResults(name, r.preemption, r.placement, sc.aggregate([r]),
+                               {m: [r.summary[m]] for m in sc.SUMMARY_NAMES})
+                for name, r in self.results.items()]
+
+    def variant_events(self) -> list[VariantEvents]:
+        return [VariantEvents(name, [r.events]) for name, r in self.results.items()]
+
+
+@functools.cache
+def simulated(preset: str) -> Simulated:
+    spec = sc.get_preset(preset).spec()
+    return Simulated(spec_document(spec),
+                     {name: sc.simulate(spec, name, 0) for name in sc.variant_names(spec)})
+
+
+def variant(label: str, **means: float | None) -> VariantResults:
+    """A variant with one replication per metric given."""
+    return VariantResults(label, "pod", "MostAllocated",
+                          {m: {"mean": v, "ci95": None, "n": 1} for m, v in means.items()},
+                          {m: [v] for m, v in means.items()})
+
+
+def replicated(label: str, metric: str, values: list[float]) -> VariantResults:
+    mean = sum(values) / len(values)
+    return VariantResults(label, "pod", "MostAllocated",
+                          {metric: {"mean": mean, "ci95": 1.5, "n": len(values)}},
+                          {metric: values})

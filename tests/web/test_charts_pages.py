@@ -1,0 +1,235 @@
+"""The run page's charts and their JSON endpoints, through Django's test client: what
+each persona sees, and that every figure the page promises is in its data."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+
+import plotly
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+import scheduler_core as sc
+from experiments import services
+from experiments.charts.metrics import HEADLINE_METRICS
+from experiments.models import Replication, Status
+from experiments.specs import spec_document
+from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory, preset_document
+from tests.web.pages import element_text
+
+RUN_FIGURES = {f"headline-{m}" for m in HEADLINE_METRICS} | {
+    "milestones", "tradeoff", "costs", "recovery"}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Run ids restart with every test database; the charts cache must not remember."""
+    cache.clear()
+
+
+def _finished(experiment, user, capture) -> object:
+    with capture(execute=True):
+        run = services.run_enqueue(experiment=experiment, user=user)
+    run.refresh_from_db()
+    assert run.status == Status.SUCCEEDED
+    return run
+
+
+@pytest.fixture
+def s1_run(alice, bob, django_capture_on_commit_callbacks):
+    experiment = ExperimentFactory(owner=alice, shared_with=[bob],
+                                   spec=preset_document("s1-training-vs-shards"))
+    return _finished(experiment, alice, django_capture_on_commit_callbacks)
+
+
+def big_cluster_spec() -> dict:
+    """80 eight-GPU nodes in two pools, all full; an urgent 4-node group preempts."""
+    return spec_document(sc.parse_spec({
+        "name": "two pools", "horizonSeconds": 1800,
+        "cluster": {"nodePools": [{"name": "a", "count": 40, "gpus": 8},
+                                  {"name": "b", "count": 40, "gpus": 8}]},
+        "priorityClasses": [{"name": "low", "value": 100, "globalDefault": True},
+                            {"name": "high", "value": 1000}],
+        "workloads": [
+            {"name": "fill", "kind": "batch", "members": 80, "gpus": 8,
+             "durationSeconds": 36000, "checkpoint": {"intervalSeconds": 600,
+                                                      "writeSeconds": 10}},
+            {"name": "urgent", "kind": "training", "members": 4, "gpus": 8, "arrival": 120,
+             "priorityClassName": "high", "urgent": True, "durationSeconds": 600,
+             "startupSeconds": 30, "podGroup": {"minCount": 4}}],
+    }))
+
+
+@pytest.fixture
+def big_run(alice, django_capture_on_commit_callbacks):
+    experiment = ExperimentFactory(owner=alice, spec=big_cluster_spec())
+    return _finished(experiment, alice, django_capture_on_commit_callbacks)
+
+
+def chart_data(html: str) -> dict:
+    found = re.search(r'<script id="run-charts-data" type="application/json">(.*?)</script>',
+                      html, re.S)
+    assert found, "no chart data on the page"
+    return json.loads(found.group(1))
+
+
+def _get(client, name, run, **params):
+    return client.get(reverse(f"experiments:{name}", args=[run.pk]), params)
+
+
+def test_a_finished_run_shows_every_chart_with_its_figure(alice_client, s1_run):
+    html = _get(alice_client, "run", s1_run).content.decode()
+
+    data = chart_data(html)
+    containers = set(re.findall(r'data-chart="([^"]+)"', html))
+    assert set(data["figures"]) == RUN_FIGURES
+    assert containers == RUN_FIGURES | {"occupancy", "gantt", "states"}
+    assert set(data["timeline"]["figures"]) == {"gantt", "states"}
+    assert data["timeline"]["groups"] == []
+    assert [v["label"] for v in data["variants"]] == sc.variant_names(
+        sc.parse_spec(s1_run.spec))
+    assert all(figure["data"] and figure["layout"] for figure in data["figures"].values())
+
+
+def test_charts_come_before_the_summary_and_use_the_local_plotly(alice_client, s1_run):
+    html = _get(alice_client, "run", s1_run).content.decode()
+
+    assert html.index('id="charts-glance"') < html.index('id="summary"')
+    sources = re.findall(r'<script src="([^"]+)"', html)
+    assert sources == [f"/charts/plotly.min.js?v={plotly.__version__}", "/static/js/charts.js"]
+    assert re.findall(r'(?:src|href)="(?:https?:)?//', html) == []
+
+
+def test_the_assumptions_say_which_policies_are_ours(alice_client, s1_run):
+    html = _get(alice_client, "run", s1_run).content.decode()
+
+    rows = element_text(html, "id", "assumptions-policies")[0]
+    assert "checkpoint-aware : ours, not a Kubernetes behaviour" in rows
+    assert "pod pod : Kubernetes behaviour" in rows
+    assert "workloads.train.podGroup.disruptionMode = All" in rows
+    profiles = element_text(html, "id", "assumptions-workloads")[0]
+    assert "every 1800s, 60s to write" in profiles
+
+
+def test_a_run_that_is_not_finished_has_no_charts(alice_client, experiment):
+    run = RunFactory(experiment=experiment, status=Status.RUNNING)
+    ReplicationFactory(run=run, status=Status.RUNNING)
+
+    html = _get(alice_client, "run", run).content.decode()
+
+    assert "run-charts-data" not in html
+    assert "plotly.min.js" not in html
+
+
+def test_the_first_page_of_workloads_and_events_is_on_the_page(alice_client, s1_run):
+    data = chart_data(_get(alice_client, "run", s1_run).content.decode())
+
+    assert [r["workload"] for r in data["workloads"]["rows"]] == ["train", "eval", "urgent"]
+    assert data["workloads"]["sort"] == "-lost_work"
+    assert data["events"]["total"] == Replication.objects.get(
+        run=s1_run, variant_index=0, replication=0).event_count
+    assert len(data["events"]["rows"]) == 100
+    assert "Preempted" in data["events"]["reasons"]
+
+
+def test_the_timeline_endpoint_draws_any_variant_of_the_run(alice_client, s1_run):
+    replication = Replication.objects.get(run=s1_run, variant="workload-aware-all")
+
+    answer = _get(alice_client, "run-chart-timeline", s1_run,
+                  replication=replication.pk).json()
+
+    victims = next(t for t in answer["figures"]["gantt"]["data"] if t["name"] == "victim")
+    assert sorted(c[0] for c in victims["customdata"]) == [f"eval-{i}" for i in range(8)]
+    assert answer["replication"] == replication.pk
+
+
+def test_a_large_cluster_gets_a_heatmap_and_a_gantt_of_one_group(alice_client, big_run):
+    data = chart_data(_get(alice_client, "run", big_run).content.decode())
+
+    timeline = data["timeline"]
+    assert timeline["groups"] == ["a", "b"]
+    assert set(timeline["figures"]) == {"occupancy", "gantt", "states"}
+    heatmap = timeline["figures"]["occupancy"]["data"][0]
+    assert heatmap["type"] == "heatmap"
+    assert heatmap["y"] == ["a", "b"]
+    busiest = timeline["group"]
+    gantt = timeline["figures"]["gantt"]["layout"]
+    assert gantt["title"]["text"] == f"GPU timeline: {timeline['groups'][busiest]}"
+    assert len(gantt["yaxis"]["ticktext"]) == 40
+
+    other = 1 - busiest
+    answer = _get(alice_client, "run-chart-timeline", big_run,
+                  replication=timeline["replication"], group=other).json()
+    assert answer["group"] == other
+    assert answer["figures"]["gantt"]["layout"]["yaxis"]["ticktext"][0] == ("a-0", "b-0")[other]
+
+
+def test_the_workload_endpoint_filters_sorts_and_pages(alice_client, s1_run):
+    replication = Replication.objects.get(run=s1_run, variant="pod")
+
+    answer = _get(alice_client, "run-chart-workloads", s1_run, replication=replication.pk,
+                  q="training", sort="workload").json()
+
+    assert [r["workload"] for r in answer["rows"]] == ["train", "urgent"]
+    assert [r["urgent"] for r in answer["rows"]] == [False, True]
+    assert (answer["total"], answer["all"], answer["sort"]) == (2, 3, "workload")
+
+
+def test_the_event_endpoint_filters_like_the_event_log(alice_client, s1_run):
+    replication = Replication.objects.get(run=s1_run, variant="pod")
+
+    answer = _get(alice_client, "run-chart-events", s1_run, replication=replication.pk,
+                  reason="Preempted", node="node-a").json()
+
+    assert answer["total"] == 2
+    assert [(r["type"], r["object"], r["message"]) for r in answer["rows"]] == [
+        ("Warning", "pod/train-1", "Preempted by pod urgent-1 on node node-a"),
+        ("Warning", "pod/train-0", "Preempted by pod urgent-2 on node node-a")]
+    assert answer["filters"] == {"reason": "Preempted", "node": "node-a"}
+
+
+def test_the_event_endpoint_pages(alice_client, s1_run):
+    replication = Replication.objects.get(run=s1_run, variant="pod")
+
+    last = _get(alice_client, "run-chart-events", s1_run, replication=replication.pk,
+                page=999).json()
+
+    assert last["page"] == last["pages"] == -(-replication.event_count // 100)
+    assert len(last["rows"]) == replication.event_count - 100 * (last["pages"] - 1)
+    assert last["rows"][-1]["reason"] == "ComputedWork"
+
+
+@pytest.mark.parametrize("name", ["run-chart-timeline", "run-chart-workloads",
+                                  "run-chart-events"])
+def test_a_replication_of_another_run_is_not_found(alice_client, s1_run, big_run, name):
+    foreign = Replication.objects.filter(run=big_run).first()
+
+    assert _get(alice_client, name, s1_run, replication=foreign.pk).status_code == 404
+    assert _get(alice_client, name, s1_run, replication="x").status_code == 404
+
+
+@pytest.mark.parametrize("name", ["run", "run-chart-timeline", "run-chart-workloads",
+                                  "run-chart-events"])
+def test_a_stranger_sees_nothing_of_the_run(charlie_client, bob_client, s1_run, name):
+    replication = Replication.objects.filter(run=s1_run).first()
+
+    assert _get(charlie_client, name, s1_run, replication=replication.pk).status_code == 404
+    assert _get(bob_client, name, s1_run, replication=replication.pk).status_code == 200
+
+
+def test_plotly_js_is_served_from_the_plotly_package(client):
+    url = reverse("experiments:plotly-js")
+
+    packed = client.get(url, HTTP_ACCEPT_ENCODING="gzip, br")
+    plain = client.get(url)
+    again = client.get(url, HTTP_IF_NONE_MATCH=packed["ETag"])
+
+    assert packed.status_code == plain.status_code == 200
+    assert packed["Content-Encoding"] == "gzip"
+    assert gzip.decompress(packed.content) == plain.content
+    assert plain.content.startswith(b"/**\n* plotly.js v")
+    assert packed["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert again.status_code == 304
