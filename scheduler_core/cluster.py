@@ -170,18 +170,40 @@ class Cluster:
             return TOO_LARGE
         return SUCCESS
 
-    def fits(self, pod: Pod, node: Node) -> bool:
-        """NodeResourcesFit with nominated pods (§3): pods nominated here with priority >=
-        the pod's count as present; lower-priority nominations may be taken."""
-        gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
+    @staticmethod
+    def claimed(node: Node, priority: int, besides: Pod | Workload) -> list[float]:
+        """[gpus, cpu, mem, pods] that pods nominated to ``node`` at ``priority`` or above
+        will take, other than ``besides`` (the pod itself, or a group's own members):
+        Filter counts them as present (§3); lower-priority nominations may be taken."""
+        claim = [0, 0.0, 0.0, 0]
         for other in node.nominated:
-            if other is not pod and other.priority >= pod.priority:
-                gpus += other.gpus
-                cpu += other.cpu
-                mem += other.mem
-                count += 1
+            if other is not besides and other.workload is not besides \
+                    and other.priority >= priority:
+                claim[0] += other.gpus
+                claim[1] += other.cpu
+                claim[2] += other.mem
+                claim[3] += 1
+        return claim
+
+    def need(self, pod: Pod, node: Node) -> tuple[int, float, float, int]:
+        """What ``pod`` needs free on ``node``: its request plus the nominations it must
+        leave room for."""
+        claim = self.claimed(node, pod.priority, pod)
+        return (pod.gpus + int(claim[0]), pod.cpu + claim[1], pod.mem + claim[2],
+                1 + int(claim[3]))
+
+    def fits(self, pod: Pod, node: Node) -> bool:
+        """NodeResourcesFit with nominated pods (§3)."""
+        gpus, cpu, mem, count = self.need(pod, node)
         return (gpus <= node.free_gpus and cpu <= node.free_cpu + 1e-9
                 and mem <= node.free_mem + 1e-9 and node.npods + count <= node.max_pods)
+
+    def free_besides_claims(self, node: Node, priority: int,
+                            workload: Workload) -> list[float]:
+        """[gpus, cpu, mem, pod slots] a member of ``workload`` may use on ``node``."""
+        claim = self.claimed(node, priority, workload)
+        return [node.free_gpus - claim[0], node.free_cpu - claim[1], node.free_mem - claim[2],
+                node.max_pods - node.npods - claim[3]]
 
     def filter(self, pod: Pod, node: Node) -> Status:
         """The whole Filter for one node: static checks, then resources."""

@@ -425,18 +425,9 @@ class Engine:
             assumed.append((pod, nominated))
         return assumed
 
-    @staticmethod
-    def _free_for(pod: Pod) -> Callable[[Node], list[float]]:
-        """Free resources a member may use on a node: what pods nominated there at its
-        priority or above leave (Filter with nominated pods, §3)."""
-        def free(node: Node) -> list[float]:
-            row = [node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods]
-            for other in node.nominated:
-                if other.workload is not pod.workload and other.priority >= pod.priority:
-                    row = [row[0] - other.gpus, row[1] - other.cpu, row[2] - other.mem,
-                           row[3] - 1]
-            return row
-        return free
+    def _free_for(self, pod: Pod) -> Callable[[Node], list[float]]:
+        """Free resources a member may use on a node (Filter with nominated pods, §3)."""
+        return lambda node: self.cluster.free_besides_claims(node, pod.priority, pod.workload)
 
     def _forget(self, assumed: list[tuple[Pod, Node | None]]) -> None:
         """The group did not fit: assumed members leave the cache, nominations return."""

@@ -182,7 +182,7 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     5. victims sorted by MoreImportantPod when both groups contributed.
     """
     prio = pod.priority
-    need = _need(pod, node)
+    need = host.cluster.need(pod, node)
     if node.reachable[host.cluster.threshold(prio)] < need[0]:
         return None
     potential = [p for p in node.pods if p.priority < prio]
@@ -205,18 +205,6 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     if violating and clean:
         victims.sort(key=more_important)
     return Candidate(node, victims, pdb_violations) if victims else None
-
-
-def _need(pod: Pod, node: Node) -> tuple[int, float, float, int]:
-    """The pod's request plus every other pod nominated here at >= its priority."""
-    gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
-    for other in node.nominated:
-        if other is not pod and other.priority >= pod.priority:
-            gpus += other.gpus
-            cpu += other.cpu
-            mem += other.mem
-            count += 1
-    return gpus, cpu, mem, count
 
 
 def _give(free: list, pod: Pod, sign: int) -> None:

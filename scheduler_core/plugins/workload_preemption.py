@@ -119,15 +119,8 @@ class Headroom:
         """[gpus, cpu, mem, pod slots] free here with the removed units gone, less what pods
         nominated here at >= the preemptor's priority will take (Filter pass 1, §3)."""
         extra = self.extra.get(node, (0, 0.0, 0.0, 0))
-        free = [node.free_gpus + extra[0], node.free_cpu + extra[1], node.free_mem + extra[2],
-                node.max_pods - node.npods + extra[3]]
-        for other in node.nominated:
-            if other.workload is not self.preemptor and other.priority >= self.preemptor.priority:
-                free[0] -= other.gpus
-                free[1] -= other.cpu
-                free[2] -= other.mem
-                free[3] -= 1
-        return free
+        free = self.cluster.free_besides_claims(node, self.preemptor.priority, self.preemptor)
+        return [have + more for have, more in zip(free, extra, strict=True)]
 
 
 def place_group(pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[float]],
