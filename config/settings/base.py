@@ -81,8 +81,6 @@ def _database(url: str) -> dict:
             "transaction_mode": "IMMEDIATE",
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
-        # A file, not memory, so that a real worker process can share the test database.
-        config["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
     else:
         config["CONN_HEALTH_CHECKS"] = True
     return config
