@@ -8,6 +8,7 @@ and ``CELERY_BROKER_URL`` switch the same code to PostgreSQL and Redis.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -70,10 +71,11 @@ TEMPLATES = [
 ]
 
 
-def _database(url: str) -> dict:
+def _database(url: str) -> dict[str, Any]:
     """One database from a URL; SQLite gets WAL and immediate transactions because the
     web server and the worker write to the same file at the same time."""
-    config = dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
+    config: dict[str, Any] = dict(
+        dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0)))
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["CONN_MAX_AGE"] = 0
         config["OPTIONS"] = {
@@ -105,7 +107,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = None  # production.py sets it: collectstatic is for deployments only
+STATIC_ROOT: Path | None = None  # production.py sets it: collectstatic is for deployments only
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Assets are served by the app itself (WhiteNoise): no CDN, the product works offline.
 # Without collectstatic (make run), WhiteNoise serves straight from the finders.

@@ -100,7 +100,8 @@ class NodeForm(SpecForm):
     memory = SpecNumberField(label="Memory (GiB)")
     spot = SpecBooleanField(label="Spot")
     labels = SpecMapField(label="Labels", help_text="zone=a, rack=r1")
-    LAYOUT = (("name", "gpus", "cpu", "memory", "spot", "labels"),)
+    LAYOUT: ClassVar[tuple[tuple[str, ...], ...]] = (
+        ("name", "gpus", "cpu", "memory", "spot", "labels"),)
 
 
 class NodePoolForm(NodeForm):

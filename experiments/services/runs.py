@@ -12,7 +12,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -125,8 +125,14 @@ def variant_aggregates(replications: Sequence[Replication]) -> list[dict[str, An
         by_variant.setdefault(replication.variant_index, []).append(replication)
     return [{"variant": reps[0].variant, "preemption": reps[0].preemption,
              "placement": reps[0].placement,
-             "metrics": sc.aggregate([_StoredReplication(r.summary) for r in reps])}  # type: ignore[list-item]
+             "metrics": sc.aggregate(_as_results(reps))}
             for _, reps in sorted(by_variant.items())]
+
+
+def _as_results(replications: list[Replication]) -> list[sc.ReplicationResult]:
+    """Stored summaries in the shape ``sc.aggregate`` reads (it reads ``.summary`` only)."""
+    return cast("list[sc.ReplicationResult]",
+                [_StoredReplication(r.summary) for r in replications])
 
 
 def runs_sweep_stale(*, now: datetime | None = None) -> list[int]:
