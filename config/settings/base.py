@@ -200,8 +200,12 @@ LAB_LIMITS = {
 # its run (the sweep), with the reason.
 LAB_PROGRESS_EVERY_SECONDS = env_float("LAB_PROGRESS_EVERY_SECONDS", 1.0, minimum=0.0)
 LAB_HEARTBEAT_STALE_SECONDS = env_float("LAB_HEARTBEAT_STALE_SECONDS", 120.0, minimum=1.0)
+# Redis hands a lost task to another worker after the visibility timeout, so wait for
+# that; the filesystem broker never does, so there is nothing to wait for.
 LAB_WORKER_LOST_SECONDS = env_float(
-    "LAB_WORKER_LOST_SECONDS", VISIBILITY_TIMEOUT + 2 * LAB_HEARTBEAT_STALE_SECONDS, minimum=1.0)
+    "LAB_WORKER_LOST_SECONDS",
+    (0 if BROKER_IS_FILESYSTEM else VISIBILITY_TIMEOUT) + 2 * LAB_HEARTBEAT_STALE_SECONDS,
+    minimum=1.0)
 LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
 # A run nobody picked up (no worker running) is failed after this long.
 LAB_QUEUED_TIMEOUT_SECONDS = env_float("LAB_QUEUED_TIMEOUT_SECONDS", 24 * 3600.0, minimum=1.0)
@@ -223,7 +227,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "experiments.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "experiments.api.exceptions.api_exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"run_start": env_str("LAB_API_RUN_START_RATE", "60/hour")},
+    "DEFAULT_THROTTLE_RATES": {
+        "run_start": env_str("LAB_API_RUN_START_RATE", "60/hour"),
+        # Password guesses at the token endpoint, per client address (per process: the
+        # default cache is local memory).
+        "token": env_str("LAB_API_TOKEN_RATE", "20/minute"),
+    },
     "URL_FORMAT_OVERRIDE": None,  # ?format= belongs to the export endpoints
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
