@@ -1,4 +1,4 @@
-"""Run starts are throttled per user by counting that user's runs in the database.
+"""Throttles: run starts per user (counted in the database), token requests per address.
 
 A cache-based throttle counts per process (Django's default cache is local memory), so
 four gunicorn workers would allow four times the rate. The Run table already records
@@ -12,7 +12,7 @@ from datetime import timedelta
 from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
-from rest_framework.throttling import BaseThrottle
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
 from experiments.models import Run
@@ -48,3 +48,13 @@ class RunStartThrottle(BaseThrottle):
 
     def wait(self) -> float | None:
         return self.retry_after
+
+
+class TokenThrottle(ScopedRateThrottle):
+    """Password guesses at the token endpoint, per client address. DRF's class reads its
+    rates once at import; this one reads the settings at each request (tests, reloads)."""
+
+    scope_attr = "throttle_scope"
+
+    def get_rate(self) -> str | None:
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)

@@ -4,6 +4,7 @@ Charlie is a stranger. Each talks to the API the way a script does: with a token
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -15,6 +16,12 @@ from tests.factories import ExperimentFactory, UserFactory
 @pytest.fixture(autouse=True)
 def _database(db):
     """Every API test may use the database."""
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles():
+    """Cache-based throttles (the token endpoint's) start from zero in every test."""
+    cache.clear()
 
 
 def token_client(user) -> APIClient:

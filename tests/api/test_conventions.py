@@ -52,6 +52,18 @@ def test_a_script_gets_its_token_with_username_and_password(alice):
                               "message": "Unable to log in with provided credentials."}]
 
 
+def test_password_guessing_at_the_token_endpoint_is_throttled(alice, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "token": "3/minute"}}
+    client = APIClient()
+
+    codes = [client.post("/api/v1/auth/token/", {"username": "alice", "password": guess},
+                         format="json").status_code for guess in ("a", "b", "c", "d")]
+
+    assert codes == [400, 400, 400, 429]
+    assert not Token.objects.exists()
+
+
 def test_the_browser_session_works_and_needs_its_csrf_token(alice):
     client = APIClient(enforce_csrf_checks=True)
     client.force_login(alice)

@@ -9,6 +9,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from experiments.api.schema import ERROR_REF
+from experiments.api.throttles import TokenThrottle
+
 
 class TokenOutputSerializer(serializers.Serializer):
     token = serializers.CharField()
@@ -19,7 +22,9 @@ class TokenApi(ObtainAuthToken):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    throttle_classes = [TokenThrottle]
+    throttle_scope = "token"
 
-    @extend_schema(responses=TokenOutputSerializer, auth=[])
+    @extend_schema(responses={200: TokenOutputSerializer, 429: ERROR_REF}, auth=[])
     def post(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().post(request, *args, **kwargs)

@@ -7,6 +7,8 @@ none), so these answer 409 with its status rather than a partial table.
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -24,6 +26,7 @@ from experiments.api.pagination import paginated_response, paginated_schema
 from experiments.api.schema import ERROR_REF
 from experiments.api.views.common import visible_run
 from experiments.models import Run
+from scheduler_core.metrics import WorkloadRecord
 
 
 def run_with_results(request: Request, pk: int) -> Run:
@@ -77,15 +80,30 @@ class RecordFilterSerializer(serializers.Serializer):
     replication = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
 
 
-class RecordSerializer(serializers.Serializer):
-    """One workload of one replication: the simulator's record plus where it is from."""
+def _record_field(annotation: Any) -> serializers.Field:
+    """A serializer field for a WorkloadRecord attribute: its type, null where allowed."""
+    nullable = isinstance(annotation, types.UnionType)
+    kind = next(a for a in typing.get_args(annotation) if a is not type(None)) \
+        if nullable else annotation
+    field = {str: serializers.CharField, int: serializers.IntegerField,
+             float: serializers.FloatField, bool: serializers.BooleanField}[kind]
+    return field(allow_null=nullable, required=False)
 
+
+class _RecordBase(serializers.Serializer):
     variant = serializers.CharField()
     replication = serializers.IntegerField()
     seed = serializers.IntegerField(allow_null=True)
 
     def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
-        return dict(instance)  # every field of the simulator's record, as stored
+        return dict(instance)  # as stored: a field an older simulator lacked stays absent
+
+
+RecordSerializer = type("RecordSerializer", (_RecordBase,), {
+    "__doc__": "One workload of one replication: where it is from, then every field of "
+               "scheduler_core's WorkloadRecord (typed from the dataclass).",
+    **{name: _record_field(kind) for name, kind in typing.get_type_hints(WorkloadRecord).items()},
+})
 
 
 class RunWorkloadsApi(APIView):
