@@ -4,39 +4,43 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import plotly.graph_objects as go
+from typing import Any
 
 from experiments.charts.data import VariantResults
 from experiments.charts.metrics import best_indexes, is_number, metric_title
-from experiments.charts.style import BEST_COLOR, axis, base_layout, variant_color
+from experiments.charts.style import (
+    BEST_COLOR,
+    Figure,
+    axis,
+    base_layout,
+    figure,
+    trace,
+    variant_color,
+)
 
 BEST_MARK = "★ best"
 NO_VALUE = "no value"
 
 
-def headline_figure(variants: Sequence[VariantResults], metric: str) -> go.Figure:
+def headline_figure(variants: Sequence[VariantResults], metric: str) -> Figure:
     """Bars of the means, error bars of the 95% half-widths (only with replications),
     dots for the replications; the best variant's bar outlined and labelled."""
     labels = [v.label for v in variants]
     means = [v.mean(metric) for v in variants]
     best = best_indexes(means, metric)
-    figure = go.Figure([_bars(variants, metric, best), _replication_dots(variants, metric)])
-    figure.update_layout(**base_layout(title=metric_title(metric), height=300,
-                                       showlegend=False, bargap=0.35,
-                                       margin={"l": 50, "r": 10, "t": 40, "b": 80}),
-                         xaxis=axis("", type="category", categoryarray=labels,
-                                    categoryorder="array"),
-                         yaxis=axis("", rangemode="tozero"),
-                         annotations=_annotations(labels, means, best))
-    return figure
+    return figure([_bars(variants, metric, best), _replication_dots(variants, metric)], {
+        **base_layout(title=metric_title(metric), height=300, showlegend=False, bargap=0.35,
+                      margin={"l": 50, "r": 10, "t": 40, "b": 80}),
+        "xaxis": axis("", type="category", categoryarray=labels, categoryorder="array"),
+        "yaxis": axis("", rangemode="tozero"),
+        "annotations": _annotations(labels, means, best)})
 
 
-def _bars(variants: Sequence[VariantResults], metric: str, best: list[int]) -> go.Bar:
+def _bars(variants: Sequence[VariantResults], metric: str, best: list[int]) -> dict[str, Any]:
     ci = [v.ci95(metric) or 0.0 for v in variants]
     replicated = any(len(v.samples.get(metric, ())) > 1 for v in variants)
-    return go.Bar(
-        x=[v.label for v in variants], y=[v.mean(metric) for v in variants], name="mean",
+    return trace(
+        "bar", x=[v.label for v in variants], y=[v.mean(metric) for v in variants], name="mean",
         marker={"color": [variant_color(i) for i in range(len(variants))],
                 "line": {"color": [BEST_COLOR if i in best else "rgba(0,0,0,0)"
                                    for i in range(len(variants))],
@@ -48,14 +52,14 @@ def _bars(variants: Sequence[VariantResults], metric: str, best: list[int]) -> g
                       "%{customdata[1]}<br>%{customdata[2]} replication(s)<extra></extra>")
 
 
-def _replication_dots(variants: Sequence[VariantResults], metric: str) -> go.Scatter:
+def _replication_dots(variants: Sequence[VariantResults], metric: str) -> dict[str, Any]:
     xs, ys = [], []
     for variant in variants:
         for value in variant.samples.get(metric, ()):
             if is_number(value):
                 xs.append(variant.label)
                 ys.append(value)
-    return go.Scatter(x=xs, y=ys, mode="markers", name="replications",
+    return trace("scatter", x=xs, y=ys, mode="markers", name="replications",
                       marker={"color": "#24292f", "size": 6, "opacity": 0.7,
                               "symbol": "circle-open"},
                       hovertemplate="%{x}<br>replication %{y:,.4~g}<extra></extra>")

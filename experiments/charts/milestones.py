@@ -5,12 +5,11 @@ released, group scheduled, group useful. The sources warn that "victims selected
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import plotly.graph_objects as go
+from typing import Any
 
 from experiments.charts.data import VariantResults
 from experiments.charts.metrics import is_number
-from experiments.charts.style import axis, base_layout
+from experiments.charts.style import Figure, axis, base_layout, figure, trace
 
 MILESTONES = (("time_to_victims_selected", "victims selected", "diamond"),
               ("time_to_victims_released", "victims released", "square"),
@@ -36,29 +35,26 @@ def segments(times: Sequence[float | None]) -> list[tuple[float, float] | None]:
     return [(a, b) if is_number(a) and is_number(b) and b >= a else None for a, b in spans]
 
 
-def milestones_figure(variants: Sequence[VariantResults]) -> go.Figure:
+def milestones_figure(variants: Sequence[VariantResults]) -> Figure:
     labels = [v.label for v in variants]
     times = [milestone_times(v) for v in variants]
-    traces: list[go.BaseTraceType] = [
-        _segment_trace(labels, [segments(t)[k] for t in times], name, color)
-        for k, (name, color) in enumerate(SEGMENTS)]
+    traces = [_segment_trace(labels, [segments(t)[k] for t in times], name, color)
+              for k, (name, color) in enumerate(SEGMENTS)]
     traces += [_milestone_trace(labels, [t[k] for t in times], name, symbol)
                for k, (_, name, symbol) in enumerate(MILESTONES)]
-    figure = go.Figure(traces)
-    figure.update_layout(
+    return figure(traces, {
         **base_layout(title="The preemptor's milestones (seconds after it arrived)",
                       height=max(260, 150 + 40 * len(variants)), barmode="overlay",
                       margin={"l": 140, "r": 220, "t": 40, "b": 110},
                       legend={"orientation": "h", "y": -0.2, "yanchor": "top"}),
-        xaxis=axis("", rangemode="tozero", ticksuffix="s"),
-        yaxis=axis("", type="category", autorange="reversed"),
-        annotations=[_gap_note(label, t) for label, t in zip(labels, times, strict=True)])
-    return figure
+        "xaxis": axis("", rangemode="tozero", ticksuffix="s"),
+        "yaxis": axis("", type="category", autorange="reversed"),
+        "annotations": [_gap_note(label, t) for label, t in zip(labels, times, strict=True)]})
 
 
 def _segment_trace(labels: list[str], spans: list[tuple[float, float] | None], name: str,
-                   color: str) -> go.Bar:
-    return go.Bar(y=labels, x=[s[1] - s[0] if s else None for s in spans],
+                   color: str) -> dict[str, Any]:
+    return trace("bar", y=labels, x=[s[1] - s[0] if s else None for s in spans],
                   base=[s[0] if s else None for s in spans], orientation="h", name=name,
                   marker={"color": color}, width=0.45, opacity=0.9,
                   hovertemplate="%{y}: " + name + "<br>%{base:,.4~g}s → "
@@ -66,8 +62,8 @@ def _segment_trace(labels: list[str], spans: list[tuple[float, float] | None], n
 
 
 def _milestone_trace(labels: list[str], values: list[float | None], name: str,
-                     symbol: str) -> go.Scatter:
-    return go.Scatter(y=labels, x=values, mode="markers", name=name,
+                     symbol: str) -> dict[str, Any]:
+    return trace("scatter", y=labels, x=values, mode="markers", name=name,
                       marker={"symbol": symbol, "size": 12, "color": "#24292f"},
                       hovertemplate="%{y}: " + name + " at %{x:,.4~g}s<extra></extra>")
 

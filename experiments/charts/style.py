@@ -5,6 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+Figure = dict[str, Any]
+"""A Plotly figure as JSON-ready dicts ({"data": [...], "layout": {...}}): what the page
+sends. The builders skip ``plotly.graph_objects`` validation at request time (it cost
+more than the drawing for a large run); the tests validate every builder's output
+through ``plotly.graph_objects.Figure`` instead, which rejects any unknown property."""
+
+WEBGL_MIN_POINTS = 5000
+"""Below this many points in one figure, SVG draws faster than WebGL can start: a WebGL
+context costs ~0.5 s in software-rendered (headless) Chromium, a few thousand SVG
+points far less. Above it, WebGL (scattergl) wins."""
+
 # Okabe-Ito, then Tableau: distinguishable by most colour-blind readers, in this order.
 VARIANT_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
                   "#F0E442", "#000000", "#4E79A7", "#F28E2B", "#59A14F", "#B07AA1")
@@ -20,6 +31,20 @@ STATE_PATTERNS = {"loading": "/", "running": "", "checkpointing": "x", "terminat
                   "stranded": "."}
 STATE_COLORS = {"loading": "#F2C14E", "running": "#4E79A7", "checkpointing": "#59A14F",
                 "terminating": "#E15759", "stranded": "#7F7F7F"}
+
+
+def figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> Figure:
+    return {"data": traces, "layout": layout}
+
+
+def trace(kind: str, **properties: Any) -> dict[str, Any]:
+    """A trace of ``kind`` ("bar", "scatter", ...) with Plotly's property names."""
+    return {"type": kind, **properties}
+
+
+def scatter_kind(points: int) -> str:
+    """"scattergl" for a figure with many points, else "scatter" (see WEBGL_MIN_POINTS)."""
+    return "scattergl" if points > WEBGL_MIN_POINTS else "scatter"
 
 
 def variant_color(index: int) -> str:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-
-import plotly.graph_objects as go
+from typing import Any
 
 from experiments.charts.downsample import round_all, slice_centers, time_edges
 from experiments.charts.spans import (
@@ -22,8 +21,12 @@ from experiments.charts.style import (
     STATE_COLORS,
     STATE_PATTERNS,
     STATES,
+    Figure,
     axis,
     base_layout,
+    figure,
+    scatter_kind,
+    trace,
     workload_color,
 )
 
@@ -56,7 +59,7 @@ class _Rows:
 
 def gantt_figure(spans: Sequence[Span], marks: Sequence[Preemption], nodes: Sequence[str], *,
                  capacity: Mapping[str, int], start: float, end: float,
-                 title: str) -> go.Figure:
+                 title: str) -> Figure:
     """One band per node in ``nodes``, split into its GPUs: each pod's spans as bars on
     the GPUs it holds, coloured by workload and patterned by state, checkpoint writes and
     stranded capacity drawn over them, and preemptions as markers (victim ✕ on its GPUs,
@@ -65,24 +68,21 @@ def gantt_figure(spans: Sequence[Span], marks: Sequence[Preemption], nodes: Sequ
     spans = [s for s in spans if s.node in rows.index]
     colors = workload_colors(s.workload for s in spans)
     overlays, thinned = _bounded_overlays([s for s in spans if s.state in OVERLAY_STATES])
-    traces: list[go.BaseTraceType] = [
-        _state_bars([s for s in spans if s.state == state], state, rows, colors)
-        for state in BASE_STATES]
+    traces = [_state_bars([s for s in spans if s.state == state], state, rows, colors)
+              for state in BASE_STATES]
     traces += [_state_bars([s for s in overlays if s.state == state], state, rows, None)
                for state in OVERLAY_STATES]
     traces += _preemption_traces(marks, spans, rows)
     traces += _legend_keys(colors)
-    figure = go.Figure(traces)
     note = f" (longest {MAX_OVERLAYS} checkpoint/stranded marks of {thinned})" if thinned else ""
-    figure.update_layout(
+    return figure(traces, {
         **base_layout(title=title + note, height=_gantt_height(nodes, capacity),
                       barmode="overlay", margin={"l": 110, "r": 20, "t": 40, "b": 40},
                       legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}}),
-        xaxis=axis("", range=[start, end], ticksuffix="s"),
-        yaxis=axis("", tickvals=[rows.center(n) for n in nodes], ticktext=list(nodes),
-                   range=[len(nodes), -0.1], zeroline=False, showgrid=False),
-        shapes=_initial_state_shade(spans))
-    return figure
+        "xaxis": axis("", range=[start, end], ticksuffix="s"),
+        "yaxis": axis("", tickvals=[rows.center(n) for n in nodes], ticktext=list(nodes),
+                      range=[len(nodes), -0.1], zeroline=False, showgrid=False),
+        "shapes": _initial_state_shade(spans)})
 
 
 MAX_WORKLOAD_KEYS = 12
@@ -93,15 +93,15 @@ def _gantt_height(nodes: Sequence[str], capacity: Mapping[str, int]) -> int:
     return min(1500, 90 + sum(max(26, 12 * capacity.get(n, 1)) for n in nodes))
 
 
-def _legend_keys(colors: dict[str, str]) -> list[go.Bar]:
+def _legend_keys(colors: dict[str, str]) -> list[dict[str, Any]]:
     """Legend entries that say what colour and pattern mean: the bars' own entries
     would show whichever workload colour came first."""
-    def key(name: str, color: str, pattern: str, group: str) -> go.Bar:
-        return go.Bar(x=[None], y=[None], name=name, legendgroup=group, orientation="h",
+    def key(name: str, color: str, pattern: str, group: str) -> dict[str, Any]:
+        return trace("bar", x=[None], y=[None], name=name, legendgroup=group, orientation="h",
                       marker={"color": color, "pattern": {"shape": pattern,
                                                           "fgcolor": "rgba(0,0,0,0.55)"}})
-    states = [key(state, "#d0d7de" if state in BASE_STATES else STATE_COLORS[state],
-                  STATE_PATTERNS[state], state) for state in STATES]
+    states = [key(state, "#d0d7de", STATE_PATTERNS[state], state) if state in BASE_STATES
+              else key(state, STATE_COLORS[state], "", state) for state in STATES]
     shown = list(colors.items())[:MAX_WORKLOAD_KEYS]
     return states + [key(f"workload {name}", color, "", "workloads") for name, color in shown]
 
@@ -132,18 +132,19 @@ def contiguous_runs(slots: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def _state_bars(spans: list[Span], state: str, rows: _Rows,
-                colors: dict[str, str] | None) -> go.Bar:
+                colors: dict[str, str] | None) -> dict[str, Any]:
     pieces = [(s, rows.band(s.node, first, count))
               for s in spans for first, count in contiguous_runs(s.slots)]
     fill = [colors[s.workload] for s, _ in pieces] if colors else STATE_COLORS[state]
-    return go.Bar(
-        y=[round(y, 4) for _, (y, _) in pieces], width=[round(w, 4) for _, (_, w) in pieces],
+    # Overlays are told apart by colour; an SVG pattern per bar costs drawing time.
+    pattern = {"shape": STATE_PATTERNS[state], "fgcolor": "rgba(0,0,0,0.55)",
+               "solidity": 0.35} if colors and STATE_PATTERNS[state] else {}
+    return trace(
+        "bar", y=[round(y, 4) for _, (y, _) in pieces], width=[round(w, 4) for _, (_, w) in pieces],
         x=round_all([s.end - s.start for s, _ in pieces]),
         base=round_all([s.start for s, _ in pieces]), orientation="h", name=state,
         legendgroup=state, showlegend=False,
-        marker={"color": fill, "line": {"width": 0},
-                "pattern": {"shape": STATE_PATTERNS[state], "fgcolor": "rgba(0,0,0,0.55)",
-                            "solidity": 0.35}},
+        marker={"color": fill, "line": {"width": 0}, **({"pattern": pattern} if pattern else {})},
         customdata=[[s.pod, s.workload, s.gpus, s.node] for s, _ in pieces],
         hovertemplate="%{customdata[0]} (%{customdata[1]}, %{customdata[2]} GPU) on "
                       "%{customdata[3]}<br>" + state + " from %{base:,.1f}s for %{x:,.1f}s"
@@ -160,7 +161,7 @@ def _victim_position(mark: Preemption, by_pod: dict[str, list[Span]], rows: _Row
 
 
 def _preemption_traces(marks: Sequence[Preemption], spans: Sequence[Span],
-                       rows: _Rows) -> list[go.Scatter]:
+                       rows: _Rows) -> list[dict[str, Any]]:
     by_pod: dict[str, list[Span]] = {}
     for span in spans:
         by_pod.setdefault(span.pod, []).append(span)
@@ -175,17 +176,18 @@ def _preemption_traces(marks: Sequence[Preemption], spans: Sequence[Span],
             links_x += [m.time, m.time, None]
             links_y += [rows.center(m.preemptor_node), y, None]
     return [
-        go.Scatter(x=links_x, y=links_y, mode="lines", name="preemption link",
+        trace("scatter", x=links_x, y=links_y, mode="lines", name="preemption link",
                    line={"color": VICTIM_COLOR, "width": 1.5, "dash": "dot"},
                    hoverinfo="skip", legendgroup="preemption"),
-        go.Scatter(x=[m.time for m, _ in victims], y=[y for _, y in victims], mode="markers",
+        trace("scatter", x=[m.time for m, _ in victims], y=[y for _, y in victims],
+              mode="markers",
                    name="victim", legendgroup="preemption",
                    marker={"symbol": "x", "size": 11, "color": VICTIM_COLOR,
                            "line": {"color": "white", "width": 1}},
                    customdata=[[m.victim, m.preemptor, m.victim_node] for m, _ in victims],
                    hovertemplate="%{customdata[0]} preempted by %{customdata[1]}<br>"
                                  "at %{x:,.1f}s on %{customdata[2]}<extra></extra>"),
-        go.Scatter(x=[key[0] for key in preemptors], y=list(preemptors.values()),
+        trace("scatter", x=[key[0] for key in preemptors], y=list(preemptors.values()),
                    mode="markers", name="preemptor", legendgroup="preemption",
                    marker={"symbol": "triangle-down", "size": 12, "color": "#24292f"},
                    customdata=[[key[1], key[2]] for key in preemptors],
@@ -205,7 +207,7 @@ def _initial_state_shade(spans: list[Span]) -> list[dict]:
 # -------------------------------------------------------------- per group (heatmap)
 def occupancy_figure(spans: Sequence[Span], marks: Sequence[Preemption],
                      groups: Sequence[NodeGroup], *, start: float, end: float, title: str,
-                     bins: int = HEATMAP_BINS) -> go.Figure:
+                     bins: int = HEATMAP_BINS) -> Figure:
     """A heatmap of the share of each group's GPUs held (any state) per time slice, with
     the preemptions of each slice as dots: the whole cluster at once, whatever its size.
     Clicking a row opens that group's Gantt on the page."""
@@ -218,17 +220,14 @@ def occupancy_figure(spans: Sequence[Span], marks: Sequence[Preemption],
              for row, g in zip(held, groups, strict=True)]
     centers = slice_centers(edges)
     names = [g.name for g in groups]
-    figure = go.Figure([
-        go.Heatmap(z=share, x=centers, y=names, zmin=0, zmax=1, colorscale="Blues",
-                   colorbar={"title": {"text": "GPUs held"}, "tickformat": ".0%"},
-                   hovertemplate="%{y}<br>%{x:,.0f}s: %{z:.0%} of GPUs held<extra></extra>"),
-        _preemption_dots(marks, rows, names, edges)])
-    figure.update_layout(
+    heatmap = trace("heatmap", z=share, x=centers, y=names, zmin=0, zmax=1, colorscale="Blues",
+                    colorbar={"title": {"text": "GPUs held"}, "tickformat": ".0%"},
+                    hovertemplate="%{y}<br>%{x:,.0f}s: %{z:.0%} of GPUs held<extra></extra>")
+    return figure([heatmap, _preemption_dots(marks, rows, names, edges)], {
         **base_layout(title=title, height=_heatmap_height(len(groups)),
                       margin={"l": 170, "r": 20, "t": 40, "b": 50}, showlegend=False),
-        xaxis=axis("", range=[start, end], ticksuffix="s"),
-        yaxis=axis("", type="category", autorange="reversed"))
-    return figure
+        "xaxis": axis("", range=[start, end], ticksuffix="s"),
+        "yaxis": axis("", type="category", autorange="reversed")})
 
 
 def _heatmap_height(rows: int) -> int:
@@ -237,7 +236,7 @@ def _heatmap_height(rows: int) -> int:
 
 
 def _preemption_dots(marks: Sequence[Preemption], rows: dict[str, int], names: list[str],
-                     edges: list[float]) -> go.Scattergl:
+                     edges: list[float]) -> dict[str, Any]:
     width, bins = edges[1] - edges[0], len(edges) - 1
     counts: dict[tuple[int, int], int] = {}
     for m in marks:
@@ -246,8 +245,9 @@ def _preemption_dots(marks: Sequence[Preemption], rows: dict[str, int], names: l
             key = (row, min(bins - 1, int((m.time - edges[0]) / width)))
             counts[key] = counts.get(key, 0) + 1
     keys = sorted(counts)
-    return go.Scattergl(
-        x=[round(edges[b] + width / 2, 1) for _, b in keys], y=[names[r] for r, _ in keys],
+    return trace(
+        scatter_kind(len(keys)), x=[round(edges[b] + width / 2, 1) for _, b in keys],
+        y=[names[r] for r, _ in keys],
         mode="markers", name="preemptions",
         marker={"symbol": "x", "color": VICTIM_COLOR,
                 "size": [min(14, 5 + 2 * counts[k]) for k in keys]},
@@ -257,23 +257,22 @@ def _preemption_dots(marks: Sequence[Preemption], rows: dict[str, int], names: l
 
 # ------------------------------------------------------------ the whole cluster by state
 def state_area_figure(spans: Sequence[Span], *, start: float, end: float, title: str,
-                      bins: int = HEATMAP_BINS) -> go.Figure:
+                      bins: int = HEATMAP_BINS) -> Figure:
     """GPUs held per pod state over time, stacked: how much of the cluster was making
     progress and how much was loading, terminating, checkpointing or stranded."""
     edges = time_edges(start, end, bins)
     width = edges[1] - edges[0]
     centers = slice_centers(edges)
     gpus = _gpus_by_state(spans, start, end, bins, width)
-    figure = go.Figure([
-        go.Scatter(x=centers, y=gpus[state], name=state, mode="lines", stackgroup="gpus",
-                   line={"width": 0.5, "color": STATE_COLORS[state]},
-                   hovertemplate=state + ": %{y:,.1f} GPUs at %{x:,.0f}s<extra></extra>")
-        for state in STATES])
-    figure.update_layout(**base_layout(title=title, height=300, legend={
-                             "orientation": "v", "x": 1.01, "y": 1, "traceorder": "reversed"}),
-                         xaxis=axis("", range=[start, end], ticksuffix="s"),
-                         yaxis=axis("GPUs", rangemode="tozero"))
-    return figure
+    traces = [trace("scatter", x=centers, y=gpus[state], name=state, mode="lines",
+                    stackgroup="gpus", line={"width": 0.5, "color": STATE_COLORS[state]},
+                    hovertemplate=state + ": %{y:,.1f} GPUs at %{x:,.0f}s<extra></extra>")
+              for state in STATES]
+    return figure(traces, {
+        **base_layout(title=title, height=300, legend={
+            "orientation": "v", "x": 1.01, "y": 1, "traceorder": "reversed"}),
+        "xaxis": axis("", range=[start, end], ticksuffix="s"),
+        "yaxis": axis("GPUs", rangemode="tozero")})
 
 
 def _gpus_by_state(spans: Sequence[Span], start: float, end: float, bins: int,

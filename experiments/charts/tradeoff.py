@@ -4,12 +4,19 @@ much work the displaced lose. The Pareto front answers "which policy, at what co
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import plotly.graph_objects as go
+from typing import Any
 
 from experiments.charts.data import VariantResults
 from experiments.charts.metrics import is_number, metric_title, pareto_front
-from experiments.charts.style import BEST_COLOR, axis, base_layout, variant_color
+from experiments.charts.style import (
+    BEST_COLOR,
+    Figure,
+    axis,
+    base_layout,
+    figure,
+    trace,
+    variant_color,
+)
 
 X_METRIC = "time_to_group_useful"
 Y_METRIC = "lost_work"
@@ -17,26 +24,24 @@ FRONT_NAME = "Pareto front"
 
 
 def tradeoff_figure(variants: Sequence[VariantResults], *, x_metric: str = X_METRIC,
-                    y_metric: str = Y_METRIC) -> go.Figure:
+                    y_metric: str = Y_METRIC) -> Figure:
     """A point per variant (with its 95% intervals), the Pareto-optimal ones outlined and
     joined; variants lacking either number are named in a note, not drawn."""
     points = [(v.mean(x_metric), v.mean(y_metric)) for v in variants]
     front = set(pareto_front(points))
     names = _shared_labels(variants, points)
-    traces: list[go.BaseTraceType] = [_front_line(variants, points, front)]
+    traces = [_front_line(variants, points, front)]
     traces += [_point(v, i, points[i], i in front, names.get(i, ""), x_metric, y_metric)
                for i, v in enumerate(variants)
                if is_number(points[i][0]) and is_number(points[i][1])]
     missing = [v.label for v, p in zip(variants, points, strict=True)
                if not (is_number(p[0]) and is_number(p[1]))]
-    figure = go.Figure(traces)
-    figure.update_layout(
+    return figure(traces, {
         **base_layout(title="Trade-off: preemptor useful sooner vs. work lost", height=380,
                       legend={"orientation": "v", "x": 1.02, "y": 1}),
-        xaxis=axis(metric_title(x_metric), range=_padded([p[0] for p in points])),
-        yaxis=axis(metric_title(y_metric), range=_padded([p[1] for p in points])),
-        annotations=[_missing_note(missing)] if missing else [])
-    return figure
+        "xaxis": axis(metric_title(x_metric), range=_padded([p[0] for p in points])),
+        "yaxis": axis(metric_title(y_metric), range=_padded([p[1] for p in points])),
+        "annotations": [_missing_note(missing)] if missing else []})
 
 
 def _shared_labels(variants: Sequence[VariantResults], points: list) -> dict[int, str]:
@@ -54,9 +59,10 @@ def _padded(values: list[float | None]) -> list[float]:
     return [0.0, top * 1.3 if top > 0 else 1.0]
 
 
-def _front_line(variants: Sequence[VariantResults], points: list, front: set[int]) -> go.Scatter:
+def _front_line(variants: Sequence[VariantResults], points: list, front: set[int],
+                ) -> dict[str, Any]:
     ordered = sorted(front, key=lambda i: (points[i][0], points[i][1]))
-    return go.Scatter(x=[points[i][0] for i in ordered], y=[points[i][1] for i in ordered],
+    return trace("scatter", x=[points[i][0] for i in ordered], y=[points[i][1] for i in ordered],
                       mode="lines", name=FRONT_NAME,
                       line={"color": BEST_COLOR, "width": 2, "dash": "dash", "shape": "hv"},
                       customdata=[variants[i].label for i in ordered],
@@ -64,9 +70,9 @@ def _front_line(variants: Sequence[VariantResults], points: list, front: set[int
 
 
 def _point(variant: VariantResults, index: int, point: tuple, on_front: bool, text: str,
-           x_metric: str, y_metric: str) -> go.Scatter:
-    return go.Scatter(
-        x=[point[0]], y=[point[1]], mode="markers+text", name=variant.label,
+           x_metric: str, y_metric: str) -> dict[str, Any]:
+    return trace(
+        "scatter", x=[point[0]], y=[point[1]], mode="markers+text", name=variant.label,
         text=[text + (" ★" if on_front and text else "")], textposition="top center",
         error_x={"type": "data", "array": [variant.ci95(x_metric) or 0.0],
                  "visible": bool(variant.ci95(x_metric))},

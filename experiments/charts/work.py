@@ -5,14 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import plotly.graph_objects as go
+from typing import Any
 
 from experiments.charts.data import EventLike, VariantEvents
 from experiments.charts.downsample import MAX_LINE_POINTS, round_all, thin_steps
-from experiments.charts.style import axis, base_layout, variant_color
+from experiments.charts.style import (
+    Figure,
+    axis,
+    base_layout,
+    figure,
+    scatter_kind,
+    trace,
+    variant_color,
+)
 
-MAX_CURVES = 200
+MAX_CURVES = 1000
 
 
 # ---------------------------------------------------------------- cumulative costs
@@ -67,27 +74,32 @@ def cumulative(replications: Sequence[Sequence[EventLike]], field: str, *, end: 
     return xs, ys
 
 
-def cumulative_cost_figure(variants: Sequence[VariantEvents], *, end: float) -> go.Figure:
+def cumulative_cost_figure(variants: Sequence[VariantEvents], *, end: float) -> Figure:
     """Per variant, lost work (solid) and wasted GPU-seconds (dotted) summed over the
-    run, each line at most ``MAX_LINE_POINTS`` points (WebGL)."""
+    run, each line at most ``MAX_LINE_POINTS`` points (WebGL when they add up)."""
     traces = []
     for i, variant in enumerate(variants):
         for field, dash, name in (("lost", "solid", "lost work"),
                                   ("wasted", "dot", "wasted GPU·s")):
             xs, ys = thin_steps(*cumulative(variant.replications, field, end=end),
                                 max_points=MAX_LINE_POINTS)
-            traces.append(go.Scattergl(
-                x=round_all(xs), y=round_all(ys), mode="lines", name=f"{variant.label}: {name}",
-                legendgroup=variant.label, line={"color": variant_color(i), "dash": dash,
-                                                 "shape": "hv", "width": 2},
+            traces.append(trace(
+                "scatter", x=round_all(xs), y=round_all(ys), mode="lines",
+                name=f"{variant.label}: {name}", legendgroup=variant.label,
+                line={"color": variant_color(i), "dash": dash, "shape": "hv", "width": 2},
                 hovertemplate=f"{variant.label}<br>{name} %{{y:,.0f}} GPU·s by %{{x:,.0f}}s"
                               "<extra></extra>"))
-    figure = go.Figure(traces)
-    figure.update_layout(**base_layout(title="Cumulative lost work and wasted GPU-seconds "
-                                             "(mean over replications)", height=340),
-                         xaxis=axis("", ticksuffix="s"),
-                         yaxis=axis("GPU·s", rangemode="tozero"))
-    return figure
+    return figure(_webgl_if_large(traces), {
+        **base_layout(title="Cumulative lost work and wasted GPU-seconds "
+                            "(mean over replications)", height=340),
+        "xaxis": axis("", ticksuffix="s"), "yaxis": axis("GPU·s", rangemode="tozero")})
+
+
+def _webgl_if_large(traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One kind for the whole figure: WebGL once its points outnumber what SVG draws
+    faster (``style.WEBGL_MIN_POINTS``)."""
+    kind = scatter_kind(sum(len(t["x"]) for t in traces))
+    return [{**t, "type": kind} for t in traces]
 
 
 # ---------------------------------------------------------------- recovery curves
@@ -131,9 +143,9 @@ def recovery_curve(r: Recovery, *, end: float) -> tuple[list[float], list[float]
     return [0.0, r.resumed - r.time, r.recovered - r.time], [-r.lost, -r.lost, 0.0]
 
 
-def recovery_figure(variants: Sequence[VariantEvents], *, end: float) -> go.Figure:
-    """Every disruption's curve, one WebGL trace per variant (the ``MAX_CURVES`` costliest
-    per variant when there are more)."""
+def recovery_figure(variants: Sequence[VariantEvents], *, end: float) -> Figure:
+    """Every disruption's curve, one trace per variant (the ``MAX_CURVES`` costliest per
+    variant when there are more; WebGL when the curves add up)."""
     traces, thinned = [], False
     for i, variant in enumerate(variants):
         found = [r for events in variant.replications for r in recoveries(events)]
@@ -141,16 +153,14 @@ def recovery_figure(variants: Sequence[VariantEvents], *, end: float) -> go.Figu
         thinned |= len(found) > MAX_CURVES
         traces.append(_curves_trace(found[:MAX_CURVES], variant.label, variant_color(i), end))
     note = f" (the {MAX_CURVES} costliest per variant)" if thinned else ""
-    figure = go.Figure(traces)
-    figure.update_layout(**base_layout(title="Recovery after each disruption" + note,
-                                       height=340),
-                         xaxis=axis("seconds since the disruption", rangemode="tozero",
-                                    ticksuffix="s"),
-                         yaxis=axis("GPU·s behind the disruption point"))
-    return figure
+    return figure(_webgl_if_large(traces), {
+        **base_layout(title="Recovery after each disruption" + note, height=340),
+        "xaxis": axis("seconds since the disruption", rangemode="tozero", ticksuffix="s"),
+        "yaxis": axis("GPU·s behind the disruption point")})
 
 
-def _curves_trace(found: list[Recovery], label: str, color: str, end: float) -> go.Scattergl:
+def _curves_trace(found: list[Recovery], label: str, color: str, end: float,
+                  ) -> dict[str, Any]:
     xs: list[float | None] = []
     ys: list[float | None] = []
     text: list[str | None] = []
@@ -159,8 +169,7 @@ def _curves_trace(found: list[Recovery], label: str, color: str, end: float) -> 
         xs += [*round_all(cx), None]
         ys += [*round_all(cy), None]
         text += [f"{r.workload} disrupted at {r.time:,.0f}s"] * len(cx) + [None]
-    return go.Scattergl(x=xs, y=ys, mode="lines+markers", name=label, text=text,
-                        line={"color": color, "width": 1.5}, marker={"size": 4},
-                        connectgaps=False,
-                        hovertemplate="%{text}<br>%{y:,.0f} GPU·s at +%{x:,.0f}s"
-                                      f"<extra>{label}</extra>")
+    return trace("scatter", x=xs, y=ys, mode="lines+markers", name=label, text=text,
+                 line={"color": color, "width": 1.5}, marker={"size": 4}, connectgaps=False,
+                 hovertemplate="%{text}<br>%{y:,.0f} GPU·s at +%{x:,.0f}s"
+                               f"<extra>{label}</extra>")

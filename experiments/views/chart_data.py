@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import plotly.graph_objects as go
 from django.core.cache import cache
 from django.urls import reverse
 from django.utils.html import json_script
@@ -32,10 +31,6 @@ SMALL_CLUSTER = 64
 """Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of
 node groups with the Gantt of one group at a time."""
 EVENTS_PER_PAGE = 100
-
-
-def figure_json(figure: go.Figure) -> dict[str, Any]:
-    return figure.to_plotly_json()
 
 
 # ------------------------------------------------------------------- the run page
@@ -86,10 +81,10 @@ def _run_charts(run: Run) -> dict[str, Any]:
 
 def summary_figures(variants: Sequence[VariantResults]) -> dict[str, dict[str, Any]]:
     """The charts drawn from summaries alone: headline metrics, milestones, trade-off."""
-    figures = {f"headline-{m}": figure_json(headline_figure(variants, m))
+    figures = {f"headline-{m}": headline_figure(variants, m)
                for m in HEADLINE_METRICS}
-    figures["milestones"] = figure_json(milestones_figure(variants))
-    figures["tradeoff"] = figure_json(tradeoff_figure(variants))
+    figures["milestones"] = milestones_figure(variants)
+    figures["tradeoff"] = tradeoff_figure(variants)
     return figures
 
 
@@ -110,8 +105,8 @@ def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[s
     series = [VariantEvents(label, [rows.get(pk, []) for pk in group])
               for (_, _, label), group in zip(chosen, ids, strict=True)]
     end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
-    return {"costs": figure_json(cumulative_cost_figure(series, end=end)),
-            "recovery": figure_json(recovery_figure(series, end=end))}
+    return {"costs": cumulative_cost_figure(series, end=end),
+            "recovery": recovery_figure(series, end=end)}
 
 
 def _cost_replication_ids(chosen: Sequence[tuple[Run, int, str]]) -> list[list[int]]:
@@ -133,21 +128,21 @@ def replication_timeline(*, run: Run, replication_id: int,
     cluster = run.spec.get("cluster") or {}
     groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
     end = float(run.spec.get("horizonSeconds", 0.0))
-    figures = {"states": figure_json(timeline.state_area_figure(
-        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster"))}
+    figures = {"states": timeline.state_area_figure(
+        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster")}
     if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
         nodes = [n for g in groups for n in g.nodes]
-        figures["gantt"] = figure_json(timeline.gantt_figure(
+        figures["gantt"] = timeline.gantt_figure(
             span_list, marks, nodes, capacity=capacity, start=0.0, end=end,
-            title="GPU timeline per node"))
+            title="GPU timeline per node")
         return {"figures": figures, "groups": [], "group": None, "replication": replication_id}
     chosen = group if group is not None and 0 <= group < len(groups) else _busiest(groups, marks)
-    figures["occupancy"] = figure_json(timeline.occupancy_figure(
+    figures["occupancy"] = timeline.occupancy_figure(
         span_list, marks, groups, start=0.0, end=end,
-        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row"))
-    figures["gantt"] = figure_json(timeline.gantt_figure(
+        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row")
+    figures["gantt"] = timeline.gantt_figure(
         span_list, marks, groups[chosen].nodes, capacity=capacity, start=0.0, end=end,
-        title=f"GPU timeline: {groups[chosen].name}"))
+        title=f"GPU timeline: {groups[chosen].name}")
     return {"figures": figures, "groups": [g.name for g in groups], "group": chosen,
             "replication": replication_id}
 

@@ -7,6 +7,8 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+import plotly.graph_objects as go
+
 import scheduler_core as sc
 from experiments.charts.data import VariantEvents, VariantResults
 from experiments.specs import spec_document
@@ -49,3 +51,9 @@ def replicated(label: str, metric: str, values: list[float]) -> VariantResults:
     return VariantResults(label, "pod", "MostAllocated",
                           {metric: {"mean": mean, "ci95": 1.5, "n": len(values)}},
                           {metric: values})
+
+
+def validated(figure: dict[str, Any]) -> go.Figure:
+    """A builder's figure through plotly's own validation: an unknown or misspelt
+    property raises here, so every builder test also checks the figure is valid Plotly."""
+    return go.Figure(figure)

@@ -9,7 +9,7 @@ from experiments.charts.headline import BEST_MARK, NO_VALUE, headline_figure
 from experiments.charts.metrics import best_indexes, metric_title, pareto_front
 from experiments.charts.milestones import milestones_figure, segments
 from experiments.charts.tradeoff import FRONT_NAME, tradeoff_figure
-from tests.web.charts_support import replicated, simulated, variant
+from tests.web.charts_support import replicated, simulated, validated, variant
 
 
 def _texts(figure) -> list[str]:
@@ -45,9 +45,9 @@ def test_pareto_front(points, front):
 
 
 def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
-    figure = headline_figure([variant("pod", lost_work=12240.0),
+    figure = validated(headline_figure([variant("pod", lost_work=12240.0),
                               variant("wa-all", lost_work=96.0),
-                              variant("none", lost_work=None)], "lost_work")
+                              variant("none", lost_work=None)], "lost_work"))
 
     bars, dots = figure.data
     assert (bars.type, dots.type) == ("bar", "scatter")
@@ -62,9 +62,9 @@ def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
 
 
 def test_headline_shows_the_spread_of_replications():
-    figure = headline_figure([replicated("a", "time_to_recover", [10.0, 12.0, 14.0]),
-                              replicated("b", "time_to_recover", [20.0, 22.0])],
-                             "time_to_recover")
+    figure = validated(headline_figure([
+        replicated("a", "time_to_recover", [10.0, 12.0, 14.0]),
+        replicated("b", "time_to_recover", [20.0, 22.0])], "time_to_recover"))
 
     bars, dots = figure.data
     assert bars.error_y.visible is True
@@ -79,8 +79,8 @@ def test_the_s1_headline_says_fewest_pods_terminated_is_not_least_lost_work():
     """Scenario S1: the variants that lose least evict more pods."""
     variants = simulated("s1-training-vs-shards").variants()
 
-    lost = headline_figure(variants, "lost_work")
-    terminated = headline_figure(variants, "pods_terminated")
+    lost = validated(headline_figure(variants, "lost_work"))
+    terminated = validated(headline_figure(variants, "pods_terminated"))
 
     best_lost = {a.x for a in lost.layout.annotations if a.text == BEST_MARK}
     best_terminated = {a.x for a in terminated.layout.annotations if a.text == BEST_MARK}
@@ -98,10 +98,10 @@ def test_milestone_segments(times, expected):
 
 
 def test_milestones_put_every_variant_on_one_axis_and_name_the_gap():
-    figure = milestones_figure([
+    figure = validated(milestones_figure([
         variant("grace-300s", time_to_victims_selected=0.0, time_to_victims_released=300.0,
                 time_to_group_scheduled=300.0, time_to_group_useful=330.0),
-        variant("never", time_to_group_scheduled=None, time_to_group_useful=None)])
+        variant("never", time_to_group_scheduled=None, time_to_group_useful=None)]))
 
     names = [t.name for t in figure.data]
     assert names[:4] == ["waiting for a preemption decision",
@@ -120,11 +120,11 @@ def test_milestones_put_every_variant_on_one_axis_and_name_the_gap():
 
 
 def test_tradeoff_marks_the_pareto_front_and_names_variants_it_cannot_place():
-    figure = tradeoff_figure([
+    figure = validated(tradeoff_figure([
         variant("fast-costly", time_to_group_useful=10.0, lost_work=900.0),
         variant("slow-cheap", time_to_group_useful=60.0, lost_work=50.0),
         variant("dominated", time_to_group_useful=70.0, lost_work=1000.0),
-        variant("never", time_to_group_useful=None, lost_work=0.0)])
+        variant("never", time_to_group_useful=None, lost_work=0.0)]))
 
     front, *points = figure.data
     assert front.name == FRONT_NAME
@@ -140,7 +140,7 @@ def test_tradeoff_marks_the_pareto_front_and_names_variants_it_cannot_place():
 def test_tradeoff_names_coinciding_variants_once():
     variants = simulated("s1-training-vs-shards").variants()
 
-    figure = tradeoff_figure(variants)
+    figure = validated(tradeoff_figure(variants))
 
     texts = [t.text[0] for t in figure.data[1:]]
     assert texts == ["pod, workload-aware-single", "", "workload-aware-all, checkpoint-aware ★",

@@ -11,7 +11,8 @@ import scheduler_core as sc
 from experiments.charts import work
 from experiments.charts.data import Row
 from experiments.charts.downsample import thin_steps, time_edges
-from tests.web.charts_support import simulated
+from experiments.charts.style import WEBGL_MIN_POINTS
+from tests.web.charts_support import simulated, validated
 
 PRESETS = ["s1-training-vs-shards", "s5-loading-treadmill", "s6-checkpoint-frequency",
            "s9-spot-reclaim", "s12-topology-placement"]
@@ -36,12 +37,12 @@ def test_cumulative_costs_are_the_mean_over_replications():
     assert (xs, ys) == ([0.0, 10.0, 20.0, 60.0], [0.0, 50.0, 200.0, 200.0])
 
 
-def test_the_cost_figure_has_a_webgl_line_per_variant_and_cost():
+def test_the_cost_figure_has_a_line_per_variant_and_cost():
     sim = simulated("s1-training-vs-shards")
 
-    figure = work.cumulative_cost_figure(sim.variant_events(), end=sim.horizon)
+    figure = validated(work.cumulative_cost_figure(sim.variant_events(), end=sim.horizon))
 
-    assert [t.type for t in figure.data] == ["scattergl"] * 8
+    assert [t.type for t in figure.data] == ["scatter"] * 8
     assert figure.data[0].name == "pod: lost work"
     assert figure.data[1].line.dash == "dot"
     assert figure.data[0].line.shape == "hv"
@@ -74,10 +75,10 @@ def test_recovery_curves_are_capped_per_variant():
               for i in range(1, work.MAX_CURVES + 51)]
     series = [work.VariantEvents("v", [events])]
 
-    figure = work.recovery_figure(series, end=10_000.0)
+    figure = validated(work.recovery_figure(series, end=10_000.0))
 
     trace = figure.data[0]
-    assert trace.type == "scattergl"
+    assert trace.type == "scatter"
     assert trace.y.count(None) == work.MAX_CURVES
     assert min(y for y in trace.y if y is not None) == -(work.MAX_CURVES + 50)
     assert f"the {work.MAX_CURVES} costliest" in figure.layout.title.text
@@ -109,3 +110,19 @@ def test_every_summary_metric_has_a_direction():
     from experiments.charts.metrics import HIGHER_IS_BETTER
 
     assert set(HIGHER_IS_BETTER) <= set(sc.SUMMARY_NAMES)
+
+
+def test_figures_with_many_points_switch_to_webgl():
+    """WebGL only pays for its start-up above WEBGL_MIN_POINTS points per figure."""
+    events = [Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
+              for i in range(1, work.MAX_CURVES + 1)]
+    one = [work.VariantEvents("v", [events])]
+    three = [work.VariantEvents(f"v{k}", [events]) for k in range(3)]
+
+    small = validated(work.recovery_figure(one, end=10_000.0))
+    large = validated(work.recovery_figure(three, end=10_000.0))
+
+    assert sum(len(t.x) for t in small.data) <= WEBGL_MIN_POINTS
+    assert {t.type for t in small.data} == {"scatter"}
+    assert sum(len(t.x) for t in large.data) > WEBGL_MIN_POINTS
+    assert {t.type for t in large.data} == {"scattergl"}

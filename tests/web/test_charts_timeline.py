@@ -11,7 +11,7 @@ import pytest
 from experiments.charts import spans as sp
 from experiments.charts import timeline as tl
 from experiments.charts.data import Row
-from tests.web.charts_support import simulated
+from tests.web.charts_support import simulated, validated
 
 
 def _s1_pod():
@@ -145,10 +145,11 @@ def test_a_10000_node_run_becomes_a_bounded_heatmap():
     spans, marks = _big_cluster_spans(10_000, 3, horizon)
     groups = sp.node_groups({"nodePools": [{"name": "gpu", "count": 10_000, "gpus": 8}]})
 
-    figure = tl.occupancy_figure(spans, marks, groups, start=0.0, end=horizon, title="t")
+    figure = validated(tl.occupancy_figure(spans, marks, groups, start=0.0, end=horizon,
+                                           title="t"))
 
     heatmap, dots = figure.data
-    assert (heatmap.type, dots.type) == ("heatmap", "scattergl")
+    assert (heatmap.type, dots.type) == ("heatmap", "scatter")
     assert len(heatmap.z) == len(groups) == 157
     assert {len(row) for row in heatmap.z} == {tl.HEATMAP_BINS}
     assert all(0.0 <= v <= 1.0 for row in heatmap.z for v in row)
@@ -163,8 +164,8 @@ def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
     marks = sp.preemptions(s1.results["pod"].events)
     capacity = sp.node_capacity(s1.document["cluster"])
 
-    figure = tl.gantt_figure(found, marks, ["node-a", "node-b"], capacity=capacity,
-                             start=0.0, end=s1.horizon, title="GPU timeline")
+    figure = validated(tl.gantt_figure(found, marks, ["node-a", "node-b"], capacity=capacity,
+                             start=0.0, end=s1.horizon, title="GPU timeline"))
 
     by_name = {t.name: t for t in figure.data if t.showlegend is False}
     assert set(by_name) == {"loading", "running", "terminating", "checkpointing", "stranded"}
@@ -186,7 +187,8 @@ def test_the_gantt_keeps_the_longest_overlays_when_there_are_too_many():
     many = [sp.Span("n", f"p{i}", "w", "checkpointing", i, i + 1 + i % 7, 1.0, "running", (0,))
             for i in range(tl.MAX_OVERLAYS + 500)]
 
-    figure = tl.gantt_figure(many, [], ["n"], capacity={"n": 1}, start=0, end=5000, title="t")
+    figure = validated(tl.gantt_figure(many, [], ["n"], capacity={"n": 1}, start=0, end=5000,
+                                       title="t"))
 
     drawn = next(t for t in figure.data if t.name == "checkpointing" and t.showlegend is False)
     lengths = sorted((s.end - s.start for s in many), reverse=True)
@@ -205,7 +207,7 @@ def test_gpus_by_state_move_overlays_out_of_the_state_they_cover():
     spans = [sp.Span("n", "p", "w", "running", 0.0, 100.0, 4.0, slots=(0, 1, 2, 3)),
              sp.Span("n", "p", "w", "stranded", 0.0, 50.0, 4.0, "running", (0, 1, 2, 3))]
 
-    figure = tl.state_area_figure(spans, start=0.0, end=100.0, title="t", bins=2)
+    figure = validated(tl.state_area_figure(spans, start=0.0, end=100.0, title="t", bins=2))
 
     gpus = {t.name: list(t.y) for t in figure.data}
     assert gpus["running"] == [0.0, 4.0]
