@@ -147,7 +147,10 @@ def run_summary_table(*, run: Run) -> list[MetricRow]:
 
 
 def run_replications(*, run: Run) -> QuerySet[Replication]:
-    return run.replications.order_by("variant_index", "replication")
+    """The run page's table of replications: without the per-workload records and
+    distributions, which are megabytes on a large run (the charts read them on demand)."""
+    return run.replications.order_by("variant_index", "replication").defer(
+        "workloads", "distributions", "by_priority_class")
 
 
 def replication_events(*, replication: Replication, reason: str = "", workload: str = "",
