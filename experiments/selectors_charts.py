@@ -21,8 +21,9 @@ from experiments.models import Replication, Run, RunEvent, Status
 
 TIMELINE_REASONS = ("Scheduled", "Ready", "Killing", "Released", "Completed",
                     "CheckpointWritten", "Stranded", "Preempted", "Nominated", "VictimsSelected")
-COST_REASONS = ("Disrupted", "Stranded", "Scheduled", "Ready", "Killing", "Released",
-                "Completed", "Resumed", "Recovered")
+COST_REASONS = ("Disrupted", "Stranded", "Killing", "Resumed", "Recovered")
+"""With the binding and readiness of killed pods (``cost_rows``): what lost work, wasted
+GPU-seconds and recovery curves are computed from."""
 COST_EVENT_BUDGET = 400_000
 """Above this many events in a run, cost curves read replication 0 of each variant only."""
 
@@ -64,11 +65,37 @@ def replication_rows(*, replication_ids: Iterable[int], reasons: Sequence[str],
                      ) -> dict[int, list[Row]]:
     """Event rows with the given reasons per replication, in the simulator's order. One
     query, tuples only: a large run reads 100,000 rows here."""
-    out: dict[int, list[Row]] = defaultdict(list)
-    rows = (RunEvent.objects.filter(replication_id__in=list(replication_ids), reason__in=reasons)
-            .order_by("replication_id", "seq").values_list("replication_id", *ROW_FIELDS))
-    for replication_id, *fields in rows.iterator(chunk_size=20_000):
-        out[replication_id].append(Row(*fields))
+    return {pk: [row for _, row in rows]
+            for pk, rows in _rows(replication_ids=replication_ids, reasons=reasons).items()}
+
+
+def cost_rows(*, replication_ids: Iterable[int]) -> dict[int, list[Row]]:
+    """The rows ``charts.work`` reads, per replication, in log order: costs, recoveries,
+    and Scheduled/Ready of the pods that were killed (whose startup an eviction wastes).
+    The same totals as reading every row, for a fraction of them."""
+    found = _rows(replication_ids=replication_ids, reasons=COST_REASONS)
+    for replication_id, rows in found.items():
+        killed = sorted({row.pod for _, row in rows if row.reason == "Killing"})
+        if killed:
+            starts = _rows(replication_ids=[replication_id], reasons=("Scheduled", "Ready"),
+                           pods=killed).get(replication_id, [])
+            rows.extend(starts)
+            rows.sort(key=lambda pair: pair[0])
+    return {pk: [row for _, row in rows] for pk, rows in found.items()}
+
+
+def _rows(*, replication_ids: Iterable[int], reasons: Sequence[str],
+          pods: Sequence[str] | None = None) -> dict[int, list[tuple[int, Row]]]:
+    """(seq, row) per replication, in log order."""
+    out: dict[int, list[tuple[int, Row]]] = defaultdict(list)
+    events = RunEvent.objects.filter(replication_id__in=list(replication_ids),
+                                     reason__in=reasons)
+    if pods is not None:
+        events = events.filter(pod__in=pods)
+    rows = events.order_by("replication_id", "seq").values_list("replication_id", "seq",
+                                                                *ROW_FIELDS)
+    for replication_id, seq, *fields in rows.iterator(chunk_size=20_000):
+        out[replication_id].append((seq, Row(*fields)))
     return out
 
 

@@ -99,9 +99,7 @@ def cost_figures(*, run: Run, labels: Sequence[str],
 def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[str, Any]]:
     """The same for variants picked from any runs: (run, variant index, label)."""
     ids = _cost_replication_ids(chosen)
-    rows = selectors_charts.replication_rows(
-        replication_ids=[pk for group in ids for pk in group],
-        reasons=selectors_charts.COST_REASONS)
+    rows = selectors_charts.cost_rows(replication_ids=[pk for group in ids for pk in group])
     series = [VariantEvents(label, [rows.get(pk, []) for pk in group])
               for (_, _, label), group in zip(chosen, ids, strict=True)]
     end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)

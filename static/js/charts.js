@@ -250,6 +250,7 @@
       document.documentElement.dataset.chartsReady = "true";
       return;
     }
+    document.documentElement.dataset.chartsStartMs = String(Math.round(performance.now()));
     const data = JSON.parse(script.textContent);
     const root = script.closest("[data-charts-root]") || document;
     const drawn = [drawAll(root, data.figures)];
