@@ -3,6 +3,7 @@ from django.urls import path
 from experiments.views import charts as chart_views
 from experiments.views import compare as compare_views
 from experiments.views import experiments as experiment_views
+from experiments.views import imports as import_views
 from experiments.views import runs as run_views
 
 app_name = "experiments"
@@ -10,6 +11,7 @@ app_name = "experiments"
 urlpatterns = [
     path("", experiment_views.experiment_list, name="list"),
     path("experiments/new/", experiment_views.experiment_new, name="new"),
+    path("experiments/import/", import_views.experiment_import, name="import"),
     path("experiments/<int:pk>/", experiment_views.experiment_detail, name="detail"),
     path("experiments/<int:pk>/edit/", experiment_views.experiment_edit, name="edit"),
     path("experiments/<int:pk>/clone/", experiment_views.experiment_clone, name="clone"),
