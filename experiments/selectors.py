@@ -43,7 +43,9 @@ def experiment_list(*, user: AbstractBaseUser, filters: Mapping[str, str] | None
         experiments = experiments.filter(tags__name=filters["tag"])
     if filters.get("owner"):
         experiments = experiments.filter(owner__username=filters["owner"])
-    return experiments.annotate(run_count=Count("runs", distinct=True))
+    # Explicit order: Django drops Meta.ordering from GROUP BY queries (the count).
+    return experiments.annotate(run_count=Count("runs", distinct=True)) \
+        .order_by("-updated_at", "-id")
 
 
 def experiment_get(*, user: AbstractBaseUser, pk: int) -> Experiment | None:

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from experiments.models import Experiment, Run, Status
-from tests.factories import ReplicationFactory, RunFactory, UserFactory
+from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory, UserFactory
 from tests.web.conftest import client_for
 
 
@@ -168,3 +168,13 @@ def test_the_admin_site_is_for_operators(experiment, run, alice_client, model):
     assert operator.get(changelist).status_code == 200
     assert operator.get(change).status_code == 200
     assert alice_client.get(changelist).status_code == 302
+
+
+def test_the_list_shows_the_most_recently_changed_first(alice_client, alice):
+    older, newer = ExperimentFactory(owner=alice), ExperimentFactory(owner=alice)
+    Experiment.objects.filter(pk=older.pk).update(updated_at=newer.updated_at.replace(year=2020))
+
+    html = alice_client.get(reverse("experiments:list")).content.decode()
+
+    assert html.index(reverse("experiments:detail", args=[newer.pk])) < html.index(
+        reverse("experiments:detail", args=[older.pk]))
