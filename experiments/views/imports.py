@@ -22,8 +22,9 @@ from scheduler_core.traces import FORMATS
 def experiment_import(request: HttpRequest) -> HttpResponse:
     """GET: the form with every default shown. POST: import and go to the new experiment,
     or the same page (200) with every error beside its field and nothing stored."""
-    form = TraceImportForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
+    posted = request.method == "POST"
+    form = TraceImportForm(request.POST, request.FILES) if posted else TraceImportForm()
+    if posted and form.is_valid():
         try:
             experiment = experiment_import_with_scenarios(owner=request.user,
                                                           **form.import_arguments())
