@@ -15,6 +15,7 @@ from scheduler_core.experiment import (
     simulate,
 )
 from scheduler_core.metrics import ACCOUNTING_NAMES, METRIC_NAMES, SUMMARY_NAMES
+from scheduler_core.plugins import policy_names
 from scheduler_core.presets import Preset, get_preset, list_presets
 from scheduler_core.spec import (
     ExperimentSpec,
@@ -42,6 +43,7 @@ __all__ = [
     "get_preset",
     "list_presets",
     "parse_spec",
+    "policy_names",
     "resolve_variant",
     "run_experiment",
     "simulate",

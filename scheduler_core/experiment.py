@@ -8,7 +8,7 @@ in-process (the CLI) and adds the replication aggregates.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -113,11 +113,15 @@ class VariantResult:
         }
 
 
-def aggregate(replications: Sequence[ReplicationResult]) -> dict[str, dict[str, float | None]]:
-    """Per metric: mean across replications with its 95% confidence half-width, min, max."""
+def aggregate(replications: Sequence[ReplicationResult | Mapping[str, float | None]],
+              ) -> dict[str, dict[str, float | None]]:
+    """Per metric: mean across replications with its 95% confidence half-width, min, max.
+
+    Takes results, or their stored ``summary`` mappings (what a database keeps)."""
+    summaries = [r.summary if isinstance(r, ReplicationResult) else r for r in replications]
     out: dict[str, dict[str, float | None]] = {}
     for name in SUMMARY_NAMES:
-        values = [v for r in replications if (v := r.summary.get(name)) is not None]
+        values = [v for s in summaries if (v := s.get(name)) is not None]
         if not values:
             out[name] = {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
             continue

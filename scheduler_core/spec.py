@@ -710,7 +710,7 @@ def resolve_variant(spec: ExperimentSpec, variant: Variant | str,
                              for e in _pydantic_errors(exc)]) from None
         errors = list(_cross_field_errors(resolved))
         if errors:
-            raise SpecError([{"path": f"{where}.set: {e['path']}", "message": e["message"]}
+            raise SpecError([{"path": f"{where}.set.{e['path']}", "message": e["message"]}
                              for e in errors])
     return ResolvedVariant(
         name=variant.name, spec=resolved,

@@ -114,3 +114,9 @@ def _default_registry() -> Registry:
 
 
 registry = _default_registry()
+
+
+def policy_names() -> dict[str, list[str]]:
+    """The names a variant may use at each extension point (for forms and docs)."""
+    return {"preemption": list(registry.preemption), "placement": list(registry.placement),
+            "disruptions": list(registry.disruptions)}

@@ -103,6 +103,23 @@ def test_variant_overrides_are_validated_like_the_spec() -> None:
     assert errors[0]["path"] == "variants[0].set.workloads[0].gpus"
 
 
+def test_variant_override_errors_use_the_spec_path_style() -> None:
+    data = spec_with("variants", [{"name": "bad",
+                                   "set": {"workloads.train.priorityClassName": "gold"}}])
+    assert errors_of(data)[0]["path"] == "variants[0].set.workloads[0].priorityClassName"
+
+
+def test_policy_names_list_every_extension_point() -> None:
+    names = sc.policy_names()
+    assert names["preemption"] == ["none", "pod", "workload-aware", "checkpoint-aware"]
+    assert names["placement"] == ["MostAllocated", "LeastAllocated"]
+
+
+def test_aggregate_takes_stored_summaries() -> None:
+    result = sc.simulate(sc.get_preset("s3-grace-period").spec(), "grace-30s")
+    assert sc.aggregate([result.summary, dict(result.summary)]) == sc.aggregate([result, result])
+
+
 def test_variant_override_of_an_unknown_path_is_refused() -> None:
     data = spec_with("variants", [{"name": "bad", "set": {"workloads.nope.gpus": 2}}])
     assert "'workloads.nope' not found" in errors_of(data)[0]["message"]
