@@ -128,6 +128,7 @@ class Engine:
         self.workloads = self._build_workloads(spec)
         self.by_name = {w.name: w for w in self.workloads}
         self.admission = Admission(self, spec)
+        self._any_pdb = any(w.pdb is not None for w in spec.workloads)
         self._quota_hard = {q.priority_class_name: q.gpus for q in spec.resource_quotas}
         self._quota_used: dict[str, int] = {}
         self._quota_pods: set[Pod] = set()
@@ -521,6 +522,8 @@ class Engine:
     def pdb_allowed(self, pods: list[Pod]) -> dict[object, int]:
         """disruptionsAllowed per PDB (one per workload) that covers any of ``pods``."""
         allowed: dict[object, int] = {}
+        if not self._any_pdb:
+            return allowed
         for pod in pods:
             workload = pod.workload
             if workload.spec.pdb is not None and workload not in allowed:

@@ -182,47 +182,45 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     5. victims sorted by MoreImportantPod when both groups contributed.
     """
     prio = pod.priority
-    need = host.cluster.need(pod, node)
-    if node.reachable[host.cluster.threshold(prio)] < need[0]:
+    need_g, need_c, need_m, need_n = host.cluster.need(pod, node)
+    if node.reachable[host.cluster.threshold(prio)] < need_g:
         return None
     potential = [p for p in node.pods if p.priority < prio]
     if not potential:
         return None
-    free = [node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods]
+    # Free resources with every potential victim gone (the node itself is not touched).
+    g, c, m = node.free_gpus, node.free_cpu + 1e-9, node.free_mem + 1e-9
+    n = node.max_pods - node.npods + len(potential)
     for p in potential:
-        _give(free, p, +1)
-    if not _fits(free, need):
+        g += p.gpus
+        c += p.cpu
+        m += p.mem
+    if need_g > g or need_c > c or need_m > m or need_n > n:
         return None
     potential.sort(key=more_important)
     violating, clean = _split_by_pdb(host, potential)
     victims: list[Pod] = []
     for p in violating + clean:
-        _give(free, p, -1)
-        if not _fits(free, need):
-            _give(free, p, +1)
+        # Reprieve p if the pod still fits with p back on the node.
+        if need_g <= g - p.gpus and need_c <= c - p.cpu and need_m <= m - p.mem and need_n < n:
+            g -= p.gpus
+            c -= p.cpu
+            m -= p.mem
+            n -= 1
+        else:
             victims.append(p)
-    pdb_violations = sum(1 for p in victims if p in violating)
+    pdb_violations = sum(1 for p in victims if p in violating) if violating else 0
     if violating and clean:
         victims.sort(key=more_important)
     return Candidate(node, victims, pdb_violations) if victims else None
-
-
-def _give(free: list, pod: Pod, sign: int) -> None:
-    free[0] += sign * pod.gpus
-    free[1] += sign * pod.cpu
-    free[2] += sign * pod.mem
-    free[3] += sign
-
-
-def _fits(free: list, need: tuple[int, float, float, int]) -> bool:
-    return (need[0] <= free[0] and need[1] <= free[1] + 1e-9 and need[2] <= free[2] + 1e-9
-            and need[3] <= free[3])
 
 
 def _split_by_pdb(host: PreemptionHost, pods: list[Pod]) -> tuple[list[Pod], list[Pod]]:
     """filterPodsWithPDBViolation: each matching pod consumes one allowed disruption, in
     the given (sorted) order; a pod that drives a budget below zero is violating."""
     allowed = host.pdb_allowed(pods)
+    if not allowed:
+        return [], pods
     violating: list[Pod] = []
     clean: list[Pod] = []
     for pod in pods:
