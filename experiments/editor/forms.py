@@ -41,8 +41,12 @@ def _enum_choices(enum: Any) -> list[tuple[str, str]]:
     return _choices([member.value for member in enum])
 
 
+OURS = {"checkpoint-aware": "checkpoint-aware (ours, not a Kubernetes behaviour)"}
+"""Policies that are our own model are labelled as such wherever a user picks them."""
+
+
 def _plugin_choices(kind: str) -> list[tuple[str, str]]:
-    return _choices(policy_choices()[kind])
+    return [(value, OURS.get(value, label)) for value, label in _choices(policy_choices()[kind])]
 
 
 class SpecForm(forms.Form):

@@ -389,3 +389,10 @@ def test_an_old_spec_that_no_longer_validates_still_shows_and_clones(alice_clien
     assert clone.status_code == 302
     assert edit.status_code == 200
     assert "retiredField: unknown field" in unescape(edit.content.decode())
+
+
+def test_our_own_policy_is_labelled_as_not_kubernetes_where_it_is_picked(alice_client):
+    """Issue 3: checkpoint-aware is ours; the form says so wherever a user chooses it."""
+    html = alice_client.get(NEW).content.decode()
+    assert "checkpoint-aware (ours, not a Kubernetes behaviour)" in html
+    assert ">workload-aware<" in html
