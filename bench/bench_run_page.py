@@ -11,7 +11,9 @@
    time from navigation to every chart drawn (``data-charts-ready-ms``, set by
    static/js/charts.js), the server's time to first byte, and the page weight (bytes
    transferred, HTML, plotly.js) with an empty browser cache.
-3. Cold server = the first view after start (figures computed); warm = cached figures.
+3. Cold server = the first view after start (figures computed); warm = cached figures;
+   first visit = a fresh browser profile; returning = a profile on disk that has seen
+   the page twice (plotly.js cached, and compiled by V8 once, not on every visit).
    ``--record`` merges the figures into bench/baselines.json under ``run_page``.
 """
 
@@ -240,6 +242,9 @@ def login(context: Any, base: str) -> None:
 
 
 def measure(base: str, run_id: int, repeat: int) -> dict[str, Any]:
+    """First visits in fresh incognito contexts (empty cache), then returning visits in a
+    browser profile on disk, as a user's: there Chromium keeps plotly.js and, from the
+    third load on, V8's compiled code for it."""
     from playwright.sync_api import sync_playwright
 
     url = f"{base}/runs/{run_id}/"
@@ -248,20 +253,23 @@ def measure(base: str, run_id: int, repeat: int) -> dict[str, Any]:
         warmup = browser.new_context()
         login(warmup, base)  # a browser process that has started once, like a user's
         warmup.close()
-        cold_contexts = []
 
         def fresh() -> Any:
             context = browser.new_context(viewport={"width": 1400, "height": 900})
             login(context, base)
-            cold_contexts.append(context)
             return context
 
         cold = open_page(fresh(), url)
         warm = [open_page(fresh(), url) for _ in range(repeat)]
-        cached_context = fresh()
-        open_page(cached_context, url)
-        cached = [open_page(cached_context, url) for _ in range(repeat)]
         browser.close()
+        profile = playwright.chromium.launch_persistent_context(
+            tempfile.mkdtemp(prefix="bench-profile-"), executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 900})
+        login(profile, base)
+        for _ in range(2):  # V8 caches a script's code once it has run twice
+            open_page(profile, url)
+        cached = [open_page(profile, url) for _ in range(repeat)]
+        profile.close()
     return {"cold": cold, "warm": warm, "cached": cached}
 
 
@@ -277,8 +285,9 @@ def summarize(visits: dict[str, Any], events: int, run_id: int) -> dict[str, Any
         "warm_ready_s_median": round(statistics.median(v["ready_ms"] for v in warm) / 1000, 3),
         "warm_ready_s_max": round(max(v["ready_ms"] for v in warm) / 1000, 3),
         "warm_ttfb_s_median": round(statistics.median(v["ttfb_ms"] for v in warm) / 1000, 3),
-        "cached_plotly_ready_s_median": round(
+        "returning_ready_s_median": round(
             statistics.median(v["ready_ms"] for v in cached) / 1000, 3),
+        "returning_ready_s_max": round(max(v["ready_ms"] for v in cached) / 1000, 3),
         "page_transfer_bytes": warm[0]["transfer_bytes"],
         "page_decoded_bytes": warm[0]["decoded_bytes"],
         "html_bytes": warm[0]["html_bytes"],
@@ -320,12 +329,14 @@ def main() -> int:
     figures["load_average_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     figures["cpus"] = os.cpu_count()
     print(json.dumps(figures, indent=2))
-    verdict = "within" if figures["warm_ready_s_max"] <= TARGET_SECONDS else "ABOVE"
-    print(f"run page, {events:,} events on 10,000 nodes: charts drawn in "
-          f"{figures['warm_ready_s_median']:.2f} s (median, empty browser cache; max "
-          f"{figures['warm_ready_s_max']:.2f} s) {verdict} the {TARGET_SECONDS:g} s target; "
-          f"first view after a restart {figures['cold_server_ready_s']:.2f} s; "
-          f"{figures['page_transfer_bytes'] / 1e6:.2f} MB transferred", file=sys.stderr)
+    print(f"run page, {events:,} events on 10,000 nodes, every chart drawn (target "
+          f"{TARGET_SECONDS:g} s): first visit {figures['warm_ready_s_median']:.2f} s median "
+          f"(max {figures['warm_ready_s_max']:.2f}), returning visit "
+          f"{figures['returning_ready_s_median']:.2f} s (max "
+          f"{figures['returning_ready_s_max']:.2f}); first view after a server restart "
+          f"{figures['cold_server_ready_s']:.2f} s; {figures['page_transfer_bytes'] / 1e6:.2f} "
+          f"MB transferred; load average {figures['load_average_1min']} on "
+          f"{figures['cpus']} CPUs", file=sys.stderr)
     if args.record:
         _record(figures)
     return 0 if not figures["console_errors"] and not figures["chart_errors"] else 1

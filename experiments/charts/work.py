@@ -169,7 +169,7 @@ def _curves_trace(found: list[Recovery], label: str, color: str, end: float,
         xs += [*round_all(cx), None]
         ys += [*round_all(cy), None]
         text += [f"{r.workload} disrupted at {r.time:,.0f}s"] * len(cx) + [None]
-    return trace("scatter", x=xs, y=ys, mode="lines+markers", name=label, text=text,
-                 line={"color": color, "width": 1.5}, marker={"size": 4}, connectgaps=False,
+    return trace("scatter", x=xs, y=ys, mode="lines", name=label, text=text,
+                 line={"color": color, "width": 1.5}, connectgaps=False,
                  hovertemplate="%{text}<br>%{y:,.0f} GPU·s at +%{x:,.0f}s"
                                f"<extra>{label}</extra>")

@@ -233,6 +233,19 @@
     form.querySelectorAll("[data-autosubmit]").forEach(function (input) {
       input.addEventListener("change", function () { form.requestSubmit(); });
     });
+    // Keep the chosen variants in the order they were chosen (the first is the default
+    // baseline, the order of the columns): those already in the URL first, new ones after.
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      const params = new URLSearchParams(new FormData(form));
+      const checked = params.getAll("v");
+      const before = new URLSearchParams(window.location.search).getAll("v")
+        .filter(function (key) { return checked.indexOf(key) >= 0; });
+      params.delete("v");
+      before.concat(checked.filter(function (key) { return before.indexOf(key) < 0; }))
+        .forEach(function (key) { params.append("v", key); });
+      window.location.search = params.toString();
+    });
     const copy = document.getElementById("compare-copy");
     if (copy) {
       copy.addEventListener("click", function () {

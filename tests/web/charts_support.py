@@ -57,3 +57,21 @@ def validated(figure: dict[str, Any]) -> go.Figure:
     """A builder's figure through plotly's own validation: an unknown or misspelt
     property raises here, so every builder test also checks the figure is valid Plotly."""
     return go.Figure(figure)
+
+
+def big_cluster_spec() -> dict:
+    """80 eight-GPU nodes in two pools, all full; an urgent 4-node group preempts."""
+    return spec_document(sc.parse_spec({
+        "name": "two pools", "horizonSeconds": 1800,
+        "cluster": {"nodePools": [{"name": "a", "count": 40, "gpus": 8},
+                                  {"name": "b", "count": 40, "gpus": 8}]},
+        "priorityClasses": [{"name": "low", "value": 100, "globalDefault": True},
+                            {"name": "high", "value": 1000}],
+        "workloads": [
+            {"name": "fill", "kind": "batch", "members": 80, "gpus": 8,
+             "durationSeconds": 36000, "checkpoint": {"intervalSeconds": 600,
+                                                      "writeSeconds": 10}},
+            {"name": "urgent", "kind": "training", "members": 4, "gpus": 8, "arrival": 120,
+             "priorityClassName": "high", "urgent": True, "durationSeconds": 600,
+             "startupSeconds": 30, "podGroup": {"minCount": 4}}],
+    }))

@@ -16,8 +16,8 @@ import scheduler_core as sc
 from experiments import services
 from experiments.charts.metrics import HEADLINE_METRICS
 from experiments.models import Replication, Status
-from experiments.specs import spec_document
 from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory, preset_document
+from tests.web.charts_support import big_cluster_spec
 from tests.web.pages import element_text
 
 RUN_FIGURES = {f"headline-{m}" for m in HEADLINE_METRICS} | {
@@ -43,24 +43,6 @@ def s1_run(alice, bob, django_capture_on_commit_callbacks):
     experiment = ExperimentFactory(owner=alice, shared_with=[bob],
                                    spec=preset_document("s1-training-vs-shards"))
     return _finished(experiment, alice, django_capture_on_commit_callbacks)
-
-
-def big_cluster_spec() -> dict:
-    """80 eight-GPU nodes in two pools, all full; an urgent 4-node group preempts."""
-    return spec_document(sc.parse_spec({
-        "name": "two pools", "horizonSeconds": 1800,
-        "cluster": {"nodePools": [{"name": "a", "count": 40, "gpus": 8},
-                                  {"name": "b", "count": 40, "gpus": 8}]},
-        "priorityClasses": [{"name": "low", "value": 100, "globalDefault": True},
-                            {"name": "high", "value": 1000}],
-        "workloads": [
-            {"name": "fill", "kind": "batch", "members": 80, "gpus": 8,
-             "durationSeconds": 36000, "checkpoint": {"intervalSeconds": 600,
-                                                      "writeSeconds": 10}},
-            {"name": "urgent", "kind": "training", "members": 4, "gpus": 8, "arrival": 120,
-             "priorityClassName": "high", "urgent": True, "durationSeconds": 600,
-             "startupSeconds": 30, "podGroup": {"minCount": 4}}],
-    }))
 
 
 @pytest.fixture

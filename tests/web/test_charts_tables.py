@@ -10,7 +10,6 @@ from experiments.charts import kubectl
 from experiments.charts.assumptions import OURS, PLACEMENT, PREEMPTION, UPSTREAM, assumptions
 from experiments.charts.compare import compare_table
 from experiments.charts.tables import PER_PAGE, workload_page
-from scheduler_core.plugins import registry
 from tests.web.charts_support import simulated, variant
 
 METRICS = ("lost_work", "goodput", "restarts")
@@ -153,8 +152,9 @@ def test_every_reason_the_simulator_logs_has_a_kubectl_reading():
 
 
 def test_every_registered_policy_says_where_it_comes_from():
-    assert set(registry.preemption) == set(PREEMPTION)
-    assert set(registry.placement) == set(PLACEMENT)
+    names = sc.policy_names()
+    assert set(names["preemption"]) == set(PREEMPTION)
+    assert set(names["placement"]) == set(PLACEMENT)
     assert PREEMPTION["checkpoint-aware"][0] == OURS
     assert {PREEMPTION[name][0] for name in ("none", "pod", "workload-aware")} == {UPSTREAM}
 
