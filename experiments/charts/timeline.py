@@ -33,6 +33,8 @@ from experiments.charts.style import (
 MAX_OVERLAYS = 1500
 HEATMAP_BINS = 120
 VICTIM_COLOR = "#cf222e"
+HELD_COLORS = [[0.0, "#f7fbff"], [0.5, "#6baed6"], [1.0, "#08306b"]]
+"""Idle GPUs light, held GPUs dark (plotly's own "Blues" runs the other way)."""
 
 
 # ------------------------------------------------------------------ per node (Gantt)
@@ -220,7 +222,8 @@ def occupancy_figure(spans: Sequence[Span], marks: Sequence[Preemption],
              for row, g in zip(held, groups, strict=True)]
     centers = slice_centers(edges)
     names = [g.name for g in groups]
-    heatmap = trace("heatmap", z=share, x=centers, y=names, zmin=0, zmax=1, colorscale="Blues",
+    heatmap = trace("heatmap", z=share, x=centers, y=names, zmin=0, zmax=1,
+                    colorscale=HELD_COLORS,
                     colorbar={"title": {"text": "GPUs held"}, "tickformat": ".0%"},
                     hovertemplate="%{y}<br>%{x:,.0f}s: %{z:.0%} of GPUs held<extra></extra>")
     return figure([heatmap, _preemption_dots(marks, rows, names, edges)], {

@@ -153,6 +153,7 @@ def test_a_10000_node_run_becomes_a_bounded_heatmap():
     assert len(heatmap.z) == len(groups) == 157
     assert {len(row) for row in heatmap.z} == {tl.HEATMAP_BINS}
     assert all(0.0 <= v <= 1.0 for row in heatmap.z for v in row)
+    assert heatmap.colorscale[0][1] == "#f7fbff"  # idle is light, busy is dark
     held = sum(v for row in heatmap.z for v in row) * 64 * 8 * horizon / tl.HEATMAP_BINS
     assert held == pytest.approx(sum(s.gpus * (s.end - s.start) for s in spans), rel=0.01)
     assert sum(dots.customdata) == len(marks) == 100
