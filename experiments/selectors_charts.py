@@ -24,6 +24,8 @@ TIMELINE_REASONS = ("Scheduled", "Ready", "Killing", "Released", "Completed",
 COST_REASONS = ("Disrupted", "Stranded", "Killing", "Resumed", "Recovered")
 """With the binding and readiness of killed pods (``cost_rows``): what lost work, wasted
 GPU-seconds and recovery curves are computed from."""
+POD_BATCH = 500
+"""Pod names per IN (...) list: SQLite caps the parameters of one statement."""
 COST_EVENT_BUDGET = 400_000
 """Above this many events in a run, cost curves read replication 0 of each variant only."""
 
@@ -76,11 +78,10 @@ def cost_rows(*, replication_ids: Iterable[int]) -> dict[int, list[Row]]:
     found = _rows(replication_ids=replication_ids, reasons=COST_REASONS)
     for replication_id, rows in found.items():
         killed = sorted({row.pod for _, row in rows if row.reason == "Killing"})
-        if killed:
-            starts = _rows(replication_ids=[replication_id], reasons=("Scheduled", "Ready"),
-                           pods=killed).get(replication_id, [])
-            rows.extend(starts)
-            rows.sort(key=lambda pair: pair[0])
+        for i in range(0, len(killed), POD_BATCH):
+            rows.extend(_rows(replication_ids=[replication_id], reasons=("Scheduled", "Ready"),
+                              pods=killed[i:i + POD_BATCH]).get(replication_id, []))
+        rows.sort(key=lambda pair: pair[0])
     return {pk: [row for _, row in rows] for pk, rows in found.items()}
 
 

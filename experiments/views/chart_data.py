@@ -43,7 +43,7 @@ def run_charts(*, run: Run) -> dict[str, Any] | None:
     if payload is None:
         payload = _run_charts(run)
         cache.set(key, payload, CACHE_SECONDS)
-    return payload
+    return payload or None
 
 
 def _run_key(run: Run) -> str:
@@ -54,19 +54,23 @@ def _run_key(run: Run) -> str:
 
 
 def _run_charts(run: Run) -> dict[str, Any]:
+    """The page's data; {} (cached as such) when no replication has results to draw."""
+    replications = list(selectors.run_replications(run=run).filter(status=Status.SUCCEEDED)
+                        .only("pk", "run_id", "variant_index", "variant", "replication"))
+    if not replications:
+        return {}
+    first = {}  # each variant's first replication with results: its timeline and tables
+    for replication in replications:
+        first.setdefault(replication.variant_index, replication.pk)
     variants = selectors_charts.run_variant_results(run=run)
-    first = selectors_charts.run_replication_ids(run=run, first_only=True)
-    first_ids = [ids[0] for _, ids in sorted(first.items())]
     figures = summary_figures(variants)
     figures |= cost_figures(run=run, labels=[v.label for v in variants])
-    replications = list(selectors.run_replications(run=run).filter(status=Status.SUCCEEDED)
-                        .only("pk", "run_id", "variant", "replication"))
     data = {
         "figures": figures,
-        "timeline": replication_timeline(run=run, replication_id=first_ids[0]),
-        "variants": [{"index": i, "label": v.label, "replication": first_ids[i]}
-                     for i, v in enumerate(variants)],
-        "workloads": workload_table(replication_id=first_ids[0]),
+        "timeline": replication_timeline(run=run, replication_id=replications[0].pk),
+        "variants": [{"index": i, "label": v.label, "replication": first[i]}
+                     for i, v in enumerate(variants) if i in first],
+        "workloads": workload_table(replication_id=replications[0].pk),
         "events": event_page(replication=replications[0], filters={}),
         "replications": [{"id": r.pk, "label": f"{r.variant} · replication {r.replication}",
                           "log": reverse("experiments:replication-events", args=[run.pk, r.pk])}

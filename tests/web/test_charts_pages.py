@@ -76,6 +76,17 @@ def test_a_finished_run_shows_every_chart_with_its_figure(alice_client, s1_run):
     assert all(figure["data"] and figure["layout"] for figure in data["figures"].values())
 
 
+def test_the_cost_curves_end_at_the_stored_totals(alice_client, s1_run):
+    """The cost query reads a fraction of the log; the totals must not change."""
+    costs = chart_data(_get(alice_client, "run", s1_run).content.decode())["figures"]["costs"]
+
+    ends = {t["name"]: t["y"][-1] for t in costs["data"]}
+    for variant in s1_run.aggregate:
+        metrics = variant["metrics"]
+        assert ends[f"{variant['variant']}: lost work"] == metrics["lost_work"]["mean"]
+        assert ends[f"{variant['variant']}: wasted GPU·s"] == metrics["wasted_gpu_seconds"]["mean"]
+
+
 def test_charts_come_before_the_summary_and_use_the_local_plotly(alice_client, s1_run):
     html = _get(alice_client, "run", s1_run).content.decode()
 

@@ -1,0 +1,173 @@
+"""The charts in a real browser: a finished run's page and the compare page drawn by the
+app's own plotly.js in headless Chromium, every chart present, no console error, and
+the controls (timeline variant and node group, workload sorting, event filters,
+compare toggles) doing what they say. Screenshots land in artifacts/screenshots/."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.contrib.auth.hashers import make_password
+
+from experiments import services
+from experiments.models import Status
+from tests.e2e.conftest import SCREENSHOTS
+from tests.factories import ExperimentFactory, UserFactory, preset_document
+from tests.web.charts_support import big_cluster_spec
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+PASSWORD = "correct horse battery staple"
+READY = ("document.documentElement.dataset.chartsReady === 'true' || "
+         "document.documentElement.dataset.chartsError")
+DRAWN = """() => Array.from(document.querySelectorAll('[data-chart]')).filter(el => !el.hidden)
+  .map(el => [el.id, el.querySelectorAll('.main-svg').length > 0])"""
+
+
+class Visit:
+    """A logged-in page that records every request and every console error."""
+
+    def __init__(self, browser, server: str, username: str) -> None:
+        self.server = server
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1400, "height": 900})
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
+                     else None)
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.goto(f"{server}/")
+        self.page.fill("#id_username", username)
+        self.page.fill("#id_password", PASSWORD)
+        self.page.click("button[type=submit]")
+        self.page.wait_for_selector("h1:has-text('Experiments')")
+
+    def open(self, path: str) -> None:
+        self.page.goto(self.server + path)
+        self.wait()
+
+    def wait(self) -> None:
+        self.page.wait_for_function(READY, timeout=60_000)
+        assert self.page.evaluate("document.documentElement.dataset.chartsError || ''") == ""
+
+    def charts(self) -> dict[str, bool]:
+        return dict(self.page.evaluate(DRAWN))
+
+    def figure(self, element_id: str) -> dict:
+        """What Plotly drew in a chart: its traces and layout, as the browser has them."""
+        return self.page.evaluate(
+            f"() => {{ const el = document.getElementById('{element_id}');"
+            " return {data: el.data.map(t => ({name: t.name, type: t.type,"
+            " customdata: t.customdata || null})), title: el.layout.title.text}; }")
+
+    def only_this_server(self) -> bool:
+        return {urlparse(url).netloc for url in self.requests} == {urlparse(self.server).netloc}
+
+
+def _user(username: str):
+    user = UserFactory(username=username)
+    user.password = make_password(PASSWORD, hasher="pbkdf2_sha256")  # what the server reads
+    user.save()
+    return user
+
+
+def _finished_run(owner, spec: dict):
+    run = services.run_enqueue(experiment=ExperimentFactory(owner=owner, spec=spec), user=owner)
+    run.refresh_from_db()
+    assert run.status == Status.SUCCEEDED
+    return run
+
+
+@pytest.fixture
+def alice(transactional_db):
+    return _user("alice")
+
+
+def test_a_finished_run_draws_every_chart(browser, server, alice):
+    run = _finished_run(alice, preset_document("s1-training-vs-shards"))
+    visit = Visit(browser, server, "alice")
+
+    visit.open(f"/runs/{run.pk}/")
+    visit.page.screenshot(path=SCREENSHOTS / "charts-1-run-page.png", full_page=True)
+
+    charts = visit.charts()
+    assert set(charts) == {
+        "chart-headline-time_to_victims_released", "chart-headline-time_to_group_useful",
+        "chart-headline-lost_work", "chart-headline-time_to_recover",
+        "chart-headline-stranded_capacity", "chart-tradeoff", "chart-milestones",
+        "chart-gantt", "chart-states", "chart-costs", "chart-recovery"}
+    assert all(charts.values()), charts
+    victims = next(t for t in visit.figure("chart-gantt")["data"] if t["name"] == "victim")
+    assert sorted(c[0] for c in victims["customdata"]) == ["train-0", "train-1", "train-2",
+                                                           "train-3"]
+    assert visit.errors == []
+    assert visit.only_this_server()
+
+
+def test_the_run_page_controls(browser, server, alice):
+    run = _finished_run(alice, preset_document("s1-training-vs-shards"))
+    visit = Visit(browser, server, "alice")
+    visit.open(f"/runs/{run.pk}/")
+    page = visit.page
+
+    page.select_option("#timeline-variant", label="workload-aware-all")
+    page.wait_for_function("document.getElementById('timeline-status').textContent === ''")
+    victims = next(t for t in visit.figure("chart-gantt")["data"] if t["name"] == "victim")
+    assert sorted(c[0] for c in victims["customdata"]) == [f"eval-{i}" for i in range(8)]
+
+    page.click("#workloads-table th[data-sort='workload']")
+    page.wait_for_selector("#workloads-table th[data-sort='workload'][aria-sort='descending']")
+    assert page.locator("#workloads-table tbody td:first-child").all_inner_texts() == [
+        "urgent urgent", "train", "eval"]
+    page.fill("#workloads-filter", "independent")
+    page.wait_for_function("document.getElementById('workloads-count').textContent"
+                           ".startsWith('1 of 3')")
+
+    page.select_option("#events-reason", "Preempted")
+    page.wait_for_function("document.querySelectorAll('#events-table tbody tr').length === 4")
+    reasons = page.locator("#events-table tbody td:nth-child(2)").all_inner_texts()
+    assert reasons == ["Preempted"] * 4
+    page.locator("#charts-events").screenshot(path=SCREENSHOTS / "charts-2-event-log.png")
+    assert visit.errors == []
+
+
+def test_a_large_cluster_opens_on_a_heatmap_and_zooms_into_a_group(browser, server, alice):
+    run = _finished_run(alice, big_cluster_spec())
+    visit = Visit(browser, server, "alice")
+
+    visit.open(f"/runs/{run.pk}/")
+
+    assert visit.charts()["chart-occupancy"] is True
+    page = visit.page
+    first = visit.figure("chart-gantt")["title"]
+    other = "b" if first.endswith(": a") else "a"
+    page.select_option("#timeline-group", label=other)
+    page.wait_for_function("document.getElementById('chart-gantt').layout.title.text"
+                           f".endsWith(': {other}')")
+    page.locator("#charts-timeline").screenshot(path=SCREENSHOTS / "charts-3-timeline-groups.png")
+    assert visit.errors == []
+
+
+def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, server, alice):
+    s1 = _finished_run(alice, preset_document("s1-training-vs-shards"))
+    s3 = _finished_run(alice, preset_document("s3-grace-period"))
+    visit = Visit(browser, server, "alice")
+
+    visit.open(f"/compare/?v={s1.pk}:pod&v={s1.pk}:workload-aware-all&v={s3.pk}:grace-30s")
+    visit.page.screenshot(path=SCREENSHOTS / "charts-4-compare.png", full_page=True)
+
+    charts = visit.charts()
+    assert len(charts) == 9
+    assert all(charts.values()), charts
+    assert visit.page.locator("#compare-table td.best").count() > 0
+    every_metric = visit.page.locator("#compare-table tbody tr").count()
+    visit.page.check("#compare-diff")
+    visit.page.wait_for_url("**diff=1**")
+    visit.wait()
+    query = parse_qs(urlparse(visit.page.url).query)
+    assert query["v"] == [f"{s1.pk}:pod", f"{s1.pk}:workload-aware-all", f"{s3.pk}:grace-30s"]
+    assert query["diff"] == ["1"]
+    assert 0 < visit.page.locator("#compare-table tbody tr").count() < every_metric
+    assert visit.page.locator("[data-metric='time_to_victims_selected']").count() == 0
+    assert visit.errors == []
+    assert visit.only_this_server()
