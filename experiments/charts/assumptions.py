@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 UPSTREAM, OURS = "Kubernetes behaviour", "ours, not a Kubernetes behaviour"
 
@@ -105,8 +105,18 @@ def _policy(variant: Mapping[str, Any], overrides: Mapping[str, Any]) -> PolicyN
                       tuple(f"{path} = {value}" for path, value in overrides.items()))
 
 
+class _Profile(NamedTuple):
+    kind: str
+    recovery: str
+    checkpoint: str
+    grace_seconds: float
+    stop_seconds: float
+    startup_seconds: float
+    replacement: str
+
+
 def _profiles(workloads: Sequence[Mapping[str, Any]]) -> list[WorkloadProfile]:
-    keyed: dict[tuple, list[str]] = {}
+    keyed: dict[_Profile, list[str]] = {}
     for w in workloads:
         keyed.setdefault(_profile_key(w), []).append(w["name"])
     counts = Counter({key: len(names) for key, names in keyed.items()})
@@ -115,14 +125,15 @@ def _profiles(workloads: Sequence[Mapping[str, Any]]) -> list[WorkloadProfile]:
             for key, count in counts.most_common()]
 
 
-def _profile_key(w: Mapping[str, Any]) -> tuple:
+def _profile_key(w: Mapping[str, Any]) -> _Profile:
     checkpoint = w.get("checkpoint") or {}
     controller = w.get("controller") or {}
-    return (w.get("kind", ""), (w.get("recovery") or {}).get("model", ""),
-            _checkpoint_text(checkpoint), w.get("terminationGracePeriodSeconds", 30.0),
-            w.get("stopSeconds", 5.0), w.get("startupSeconds", 0.0),
-            f"{controller.get('kind', 'job')}: {controller.get('podReplacementPolicy', '')}"
-            .rstrip(": "))
+    return _Profile(
+        w.get("kind", ""), (w.get("recovery") or {}).get("model", ""),
+        _checkpoint_text(checkpoint), w.get("terminationGracePeriodSeconds", 30.0),
+        w.get("stopSeconds", 5.0), w.get("startupSeconds", 0.0),
+        f"{controller.get('kind', 'job')}: {controller.get('podReplacementPolicy', '')}"
+        .rstrip(": "))
 
 
 def _checkpoint_text(checkpoint: Mapping[str, Any]) -> str:

@@ -76,8 +76,12 @@ def _cell(variant: VariantResults, metric: str, best: bool, is_baseline: bool,
 
 def _delta(value: float | None, base: float | None, metric: str) -> tuple[str, str]:
     """``+12 (+4.0%)`` against the baseline, and whether that is better for this metric."""
-    if not (is_number(value) and is_number(base)):
-        return "", ""
+    if is_number(value) and is_number(base):
+        return _difference(value, base, metric)
+    return "", ""
+
+
+def _difference(value: float, base: float, metric: str) -> tuple[str, str]:
     diff = value - base
     if math.isclose(value, base, rel_tol=1e-9, abs_tol=1e-12):
         return "±0", "same"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TypeGuard
 
 from experiments.display import metric_display
 
@@ -28,7 +29,8 @@ def metric_title(metric: str) -> str:
     return f"{display.label} ({'%' if display.unit == 'ratio' else display.unit})"
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[float]:
+    """A finite number (not None, not a bool, not NaN): what a chart can place."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -52,6 +54,6 @@ def pareto_front(points: Sequence[tuple[float | None, float | None]]) -> list[in
     A point is dominated when another is no worse on both and better on one. Points with
     a missing coordinate are never on the front. Equal points are all kept.
     """
-    valid = [(i, p) for i, p in enumerate(points) if is_number(p[0]) and is_number(p[1])]
+    valid = [(i, (x, y)) for i, (x, y) in enumerate(points) if is_number(x) and is_number(y)]
     return [i for i, (x, y) in valid
             if not any(ox <= x and oy <= y and (ox < x or oy < y) for _, (ox, oy) in valid)]
