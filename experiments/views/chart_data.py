@@ -59,7 +59,7 @@ def _run_charts(run: Run) -> dict[str, Any]:
                         .only("pk", "run_id", "variant_index", "variant", "replication"))
     if not replications:
         return {}
-    first: dict[int, int] = {}  # each variant's first replication with results: its timeline and tables
+    first: dict[int, int] = {}  # each variant's first replication: its timeline and tables
     for replication in replications:
         first.setdefault(replication.variant_index, replication.pk)
     variants = selectors_charts.run_variant_results(run=run)
