@@ -43,8 +43,10 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 
+# Benchmarks (not tests): the scheduler core, the openb replay; figures in bench/baselines.json.
 bench: $(STAMP)
-	$(PY) bench/run.py
+	$(PY) bench/bench_core.py all
+	$(PY) bench/bench_openb.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

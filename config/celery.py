@@ -16,11 +16,15 @@ app.autodiscover_tasks()
 
 @app.on_configure.connect
 def _make_broker_folders(sender: Celery, **kwargs: object) -> None:
-    """kombu's filesystem transport expects its folders to exist already."""
-    options = sender.conf.broker_transport_options or {}
+    """kombu's filesystem transport expects its folders to exist already. Reads Django's
+    settings, not ``sender.conf``: touching the app's config while it is being configured
+    re-enters configuration (a RecursionError inside logging)."""
+    from django.conf import settings
+
+    options = getattr(settings, "CELERY_BROKER_TRANSPORT_OPTIONS", None) or {}
     for key in ("data_folder_in", "data_folder_out", "control_folder", "processed_folder"):
         if options.get(key):
             Path(options[key]).mkdir(parents=True, exist_ok=True)
-    backend = str(sender.conf.result_backend or "")
+    backend = str(getattr(settings, "CELERY_RESULT_BACKEND", "") or "")
     if backend.startswith("file://"):
         Path(backend.removeprefix("file://")).mkdir(parents=True, exist_ok=True)

@@ -113,12 +113,13 @@ class VariantResult:
         }
 
 
-def aggregate(replications: Sequence[ReplicationResult | Mapping[str, float | None]],
-              ) -> dict[str, dict[str, float | None]]:
+def aggregate(replications: Sequence[Any]) -> dict[str, dict[str, float | None]]:
     """Per metric: mean across replications with its 95% confidence half-width, min, max.
 
-    Takes results, or their stored ``summary`` mappings (what a database keeps)."""
-    summaries = [r.summary if isinstance(r, ReplicationResult) else r for r in replications]
+    Takes anything with a ``summary`` mapping (results, stored rows) or the summary
+    mappings themselves (what a database keeps)."""
+    summaries: list[Mapping[str, float | None]] = [
+        r if isinstance(r, Mapping) else r.summary for r in replications]
     out: dict[str, dict[str, float | None]] = {}
     for name in SUMMARY_NAMES:
         values = [v for s in summaries if (v := s.get(name)) is not None]

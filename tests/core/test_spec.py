@@ -115,9 +115,15 @@ def test_policy_names_list_every_extension_point() -> None:
     assert names["placement"] == ["MostAllocated", "LeastAllocated"]
 
 
-def test_aggregate_takes_stored_summaries() -> None:
+def test_aggregate_takes_stored_summaries_or_rows_that_carry_one() -> None:
     result = sc.simulate(sc.get_preset("s3-grace-period").spec(), "grace-30s")
-    assert sc.aggregate([result.summary, dict(result.summary)]) == sc.aggregate([result, result])
+
+    class StoredRow:
+        summary = dict(result.summary)
+
+    expected = sc.aggregate([result, result])
+    assert sc.aggregate([result.summary, dict(result.summary)]) == expected
+    assert sc.aggregate([StoredRow(), StoredRow()]) == expected
 
 
 def test_variant_override_of_an_unknown_path_is_refused() -> None:
