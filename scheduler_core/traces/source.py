@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import csv
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -110,7 +111,7 @@ def read_text(file: TraceFile) -> str:
                                "message": f"not UTF-8 text ({exc.reason})"}]) from None
 
 
-class Record:
+class Record(ABC):
     """One row or record: typed getters that record an error (and return None) on a bad
     value. Subclasses say where a field's raw value is and which column it is in."""
 
@@ -120,13 +121,13 @@ class Record:
         self.file, self.line, self.log = file, line, log
         self.ok = True
 
+    @abstractmethod
     def raw(self, column: str) -> Any:
         """The field's value as stored (a CSV string, a JSON value); None when absent."""
-        raise NotImplementedError  # Row and JsonRecord say where values are
 
+    @abstractmethod
     def column_number(self, column: str) -> int:
         """1-based position of the field in its line; 0 when it is not there."""
-        raise NotImplementedError  # Row and JsonRecord say where values are
 
     def error(self, column: str | None, message: str) -> None:
         """Record a problem with this row; ``column`` None means the whole row."""
