@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from experiments import services
 from experiments.models import Run
-from tests.factories import ExperimentFactory, UserFactory
+from tests.personas import *  # noqa: F403 (the persona fixtures)
 
 
 @pytest.fixture(autouse=True)
@@ -32,21 +32,6 @@ def token_client(user) -> APIClient:
 
 
 @pytest.fixture
-def alice(db):
-    return UserFactory(username="alice")
-
-
-@pytest.fixture
-def bob(db):
-    return UserFactory(username="bob")
-
-
-@pytest.fixture
-def charlie(db):
-    return UserFactory(username="charlie")
-
-
-@pytest.fixture
 def clients(alice, bob, charlie) -> dict[str, APIClient]:
     return {"alice": token_client(alice), "bob": token_client(bob),
             "charlie": token_client(charlie)}
@@ -65,12 +50,6 @@ def bob_api(clients) -> APIClient:
 @pytest.fixture
 def charlie_api(clients) -> APIClient:
     return clients["charlie"]
-
-
-@pytest.fixture
-def experiment(alice, bob):
-    """Alice's experiment (the S3 grace-period preset: two variants), shared with Bob."""
-    return ExperimentFactory(owner=alice, shared_with=[bob])
 
 
 @pytest.fixture

@@ -6,33 +6,12 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from tests.factories import ExperimentFactory, UserFactory
+from tests.personas import *  # noqa: F403 (the persona fixtures)
 
 
 @pytest.fixture(autouse=True)
 def _database(db):
     """Every web test may use the database (worker tests ask for real transactions)."""
-
-
-@pytest.fixture
-def alice(db):
-    return UserFactory(username="alice")
-
-
-@pytest.fixture
-def bob(db):
-    return UserFactory(username="bob")
-
-
-@pytest.fixture
-def charlie(db):
-    return UserFactory(username="charlie")
-
-
-@pytest.fixture
-def experiment(alice, bob):
-    """Alice's experiment (the S3 grace-period preset), shared with Bob."""
-    return ExperimentFactory(owner=alice, shared_with=[bob])
 
 
 def client_for(user) -> Client:
