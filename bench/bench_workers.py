@@ -1,0 +1,280 @@
+"""Worker scaling (issue #7): the whole openb trace, 16 variants x 3 replications, run
+through the real stack (PostgreSQL, the Redis broker, real ``celery worker`` processes),
+once per worker concurrency. Not a test: run by hand.
+
+    python bench/bench_workers.py [--concurrency 1,2] [--replications 3] [--record]
+
+It builds its own database (``disruption_lab_bench_workers``, dropped and created again
+each time, so the figures never depend on what an earlier run left behind) and its own
+broker queue, imports the trace, stores it as an Experiment and, per concurrency, starts
+a worker, waits until it is ready, then times enqueue -> run succeeded. Between
+concurrencies the event table is emptied, so each run inserts into the same empty table.
+
+Reported per concurrency: seconds to the last replication and to the run's success,
+speed-ups against the first concurrency, and where the
+worker time goes, from the rows themselves: simulation (``Replication.wall_seconds``,
+measured inside the simulator) versus the rest of each task (parsing the frozen spec,
+resolving the variant, writing the ~70,000-row event log with COPY and the per-workload
+records), plus the chord callback. One replication is also timed phase by phase in this
+process. ``--record`` merges the figures into bench/baselines.json as ``workers_openb``.
+The trace is read from ../shared/traces (not in the repository: licences).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import re
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TRACE = ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023"
+FILES = [TRACE / "openb_node_list_all_node.csv", TRACE / "openb_pod_list_default.csv"]
+BASELINES = Path(__file__).with_name("baselines.json")
+SERVER_URL = "postgres://postgres@127.0.0.1:5432"
+DATABASE = "disruption_lab_bench_workers"
+BROKER_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+QUEUE = f"bench-workers-{uuid.uuid4().hex[:8]}"
+RUN_TIMEOUT_SECONDS = 3600.0
+CALLBACK_TIMEOUT_SECONDS = 120.0
+
+# The whole trace is above the web app's default limits (7,254 workloads > 5,000; a
+# 34-day horizon > 30 days): the benchmark raises them for itself and its workers.
+LIMITS = {"LAB_MAX_WORKLOADS": "20000", "LAB_MAX_HORIZON_SECONDS": "4000000",
+          "LAB_MAX_TASKS": "200"}
+BENCH_ENV = {"DJANGO_SETTINGS_MODULE": "config.settings.base",
+             "DATABASE_URL": f"{SERVER_URL}/{DATABASE}", "CELERY_BROKER_URL": BROKER_URL,
+             "CELERY_RESULT_BACKEND": BROKER_URL, "CELERY_TASK_DEFAULT_QUEUE": QUEUE,
+             "CELERY_TASK_ALWAYS_EAGER": "false", "DB_CONN_MAX_AGE": "0",
+             "TEST_REDIS_URL": BROKER_URL, **LIMITS}
+
+
+def variants() -> list[dict[str, Any]]:
+    """The 16 variants: every preemption policy x both placements x whether victims are
+    asked to checkpoint in their grace period."""
+    grid = itertools.product(("pod", "none", "workload-aware", "checkpoint-aware"),
+                             ("MostAllocated", "LeastAllocated"), (False, True))
+    return [{"name": f"{preemption}-{placement.lower()}{'-ckpt' if ckpt else ''}",
+             "preemption": preemption, "placement": placement,
+             "set": {"policy.checkpointVictims": ckpt}}
+            for preemption, placement, ckpt in grid]
+
+
+def recreate_database() -> None:
+    """A fresh, migrated database of the benchmark's own."""
+    import psycopg
+
+    with psycopg.connect(f"{SERVER_URL}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+        conn.execute(f"CREATE DATABASE {DATABASE}")
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def store_experiment(replications: int) -> tuple[Any, dict[str, Any]]:
+    """Import the trace, add the variants, store it as alice's experiment."""
+    from django.contrib.auth import get_user_model
+
+    from experiments.services import experiment_create
+    from experiments.specs import spec_parse
+    from scheduler_core.traces import import_trace
+
+    started = time.perf_counter()
+    result = import_trace("openb", FILES)
+    mapping = {**result.mapping, "variants": variants(), "replications": replications}
+    spec = spec_parse(document=mapping)
+    imported = time.perf_counter() - started
+    owner, _ = get_user_model().objects.get_or_create(username="bench")
+    experiment = experiment_create(owner=owner, spec=spec)
+    return experiment, {"import_and_validate_s": round(imported, 2),
+                        "workloads": len(spec.workloads),
+                        "nodes": sum(p.count for p in spec.cluster.node_pools)
+                        + len(spec.cluster.nodes)}
+
+
+def timed_run(experiment: Any, concurrency: int, var_dir: Path) -> dict[str, Any]:
+    """Start a worker with ``concurrency`` processes, wait until it is ready, then time
+    enqueue -> every replication succeeded -> run succeeded (the chord callback, which
+    aggregates, comes last). The worker is stopped afterwards."""
+    from experiments.services import run_enqueue
+    from tests.web.live import Stack, wait_for
+
+    stack = Stack(var_dir=var_dir, queue=QUEUE, extra_env=LIMITS)
+    log = var_dir / f"c{concurrency}.log"
+    try:
+        stack.start_worker(name=f"c{concurrency}", concurrency=concurrency)
+        wait_for(lambda: log.exists() and b" ready." in log.read_bytes(), timeout=120,
+                 what="the worker", stack=stack)
+        started = time.perf_counter()
+        run = run_enqueue(experiment=experiment, user=None)
+        wait_for(lambda: _replications_done(run), timeout=RUN_TIMEOUT_SECONDS,
+                 what="the replications", stack=stack, every=0.25)
+        replications_done = time.perf_counter() - started
+        finished = _wait_terminal(run, CALLBACK_TIMEOUT_SECONDS)
+        wall = time.perf_counter() - started if finished else None
+    finally:
+        stack.stop_all()
+    figures: dict[str, Any] = {
+        "concurrency": concurrency, "replications_done_s": round(replications_done, 2),
+        "wall_s": round(wall, 2) if wall else None, "run_status": run.status}
+    if run.status != "succeeded":
+        figures["run_error"] = run.error or _last_exception(log)
+    return {**figures, **breakdown(run)}
+
+
+def _replications_done(run: Any) -> bool:
+    """Every replication succeeded, or the run ended (a failure ends it early)."""
+    run.refresh_from_db()
+    return run.is_terminal or not run.replications.exclude(status="succeeded").exists()
+
+
+def _wait_terminal(run: Any, timeout: float) -> bool:
+    """True once the run succeeded; False if it failed or is still running at ``timeout``
+    (a chord callback that raised leaves it running until the watchdog's sweep)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run.refresh_from_db()
+        if run.is_terminal:
+            return run.status == "succeeded"
+        time.sleep(0.25)
+    return False
+
+
+def _last_exception(log: Path) -> str:
+    lines = [line for line in log.read_text(errors="replace").splitlines()
+             if re.match(r"^[A-Za-z_.]+(Error|Exception): ", line)]
+    return lines[-1] if lines else "the run did not finish (see the worker log)"
+
+
+def breakdown(run: Any) -> dict[str, Any]:
+    """Where the workers' time went, from the stored rows."""
+    reps = list(run.replications.all())
+    busy = sum((r.finished_at - r.started_at).total_seconds() for r in reps)
+    simulate = sum(r.wall_seconds for r in reps)
+    last = max(r.finished_at for r in reps)
+    return {
+        "tasks": len(reps), "events_stored": sum(r.event_count for r in reps),
+        "task_busy_s": round(busy, 1), "simulate_s": round(simulate, 1),
+        "store_and_other_s": round(busy - simulate, 1),
+        "simulate_share": round(simulate / busy, 3) if busy else None,
+        "mean_task_s": round(busy / len(reps), 2),
+        "queue_to_first_start_s": round(
+            (min(r.started_at for r in reps) - run.created_at).total_seconds(), 2),
+        "chord_callback_s": round((run.finished_at - last).total_seconds(), 2)
+        if run.finished_at else None,
+    }
+
+
+def one_replication_phases(experiment: Any) -> dict[str, float]:
+    """One replication's phases in this process, as the task runs them: parse the frozen
+    spec (which validates every variant), simulate (+ metrics), write the event log with
+    COPY and the result row. The writes are rolled back."""
+    from django.db import transaction
+
+    import scheduler_core as sc
+    from experiments.models import Replication, RunEvent
+    from experiments.services.execution import _insert_events, _set_result  # the task's own
+
+    replication = Replication.objects.filter(run__experiment=experiment).first()
+    without_variants = {k: v for k, v in experiment.spec.items() if k != "variants"}
+    phases: dict[str, float] = {}
+    with _phase(phases, "parse_spec_s"):
+        spec = sc.parse_spec(experiment.spec)
+    with _phase(phases, "parse_spec_without_variants_s"):
+        sc.parse_spec(without_variants)
+    with _phase(phases, "simulate_s"):
+        result = sc.simulate(spec, replication.variant, 0)
+    with transaction.atomic():
+        RunEvent.objects.filter(replication=replication).delete()
+        with _phase(phases, "copy_events_s"):
+            _insert_events(replication, result)
+        with _phase(phases, "result_row_s"):
+            _set_result(replication, result)
+        transaction.set_rollback(True)
+    return {**phases, "events": len(result.events)}
+
+
+@contextmanager
+def _phase(phases: dict[str, float], name: str) -> Iterator[None]:
+    started = time.perf_counter()
+    yield
+    phases[name] = round(time.perf_counter() - started, 3)
+
+
+def empty_event_table() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE experiments_runevent")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--concurrency", default="1,2", help="worker processes per run")
+    parser.add_argument("--replications", type=int, default=3)
+    parser.add_argument("--record", action="store_true", help="write bench/baselines.json")
+    args = parser.parse_args()
+    if not all(f.exists() for f in FILES):
+        print(f"the openb trace is not available under {TRACE}", file=sys.stderr)
+        return 2
+    os.environ.update(BENCH_ENV)
+    import django
+
+    django.setup()
+    load_before = os.getloadavg()[0]
+    recreate_database()
+    experiment, trace = store_experiment(args.replications)
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="bench-workers-") as var_dir:
+        for concurrency in (int(c) for c in args.concurrency.split(",")):
+            empty_event_table()
+            runs.append(timed_run(experiment, concurrency, Path(var_dir)))
+            print(json.dumps(runs[-1]), file=sys.stderr)
+    phases = one_replication_phases(experiment)
+    figures = summary(runs, trace, phases, args.replications, load_before)
+    print(json.dumps(figures, indent=2))
+    if args.record:
+        _record(figures)
+    return 0
+
+
+def summary(runs: list[dict[str, Any]], trace: dict[str, Any], phases: dict[str, float],
+            replications: int, load_before: float) -> dict[str, Any]:
+    """Speed-ups against the first concurrency: to the last replication (always known) and
+    to the run's success (when its chord callback succeeded)."""
+    for run in runs:
+        run["speedup_replications"] = round(runs[0]["replications_done_s"]
+                                            / run["replications_done_s"], 2)
+        if runs[0]["wall_s"] and run["wall_s"]:
+            run["speedup"] = round(runs[0]["wall_s"] / run["wall_s"], 2)
+    return {"variants": len(variants()), "replications": replications, **trace,
+            "runs": runs, "one_replication": phases, "cpus": os.cpu_count(),
+            "load_average_before": round(load_before, 2),
+            "load_average_after": round(os.getloadavg()[0], 2),
+            "database": "postgresql", "broker": "redis", "pool": "prefork"}
+
+
+def _record(figures: dict[str, Any]) -> None:
+    """Merge into baselines.json, keeping what other benchmarks recorded."""
+    data = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
+    data["workers_openb"] = {**figures, "python": platform.python_version(),
+                             "machine": platform.machine(), "recorded": time.strftime("%Y-%m-%d")}
+    BASELINES.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
