@@ -126,6 +126,16 @@ def test_aggregate_takes_stored_summaries_or_rows_that_carry_one() -> None:
     assert sc.aggregate([StoredRow(), StoredRow()]) == expected
 
 
+def test_variants_can_be_left_to_the_simulation_that_resolves_them() -> None:
+    """A run's frozen copy was validated whole; a task only resolves its own variant."""
+    data = spec_with("variants", [{"name": "bad", "set": {"workloads.train.gpus": -2}},
+                                  {"name": "good"}])
+    spec = parse_spec(data, check_variants=False)
+    assert sc.simulate(spec, "good").variant == "good"
+    with pytest.raises(SpecError):
+        sc.simulate(spec, "bad")
+
+
 def test_variant_override_of_an_unknown_path_is_refused() -> None:
     data = spec_with("variants", [{"name": "bad", "set": {"workloads.nope.gpus": 2}}])
     assert "'workloads.nope' not found" in errors_of(data)[0]["message"]
