@@ -327,10 +327,6 @@ class ServingApp(App):
             self.host.emit(ev.RECOVERED, self.workload, pod, value=disrupted_at)
         self.pending[pod.member] = []
 
-    def eviction_cost(self, pod: Pod, now: float) -> dict[str, float]:
-        """A Ready replica loses no work, but capacity until its replacement has loaded."""
-        return super().eviction_cost(pod, now)
-
     def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
         now = self.host.now
         if pod.state is PodState.STARTING:

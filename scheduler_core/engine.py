@@ -134,6 +134,7 @@ class Engine:
         self._quota_pods: set[Pod] = set()
         self._quota_blocked: dict[str, list[Pod]] = {}
         self._progress = progress
+        self._next_progress = PROGRESS_EVERY
         self._wake_at: float | None = None
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
@@ -192,7 +193,8 @@ class Engine:
                 callback(*args)
                 self.events_processed += 1
             self._scheduling_pass()
-            if self._progress and self.events_processed % PROGRESS_EVERY < 64:
+            if self._progress and self.events_processed >= self._next_progress:
+                self._next_progress = self.events_processed + PROGRESS_EVERY
                 self._progress(min(1.0, max(0.0, now / self.horizon)))
         self.now = self.horizon
         self._finish()

@@ -104,10 +104,6 @@ class Pod:
     def never_preempts(self) -> bool:
         return self.workload.never_preempts
 
-    @property
-    def holds_resources(self) -> bool:
-        return self.state in (PodState.STARTING, PodState.READY, PodState.TERMINATING)
-
 
 class Workload:
     """A submitted workload and its member slots; ``app`` models the application inside."""

@@ -141,6 +141,3 @@ class SchedulingQueue:
                 del self._where[pod]
                 return pod
         return None
-
-    def pending(self) -> list[Pod]:
-        return list(self._where)
