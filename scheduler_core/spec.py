@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from scheduler_core import documents
+from scheduler_core.limits import LIBRARY_LIMITS, Limits, count_errors
+
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_CLUSTER_CRITICAL = 2_000_000_000
 SYSTEM_NODE_CRITICAL = 2_000_001_000
@@ -39,9 +43,23 @@ SYSTEM_CLASSES = {
     "system-node-critical": SYSTEM_NODE_CRITICAL,
 }
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader when PyYAML was built with it: a recorded cluster's spec of a few
-megabytes loads several times faster."""
+MAX_SECONDS = 100 * 365 * 86400.0
+"""No duration, arrival or time in a spec may exceed a century: beyond that, float
+arithmetic on seconds loses the millisecond and the run means nothing."""
+MIN_CHECKPOINT_INTERVAL_SECONDS = 1.0
+"""Checkpoints are computed in closed form, but each one written is an event in the log:
+one every millisecond over a month would be 2.6 billion of them. No real job checkpoints
+more than once a second."""
+MAX_NODE_GPUS = 1024
+"""GPUs on one node: the largest real nodes have 8 to 16; a rack-scale system counted
+as one node has 72. ``gpus: 1000000000`` is a typo, and is refused as one."""
+MAX_NODE_CPU = 100_000.0
+MAX_NODE_MEMORY_GIB = 1024 * 1024.0
+MAX_PODS_PER_NODE = 100_000
+MAX_SEED = 2**63 - 1
+"""Seeds are stored in a signed 64-bit database column and passed to numpy."""
+MAX_COUNT = 2**31 - 1
+"""Every other count (quotas, budgets, queue sizes): a 32-bit integer, like Kubernetes'."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -66,8 +84,9 @@ def _parse_duration(value: Any) -> Any:
     return value
 
 
-Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(ge=0)]
-SignedSeconds = Annotated[float, BeforeValidator(_parse_duration)]
+Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(ge=0, le=MAX_SECONDS)]
+SignedSeconds = Annotated[float, BeforeValidator(_parse_duration),
+                          Field(ge=-MAX_SECONDS, le=MAX_SECONDS)]
 
 
 def _strict_int(value: Any) -> Any:
@@ -81,8 +100,8 @@ def _strict_int(value: Any) -> Any:
     return value
 
 
-WholeCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=0)]
-PositiveCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=1)]
+WholeCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=0, le=MAX_COUNT)]
+PositiveCount = Annotated[int, BeforeValidator(_strict_int), Field(ge=1, le=MAX_COUNT)]
 
 
 class PreemptionPolicy(StrEnum):
@@ -123,6 +142,7 @@ class Model(BaseModel):
         extra="forbid",
         frozen=True,
         use_enum_values=False,
+        allow_inf_nan=False,
     )
 
 
@@ -150,10 +170,10 @@ class Toleration(Model):
 
 
 class NodeShape(Model):
-    gpus: WholeCount = 8
-    cpu: float = Field(default=96, ge=0)
-    memory: float = Field(default=1024, ge=0, description="GiB")
-    max_pods: PositiveCount = 110
+    gpus: WholeCount = Field(default=8, le=MAX_NODE_GPUS)
+    cpu: float = Field(default=96, ge=0, le=MAX_NODE_CPU)
+    memory: float = Field(default=1024, ge=0, le=MAX_NODE_MEMORY_GIB, description="GiB")
+    max_pods: PositiveCount = Field(default=110, le=MAX_PODS_PER_NODE)
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[Taint] = Field(default_factory=list)
     spot: bool = False
@@ -219,8 +239,9 @@ class Checkpoint(Model):
     @field_validator("interval_seconds")
     @classmethod
     def _positive_interval(cls, value: float | None) -> float | None:
-        if value is not None and value <= 0:
-            raise ValueError("must be positive (or null for no checkpoints)")
+        if value is not None and value < MIN_CHECKPOINT_INTERVAL_SECONDS:
+            raise ValueError(f"must be at least {MIN_CHECKPOINT_INTERVAL_SECONDS:g} s "
+                             "(or null for no checkpoints)")
         return value
 
 
@@ -360,6 +381,12 @@ class InitialPod(Model):
     member: WholeCount | None = None
 
 
+DEFAULT_DRAIN_TIMEOUT_SECONDS = 3600.0
+"""A drain blocked by a PodDisruptionBudget retries every 5 s. kubectl waits forever by
+default; over a month-long horizon that is half a million retries per node, so a drain
+here gives up after an hour unless told otherwise."""
+
+
 class TimelineEvent(Model):
     at: Seconds
     type: str = Field(description="a disruption source: spot-reclaim, node-failure, drain")
@@ -369,6 +396,9 @@ class TimelineEvent(Model):
     fraction: float | None = Field(default=None, gt=0, le=1)
     notice_seconds: Seconds = 120.0
     recover_after_seconds: Seconds | None = None
+    timeout_seconds: Seconds | None = Field(
+        default=DEFAULT_DRAIN_TIMEOUT_SECONDS, description="drain: give up evicting after "
+        "this long, like kubectl drain --timeout (null: keep retrying to the horizon)")
 
     @model_validator(mode="after")
     def _targets(self) -> TimelineEvent:
@@ -425,7 +455,7 @@ class ExperimentSpec(Model):
     name: str = "experiment"
     description: str = ""
     horizon_seconds: Seconds = Field(default=3600.0, gt=0)
-    seed: WholeCount = 0
+    seed: Annotated[int, BeforeValidator(_strict_int), Field(ge=0, le=MAX_SEED)] = 0
     replications: PositiveCount = 1
     cluster: Cluster
     priority_classes: list[PriorityClass] = Field(default_factory=list)
@@ -437,6 +467,20 @@ class ExperimentSpec(Model):
     policy: Policy = Field(default_factory=Policy)
     variants: list[Variant] = Field(default_factory=list)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("grid")
+    @classmethod
+    def _scalar_grid(cls, grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        """A grid value is one setting (a number, a string, a boolean): a list or a mapping
+        there is almost always a mistake, and one that YAML aliases can make enormous."""
+        for key, values in grid.items():
+            if not values:
+                raise ValueError(f"'{key}' needs at least one value")
+            for i, value in enumerate(values):
+                if isinstance(value, dict | list):
+                    raise ValueError(f"'{key}'[{i}] must be a single value (a number, string "
+                                     "or boolean), not a list or mapping")
+        return grid
 
 
 # --------------------------------------------------------------------------- validation
@@ -464,19 +508,26 @@ def _pydantic_errors(exc: ValidationError) -> list[dict[str, str]]:
     return errors
 
 
-def load_document(text: str) -> Any:
-    """Parse YAML or JSON text (JSON is YAML), with the line of a syntax error."""
+def load_document(text: str, *, fmt: str | None = None) -> Any:
+    """Parse YAML or JSON text through the one core loader (:mod:`scheduler_core.documents`):
+    JSON as JSON, duplicate keys refused with their line, aliases and depth capped."""
     try:
-        return yaml.load(text, Loader=_LOADER)  # _LOADER is a SafeLoader (C or Python)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise SpecError([{"path": "", "message": f"malformed YAML: {where}{problem}"}]) from None
+        return documents.load_document(text, fmt=fmt)
+    except documents.DocumentError as exc:
+        raise SpecError([{"path": exc.path, "message": exc.message}]) from None
 
 
-def parse_spec(document: str | Mapping[str, Any], *,
-               check_variants: bool = True) -> ExperimentSpec:
+def check_document(data: Any) -> None:
+    """The loader's checks on already-parsed data (a JSON body, a form): depth, aliases,
+    NUL characters and lone surrogates."""
+    try:
+        documents.check_data(data)
+    except documents.DocumentError as exc:
+        raise SpecError([{"path": exc.path, "message": exc.message}]) from None
+
+
+def parse_spec(document: str | Mapping[str, Any], *, check_variants: bool = True,
+               limits: Limits | None = None) -> ExperimentSpec:
     """Validate a spec (text or an already-parsed mapping) completely, or raise SpecError.
 
     Two stages: the shape (pydantic), then the rules that span fields (class names,
@@ -485,8 +536,18 @@ def parse_spec(document: str | Mapping[str, Any], *,
     overrides: for a spec validated before (a run's frozen copy), where each simulation
     resolves only its own variant, and a big recorded cluster with many variants would
     otherwise spend most of a task validating the others.
+
+    ``limits`` (default :data:`~scheduler_core.limits.LIBRARY_LIMITS`) are checked on the
+    counts before anything is built from them, and again on every resolved variant; its
+    budgets, when set, on the cost estimate.
     """
-    data = load_document(document) if isinstance(document, str) else document
+    limits = limits or LIBRARY_LIMITS
+    if isinstance(document, str):
+        data = load_document(document)
+    else:
+        data = document
+        if check_variants:
+            check_document(data)
     if isinstance(data, Mapping) and "synthetic" in data:
         from scheduler_core.synthetic import expand  # late: it builds on this module
         data = expand(data)
@@ -496,13 +557,28 @@ def parse_spec(document: str | Mapping[str, Any], *,
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
         raise SpecError(_pydantic_errors(exc)) from None
+    errors = count_errors(spec, limits, tasks=task_count(spec))
+    if errors:
+        raise SpecError(errors)
     errors = list(_cross_field_errors(spec))
     if errors:
         raise SpecError(errors)
     if check_variants:
-        for index, variant in enumerate(expand_variants(spec)):
-            resolve_variant(spec, variant, _index=index)
+        resolved = [resolve_variant(spec, variant, _index=index, limits=limits)
+                    for index, variant in enumerate(expand_variants(spec))]
+        if limits.has_budget:
+            from scheduler_core.estimate import budget_errors, estimate_resolved
+            errors = budget_errors(estimate_resolved(spec, resolved), limits)
+            if errors:
+                raise SpecError(errors)
     return spec
+
+
+def task_count(spec: ExperimentSpec) -> int:
+    """Simulations the spec asks for (variants x replications), counted without
+    expanding the grid: a 100x100x100 grid is refused before a million variants exist."""
+    grid = math.prod(len(values) for values in spec.grid.values()) if spec.grid else 0
+    return max(1, len(spec.variants) + grid) * spec.replications
 
 
 def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
@@ -671,7 +747,13 @@ class ResolvedVariant:
 
 
 def expand_variants(spec: ExperimentSpec) -> list[Variant]:
-    """Listed variants, then the grid's cartesian product; a lone default when neither is given."""
+    """Listed variants, then the grid's cartesian product; a lone default when neither is
+    given. Refuses (before building any) more than LIBRARY_LIMITS allows: callers with
+    tighter limits have checked :func:`task_count` already."""
+    count = task_count(spec) // spec.replications
+    if count > LIBRARY_LIMITS.max_tasks:
+        raise SpecError([{"path": "grid", "message": f"{count:,} variants is above the limit "
+                                                     f"of {LIBRARY_LIMITS.max_tasks:,}"}])
     variants = list(spec.variants)
     if spec.grid:
         keys = list(spec.grid)
@@ -696,10 +778,11 @@ def variant_names(spec: ExperimentSpec) -> list[str]:
     return [v.name for v in expand_variants(spec)]
 
 
-def resolve_variant(spec: ExperimentSpec, variant: Variant | str,
-                    *, _index: int | None = None) -> ResolvedVariant:
+def resolve_variant(spec: ExperimentSpec, variant: Variant | str, *, _index: int | None = None,
+                    limits: Limits | None = None) -> ResolvedVariant:
     """Apply a variant's overrides and re-validate, so an override can never smuggle in
-    a value the spec itself would refuse."""
+    a value the spec itself would refuse, nor exceed ``limits`` (the counts are checked
+    before the cross-field rules build anything from them)."""
     if isinstance(variant, str):
         variant = _find_variant(spec, variant)
     where = f"variants[{_index}]" if _index is not None else f"variant '{variant.name}'"
@@ -713,6 +796,9 @@ def resolve_variant(spec: ExperimentSpec, variant: Variant | str,
         except ValidationError as exc:
             raise SpecError([{"path": f"{where}.set.{e['path']}", "message": e["message"]}
                              for e in _pydantic_errors(exc)]) from None
+        errors = count_errors(resolved, limits or LIBRARY_LIMITS, prefix=f"{where}.set.")
+        if errors:
+            raise SpecError(errors)
         errors = list(_cross_field_errors(resolved))
         if errors:
             raise SpecError([{"path": f"{where}.set.{e['path']}", "message": e["message"]}

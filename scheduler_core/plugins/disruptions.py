@@ -40,15 +40,18 @@ def node_failure(host: DisruptionHost, event: TimelineEvent, nodes: list[Node]) 
 
 def drain(host: DisruptionHost, event: TimelineEvent, nodes: list[Node]) -> None:
     """`kubectl drain`: cordon, then evict through the Eviction API, which honours PDBs;
-    a blocked eviction is retried every 5 s."""
+    a blocked eviction is retried every 5 s until the event's ``timeoutSeconds`` (kubectl
+    drain --timeout); the node stays cordoned after a timeout, as with kubectl."""
     for node in nodes:
         host.cordon(node, "drained")
-        _evict_all(host, node)
+        deadline = (host.now + event.timeout_seconds if event.timeout_seconds is not None
+                    else float("inf"))
+        _evict_all(host, node, deadline)
         if event.recover_after_seconds is not None:
             host.at(host.now + event.recover_after_seconds, host.restore_node, node)
 
 
-def _evict_all(host: DisruptionHost, node: Node) -> None:
+def _evict_all(host: DisruptionHost, node: Node, deadline: float) -> None:
     blocked = False
     for pod in list(node.pods):
         if pod.state in (PodState.TERMINATING, PodState.SUCCEEDED, PodState.GONE):
@@ -57,8 +60,8 @@ def _evict_all(host: DisruptionHost, node: Node) -> None:
             host.evict(pod, pod.workload.spec.termination_grace_period_seconds, "drain")
         else:
             blocked = True
-    if blocked and node.cordoned:
-        host.at(host.now + DRAIN_RETRY_SECONDS, _evict_all, host, node)
+    if blocked and node.cordoned and host.now + DRAIN_RETRY_SECONDS <= deadline:
+        host.at(host.now + DRAIN_RETRY_SECONDS, _evict_all, host, node, deadline)
 
 
 def _schedule_return(host: DisruptionHost, node: Node, event: TimelineEvent) -> None:
