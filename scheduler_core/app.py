@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler_core import events as ev
@@ -106,24 +106,46 @@ class Progress:
             return None
         return t + self._wall_for(max(0.0, self.required - self.p0))
 
-    def stop(self, t: float) -> list[tuple[float, float]]:
-        """End the segment at ``t``; returns the checkpoints written in it (time, progress)."""
+    def stop(self, t: float) -> Iterator[tuple[float, float]]:
+        """End the segment at ``t``; returns the checkpoints written in it (time, progress),
+        computed one at a time as they are read: nothing is allocated per checkpoint."""
         if not self.running:
-            return []
-        x = t - self.seg_start
-        written = [(self.seg_start + j * (self.interval + self.write),  # type: ignore[operator]
-                    self.p0 + self.rate * j * self.interval)  # type: ignore[operator]
-                   for j in range(1, self._checkpoints_in(x) + 1)]
-        if self.required is not None:
-            written = [w for w in written if w[1] < self.required - EPS]
+            return iter(())
+        start, p0, rate, interval = self.seg_start, self.p0, self.rate, self.interval
+        count = self._written_in(t - start)
+        if count:
+            self.durable = p0 + rate * count * interval  # type: ignore[operator]
         progress = self.at(t)
-        if written:
-            self.durable = written[-1][1]
-        self.computed += progress - self.p0
+        self.computed += progress - p0
         self.p0 = progress
         self.running = False
         self.token += 1
-        return written
+        cycle = (interval or 0.0) + self.write
+        return ((start + j * cycle, p0 + rate * j * interval)  # type: ignore[operator]
+                for j in range(1, count + 1))
+
+    def _written(self, j: int) -> bool:
+        """Whether checkpoint ``j`` of the running segment comes before the work is done
+        (the last stretch of work completes the pod; no checkpoint is written then)."""
+        return (self.required is None
+                or self.p0 + self.rate * j * self.interval < self.required - EPS)  # type: ignore[operator]
+
+    def _written_in(self, x: float) -> int:
+        """How many checkpoints the segment wrote in its first ``x`` seconds: the
+        checkpoints that fit, less those at or past completion, found in closed form."""
+        count = self._checkpoints_in(x)
+        if count == 0 or self._written(count):
+            return count
+        if not self._written(1):
+            return 0
+        low, high = 1, count  # _written(low) holds, _written(high) does not: bisect
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._written(middle):
+                low = middle
+            else:
+                high = middle
+        return low
 
     def time_to_reach(self, target: float) -> float | None:
         """When the running segment reaches ``target`` progress (None if it does not run)."""
@@ -191,7 +213,7 @@ class App(ABC):
         needed = self.spec.stop_seconds + (self.ckpt.write_seconds if checkpointing else 0.0)
         return min(needed, grace)
 
-    def _log_checkpoints(self, written: list[tuple[float, float]], pod: Pod | None) -> None:
+    def _log_checkpoints(self, written: Iterable[tuple[float, float]], pod: Pod | None) -> None:
         for time, progress in written:
             self.host.emit(ev.CHECKPOINT, self.workload, pod, time=time, value=progress)
 

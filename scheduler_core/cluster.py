@@ -1,14 +1,16 @@
 """Cluster state with the indexes that keep each scheduling decision cheap.
 
 Nodes of one shape (same GPU count) are bucketed by free GPUs, so finding the fullest
-or emptiest node that fits is a walk over at most ``gpus + 1`` buckets, not over every
-node. Each node also keeps the GPUs held per pod priority, so preemption can reject a
-node without looking at its pods. Nothing here is ever copied per decision.
+or emptiest node that fits is a walk over the free counts that occur, not over every
+node. Only occupied counts have a bucket (:class:`FreeIndex`): nothing is allocated per
+GPU, so a node's size costs nothing. Each node also keeps the GPUs held per pod
+priority, so preemption can reject a node without looking at its pods. Nothing here is
+ever copied per decision.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
 
 from scheduler_core.model import Node, Pod, Workload
@@ -26,6 +28,42 @@ UNSCHEDULABLE_NODE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were u
                             "NodeUnschedulable")
 
 
+class FreeIndex:
+    """Nodes by a count (free GPUs, reachable GPUs): one bucket per count that some node
+    has, kept in ascending order of count. Each bucket keeps insertion order, as the
+    scheduler's node order requires."""
+
+    __slots__ = ("buckets", "counts")
+
+    def __init__(self) -> None:
+        self.buckets: dict[int, dict[Node, None]] = {}
+        self.counts: list[int] = []
+
+    def add(self, count: int, node: Node) -> None:
+        bucket = self.buckets.get(count)
+        if bucket is None:
+            bucket = self.buckets[count] = {}
+            insort(self.counts, count)
+        bucket[node] = None
+
+    def discard(self, count: int, node: Node) -> None:
+        bucket = self.buckets.get(count)
+        if bucket is None:
+            return
+        bucket.pop(node, None)
+        if not bucket:
+            del self.buckets[count]
+            del self.counts[bisect_left(self.counts, count)]
+
+    def at_least(self, count: int, *, descending: bool = False) -> Iterator[Node]:
+        """Nodes with at least ``count``, by ascending (or descending) count. The caller
+        must stop iterating before it changes the index."""
+        start = bisect_left(self.counts, count)
+        chosen = self.counts[start:]
+        for key in (reversed(chosen) if descending else chosen):
+            yield from self.buckets[key]
+
+
 class Cluster:
     """Every node, indexed by shape and free GPUs; the single owner of resource accounting."""
 
@@ -33,14 +71,11 @@ class Cluster:
         self.nodes: list[Node] = []
         self.by_name: dict[str, Node] = {}
         self.shape_gpus: list[int] = []
-        self.buckets: list[list[dict[Node, None]]] = []
+        self.buckets: list[FreeIndex] = []
         self.thresholds = sorted(set(priorities))
         """Every pod priority in the experiment. For a preemptor of priority P (threshold k),
         node.reachable[k] bounds what evicting strictly lower-priority pods could free."""
-        most = max([0, *(p.gpus for p in spec.cluster.node_pools),
-                    *(n.gpus for n in spec.cluster.nodes)])
-        self.reach_buckets: list[list[dict[Node, None]]] = [
-            [{} for _ in range(most + 1)] for _ in self.thresholds]
+        self.reach_buckets: list[FreeIndex] = [FreeIndex() for _ in self.thresholds]
         self._eligible: dict[tuple, tuple[int, list[Node], dict[Node, int]]] = {}
         self.below: list[int] = [0] * len(self.thresholds)
         """Per threshold k: how many bound pods have a priority below it, cluster-wide."""
@@ -62,21 +97,21 @@ class Cluster:
                     dict(shape.labels), taints, shape.spot)
         if shape.gpus not in self.shape_gpus:
             self.shape_gpus.append(shape.gpus)
-            self.buckets.append([{} for _ in range(shape.gpus + 1)])
+            self.buckets.append(FreeIndex())
         node.shape = self.shape_gpus.index(shape.gpus)
         node.reachable = [shape.gpus] * len(self.thresholds)
         for k in range(len(self.thresholds)):
-            self.reach_buckets[k][shape.gpus][node] = None
+            self.reach_buckets[k].add(shape.gpus, node)
         self.nodes.append(node)
         self.by_name[name] = node
         self._index(node)
 
     def _index(self, node: Node) -> None:
         if node.schedulable:
-            self.buckets[node.shape][node.free_gpus][node] = None
+            self.buckets[node.shape].add(node.free_gpus, node)
 
     def _unindex(self, node: Node) -> None:
-        self.buckets[node.shape][node.free_gpus].pop(node, None)
+        self.buckets[node.shape].discard(node.free_gpus, node)
 
     def set_schedulable(self, node: Node, *, alive: bool, cordoned: bool) -> None:
         """Cordon, uncordon, lose or restore a node; it leaves or rejoins the fit index."""
@@ -125,10 +160,10 @@ class Cluster:
         for k in range(first_above, len(self.thresholds)):
             self.below[k] += 1 if arrived else -1
         for k in range(first_above):
-            buckets = self.reach_buckets[k]
-            del buckets[reachable[k]][node]
+            index = self.reach_buckets[k]
+            index.discard(reachable[k], node)
             reachable[k] += delta
-            buckets[reachable[k]][node] = None
+            index.add(reachable[k], node)
 
     def threshold(self, priority: int) -> int:
         """Index k of ``priority`` among the thresholds (it is always one of them)."""
@@ -136,8 +171,7 @@ class Cluster:
 
     def nodes_reaching(self, k: int, gpus: int) -> Iterator[Node]:
         """Nodes where a preemptor at threshold k could get at least ``gpus`` GPUs."""
-        for bucket in self.reach_buckets[k][gpus:]:
-            yield from bucket
+        return self.reach_buckets[k].at_least(gpus)
 
     def unassume(self, pod: Pod) -> None:
         """Forget an assumed pod (its group did not fit after all)."""
@@ -216,11 +250,7 @@ class Cluster:
         """Schedulable nodes of a shape with at least ``gpus`` free, fullest or emptiest first.
 
         The caller must stop iterating before it changes the cluster."""
-        buckets = self.buckets[shape]
-        order = range(len(buckets) - 1, gpus - 1, -1) if descending else range(gpus, len(buckets))
-        for free in order:
-            if buckets[free]:
-                yield from buckets[free]
+        return self.buckets[shape].at_least(gpus, descending=descending)
 
 
 def _tolerated(taint: Taint, tolerations: list) -> bool:

@@ -102,11 +102,17 @@ def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
     return total
 
 
+class SimulationLimitError(RuntimeError):
+    """A replication logged more events than its caller allows: it is stopped at once,
+    before its log outgrows the memory and the rows it would be stored in."""
+
+
 class Engine:
     """Simulates one variant of an experiment with one seed."""
 
     def __init__(self, variant: ResolvedVariant, seed: int,
-                 progress: ProgressCallback | None = None) -> None:
+                 progress: ProgressCallback | None = None, *,
+                 max_events: int | None = None) -> None:
         spec = variant.spec
         self.spec: ExperimentSpec = spec
         self.variant = variant
@@ -117,6 +123,7 @@ class Engine:
         self._seq = itertools.count()
         self._pod_seq = itertools.count()
         self.log: list[Event] = []
+        self.max_events = max_events
         self.cluster = Cluster(spec, (resolve_priority(spec, w)[0] for w in spec.workloads))
         policy = spec.policy
         self.queue = SchedulingQueue(policy.pod_initial_backoff_seconds,
@@ -206,6 +213,10 @@ class Engine:
              time: float | None = None, value: float = 0.0, related: str = "",
              message: str = "", node: Node | None = None, nodeless: bool = False) -> None:
         where = None if nodeless else node or (pod.node if pod is not None else None)
+        if self.max_events is not None and len(self.log) >= self.max_events:
+            raise SimulationLimitError(
+                f"the replication logged more than {self.max_events:,} events by t="
+                f"{self.now:,.0f}s (LAB_MAX_EVENTS_PER_REPLICATION)")
         self.log.append(Event(
             self.now if time is None else time, reason,
             workload.name if workload is not None else "",

@@ -17,6 +17,7 @@ from scheduler_core.events import Event
 from scheduler_core.metrics import SUMMARY_NAMES, WorkloadInfo, WorkloadRecord, compute
 from scheduler_core.metrics import confidence_interval as _ci
 from scheduler_core.spec import (
+    SEED_STRIDE,
     ExperimentSpec,
     ResolvedVariant,
     Variant,
@@ -61,16 +62,20 @@ class ReplicationResult:
 def replication_seed(base: int, replication: int) -> int:
     """Every variant gets the same seed for a replication (common random numbers), so
     differences between variants come from the policy, not from the dice."""
-    return base * 1_000_003 + replication
+    return base * SEED_STRIDE + replication
 
 
 def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, replication: int = 0,
-             *, seed: int | None = None, progress: Progress | None = None) -> ReplicationResult:
-    """Simulate one variant once. Deterministic: same inputs, identical result."""
+             *, seed: int | None = None, progress: Progress | None = None,
+             max_events: int | None = None) -> ReplicationResult:
+    """Simulate one variant once. Deterministic: same inputs, identical result.
+
+    ``max_events`` bounds the event log: past it the simulation stops with
+    :class:`~scheduler_core.engine.SimulationLimitError` instead of growing without end."""
     resolved = variant if isinstance(variant, ResolvedVariant) else resolve_variant(spec, variant)
     run_seed = replication_seed(spec.seed if seed is None else seed, replication)
     started = time.perf_counter()
-    engine = Engine(resolved, run_seed, progress)
+    engine = Engine(resolved, run_seed, progress, max_events=max_events)
     log = engine.run()
     metrics = compute(log, workload_infos(resolved.spec), horizon=resolved.spec.horizon_seconds,
                       total_gpus=engine.cluster.total_gpus_at_start)
@@ -134,8 +139,10 @@ def aggregate(replications: Sequence[Any]) -> dict[str, dict[str, float | None]]
 
 def run_experiment(spec: ExperimentSpec, *, seed: int | None = None,
                    variants: Sequence[str] | None = None,
-                   progress: Progress | None = None) -> list[VariantResult]:
-    """Every variant x replication, in order; ``progress`` gets the overall fraction done."""
+                   progress: Progress | None = None,
+                   max_events: int | None = None) -> list[VariantResult]:
+    """Every variant x replication, in order; ``progress`` gets the overall fraction done;
+    ``max_events`` bounds each replication's log (see :func:`simulate`)."""
     chosen = [v for v in expand_variants(spec) if variants is None or v.name in variants]
     total = len(chosen) * spec.replications
     results = []
@@ -145,7 +152,8 @@ def run_experiment(spec: ExperimentSpec, *, seed: int | None = None,
         for r in range(spec.replications):
             done = i * spec.replications + r
             step = None if progress is None else _scaled(progress, done, total)
-            reps.append(simulate(spec, resolved, r, seed=seed, progress=step))
+            reps.append(simulate(spec, resolved, r, seed=seed, progress=step,
+                                 max_events=max_events))
         results.append(VariantResult(variant.name, tuple(reps), aggregate(reps)))
     return results
 

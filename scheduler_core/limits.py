@@ -36,6 +36,8 @@ class Limits:
     max_horizon_seconds: float = 30 * 86400.0
     max_tasks: int = 200
     max_timeline_events: int = 1000
+    max_events_per_replication: int | None = 5_000_000
+    """Events one replication may log (and store as rows) before it is stopped."""
     max_run_events: int | None = 50_000_000
     """Budget: expected log events of the whole run (all variants and replications)."""
     max_run_seconds: float | None = 4 * 3600.0
@@ -95,7 +97,8 @@ def _env_value(name: str, raw: str, kind: Any) -> int | float | None:
 
 LIBRARY_LIMITS = Limits(max_nodes=200_000, max_workloads=1_000_000, max_pods=2_000_000,
                         max_horizon_seconds=366 * 86400.0, max_tasks=100_000,
-                        max_timeline_events=100_000, max_run_events=None,
+                        max_timeline_events=100_000, max_events_per_replication=None,
+                        max_run_events=None,
                         max_run_seconds=None, max_replication_memory_mb=None)
 """For a plain library call: far above any real cluster (10,000 nodes and 100,000 pods
 is the largest benchmark), low enough that a typo cannot exhaust the machine."""

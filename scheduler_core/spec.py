@@ -56,8 +56,10 @@ as one node has 72. ``gpus: 1000000000`` is a typo, and is refused as one."""
 MAX_NODE_CPU = 100_000.0
 MAX_NODE_MEMORY_GIB = 1024 * 1024.0
 MAX_PODS_PER_NODE = 100_000
-MAX_SEED = 2**63 - 1
-"""Seeds are stored in a signed 64-bit database column and passed to numpy."""
+SEED_STRIDE = 1_000_003
+"""Replication r of a run with seed s simulates with seed ``s * SEED_STRIDE + r``."""
+MAX_SEED = (2**63 - 1) // SEED_STRIDE - 1_000_000
+"""Every replication's seed must fit the signed 64-bit column it is stored in."""
 MAX_COUNT = 2**31 - 1
 """Every other count (quotas, budgets, queue sizes): a 32-bit integer, like Kubernetes'."""
 

@@ -129,11 +129,10 @@ def place_group(pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[
     fullest (bin-packing) or emptiest (spreading) node with room. Returns the assignment
     and what every touched node has left."""
     remaining = {n: free(n) for n in nodes}
-    top = max((int(r[0]) for r in remaining.values()), default=0)
-    buckets: list[list[Node]] = [[] for _ in range(max(top, 0) + 1)]
+    buckets: dict[int, list[Node]] = {}  # only the free counts that occur: none per GPU
     for node, row in remaining.items():
         if row[0] >= 0:
-            buckets[int(row[0])].append(node)
+            buckets.setdefault(int(row[0]), []).append(node)
     assignment: list[tuple[Pod, Node]] = []
     for pod in pods:
         taken = _take(pod, buckets, remaining, spread)
@@ -142,9 +141,9 @@ def place_group(pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[
     return assignment, remaining
 
 
-def _take(pod: Pod, buckets: list[list[Node]], remaining: dict[Node, list[float]],
+def _take(pod: Pod, buckets: dict[int, list[Node]], remaining: dict[Node, list[float]],
           spread: bool) -> Node | None:
-    order = range(len(buckets) - 1, pod.gpus - 1, -1) if spread else range(pod.gpus, len(buckets))
+    order = sorted((level for level in buckets if level >= pod.gpus), reverse=spread)
     for level in order:
         for node in buckets[level]:
             row = remaining[node]
@@ -155,7 +154,7 @@ def _take(pod: Pod, buckets: list[list[Node]], remaining: dict[Node, list[float]
                 row[1] -= pod.cpu
                 row[2] -= pod.mem
                 row[3] -= 1
-                buckets[int(row[0])].append(node)
+                buckets.setdefault(int(row[0]), []).append(node)
                 return node
     return None
 
