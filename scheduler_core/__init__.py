@@ -7,6 +7,8 @@ A plain library (no Django): parse a spec, simulate each variant, read the resul
         print(variant.name, variant.aggregate["lost_work"]["mean"])
 """
 
+from scheduler_core.engine import SimulationLimitError
+from scheduler_core.estimate import CostEstimate, estimate_cost
 from scheduler_core.experiment import (
     ReplicationResult,
     VariantResult,
@@ -14,6 +16,7 @@ from scheduler_core.experiment import (
     run_experiment,
     simulate,
 )
+from scheduler_core.limits import LIBRARY_LIMITS, Limits
 from scheduler_core.metrics import ACCOUNTING_NAMES, METRIC_NAMES, SUMMARY_NAMES
 from scheduler_core.plugins import policy_names
 from scheduler_core.presets import Preset, get_preset, list_presets
@@ -21,6 +24,7 @@ from scheduler_core.spec import (
     ExperimentSpec,
     SpecError,
     expand_variants,
+    load_document,
     parse_spec,
     resolve_variant,
     spec_to_yaml,
@@ -31,17 +35,23 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ACCOUNTING_NAMES",
+    "LIBRARY_LIMITS",
     "METRIC_NAMES",
     "SUMMARY_NAMES",
+    "CostEstimate",
     "ExperimentSpec",
+    "Limits",
     "Preset",
     "ReplicationResult",
+    "SimulationLimitError",
     "SpecError",
     "VariantResult",
     "aggregate",
+    "estimate_cost",
     "expand_variants",
     "get_preset",
     "list_presets",
+    "load_document",
     "parse_spec",
     "policy_names",
     "resolve_variant",
