@@ -7,16 +7,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+from scheduler_core.engine import SimulationLimitError
+from scheduler_core.estimate import CostEstimate, estimate_cost
 from scheduler_core.experiment import VariantResult, run_experiment
+from scheduler_core.limits import Limits
 from scheduler_core.metrics import METRIC_NAMES
 from scheduler_core.presets import get_preset, list_presets
-from scheduler_core.spec import ExperimentSpec, SpecError, parse_spec, variant_names
+from scheduler_core.spec import (
+    MAX_SEED,
+    ExperimentSpec,
+    SpecError,
+    load_document,
+    parse_spec,
+    variant_names,
+)
 from scheduler_core.traces.cli import register as register_import
 
 HEADLINE = ("time_to_victims_released", "time_to_group_useful", "lost_work",
@@ -37,6 +48,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except OSError as exc:
         print(f"error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except SimulationLimitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as exc:
+        print(f"error: the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
+              file=sys.stderr)
+        return 2
+    except ValueError as exc:  # a LAB_MAX_* environment variable that is not a number
+        print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
@@ -64,15 +85,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_spec_argument(value: str) -> ExperimentSpec:
-    """A path, '-' for stdin, or a preset id (tried when no such file exists)."""
+def load_spec_argument(value: str, limits: Limits | None = None) -> ExperimentSpec:
+    """A path, '-' for stdin, or a preset id (tried when no such file exists), checked
+    against ``limits`` (default: the ``LAB_MAX_*`` environment, as a deployment would).
+    A ``.json`` file is read as JSON, anything else through the same core loader as the
+    web app (which reads JSON-looking text as JSON too)."""
+    limits = Limits.from_env() if limits is None else limits
     if value == "-":
-        return parse_spec(sys.stdin.read())
+        return parse_spec(load_document(sys.stdin.read()), limits=limits)
     path = Path(value)
     if path.exists():
-        return parse_spec(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        fmt = "json" if path.suffix.lower() == ".json" else None
+        return parse_spec(load_document(text, fmt=fmt), limits=limits)
     if "/" not in value and not value.endswith((".yaml", ".yml", ".json")):
-        return get_preset(value).spec()
+        return parse_spec(get_preset(value).text, limits=limits)
     raise SpecError([{"path": "", "message": f"{value}: no such file"}])
 
 
@@ -96,11 +123,22 @@ def _validate(args: argparse.Namespace) -> int:
     names = variant_names(spec)
     print(f"ok: {spec.name}: {len(spec.workloads)} workloads, {len(names)} variant(s): "
           + ", ".join(names))
+    print(describe_estimate(estimate_cost(spec)))
     return 0
 
 
+def describe_estimate(estimate: CostEstimate) -> str:
+    """One line: what the run will cost, before it is started."""
+    return (f"estimate: {estimate.label()} per run: {estimate.replications} simulation(s), "
+            f"~{estimate.events:,} events, ~{estimate.seconds:,.0f} worker seconds, "
+            f"~{estimate.memory_mb_per_replication:,.0f} MB per replication")
+
+
 def _run(args: argparse.Namespace) -> int:
-    spec = load_spec_argument(args.spec)
+    limits = Limits.from_env()
+    spec = load_spec_argument(args.spec, limits)
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        raise SpecError([{"path": "--seed", "message": f"must be between 0 and {MAX_SEED:,}"}])
     if args.variant:
         unknown = set(args.variant) - set(variant_names(spec))
         if unknown:
@@ -108,17 +146,29 @@ def _run(args: argparse.Namespace) -> int:
                               "message": f"no variant named {', '.join(sorted(unknown))}"}])
     bar = None if args.quiet else ProgressBar(sys.stderr)
     results = run_experiment(spec, seed=args.seed, variants=args.variant,
-                             progress=bar.update if bar else None)
+                             progress=bar.update if bar else None,
+                             max_events=limits.max_events_per_replication)
     if bar:
         bar.close()
     if args.json:
         payload = {"experiment": spec.name,
                    "variants": [v.to_dict(include_events=args.events) for v in results]}
-        json.dump(payload, sys.stdout, indent=2, allow_nan=False)
+        json.dump(_finite(payload), sys.stdout, indent=2, allow_nan=False)
         print()
     else:
         print(format_table(results))
     return 0
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinity: a metric that is infinite or undefined is written as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def format_table(results: Sequence[VariantResult]) -> str:
