@@ -58,9 +58,11 @@ class Item:
 
     @property
     def label(self) -> str:
-        meta = self.data.get("metadata") or {}
-        where = f"{meta['namespace']}/" if meta.get("namespace") else ""
-        return f"{self.kind} {where}{meta.get('name', '?')}"
+        meta = self.data.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        namespace, name = meta.get("namespace"), meta.get("name", "?")
+        where = f"{namespace}/" if isinstance(namespace, str) and namespace else ""
+        return f"{self.kind} {where}{name if isinstance(name, str) else '?'}"
 
 
 @dataclass
@@ -440,11 +442,100 @@ def _timestamps(data: dict[str, Any]) -> list[datetime]:
     return [t for t in map(_maybe_time, found) if t is not None]
 
 
+# ==================================================================== shape
+# The parts of a Kubernetes object this importer reads, and their JSON types. A dump is
+# the API server's output, but an upload can be anything: ``"metadata": 5`` is an error
+# naming the object, its line and the field, never a crash halfway through. Fields not
+# listed are not read, so not checked; ``null`` is always allowed (read as absent).
+_TEXT: tuple[type, ...] = (str,)
+_SCALAR: tuple[type, ...] = (str, int, float, bool)
+_NUMBER: tuple[type, ...] = (int, float)
+
+
+@dataclass(frozen=True)
+class _MapOf:
+    """An object with any keys, each value of one shape (labels, resource lists)."""
+
+    value: Any
+
+
+_RESOURCES = _MapOf((str, int, float))
+_CONTAINER = {"resources": {"requests": _RESOURCES, "limits": _RESOURCES}}
+_SHAPE: dict[str, Any] = {
+    "kind": _TEXT,
+    "value": _SCALAR,
+    "globalDefault": _SCALAR,
+    "preemptionPolicy": _TEXT,
+    "description": _SCALAR,
+    "metadata": {"name": _TEXT, "namespace": _TEXT, "labels": _MapOf(_SCALAR),
+                 "annotations": _MapOf(_SCALAR), "creationTimestamp": _TEXT,
+                 "deletionTimestamp": _TEXT,
+                 "ownerReferences": [{"kind": _TEXT, "name": _TEXT, "controller": _SCALAR}]},
+    "spec": {"taints": [{"key": _TEXT, "value": _SCALAR, "effect": _TEXT}],
+             "unschedulable": _SCALAR, "nodeName": _TEXT, "priorityClassName": _TEXT,
+             "containers": [_CONTAINER], "initContainers": [_CONTAINER],
+             "tolerations": [{"key": _TEXT, "operator": _TEXT, "value": _SCALAR,
+                              "effect": _TEXT}],
+             "nodeSelector": _MapOf(_SCALAR), "terminationGracePeriodSeconds": _NUMBER,
+             "selector": {"matchLabels": _MapOf(_SCALAR), "matchExpressions": [_MapOf(Any)]},
+             "minAvailable": (str, int), "maxUnavailable": (str, int)},
+    "status": {"allocatable": _RESOURCES, "capacity": _RESOURCES, "phase": _TEXT,
+               "startTime": _TEXT,
+               "conditions": [{"lastTransitionTime": _TEXT, "lastHeartbeatTime": _TEXT}]},
+}
+_JSON_TYPE = {dict: "an object", list: "an array", str: "a string", int: "a number",
+              float: "a number", bool: "a boolean"}
+
+
+def shape_error(value: Any, shape: Any = None, path: str = "") -> str | None:
+    """The first place where ``value`` does not have the shape this importer reads, as
+    ``"metadata.labels: must be an object, not 5"``; None when it does."""
+    shape = _SHAPE if shape is None else shape
+    if shape is Any or (value is None and not path.endswith(("]", "name"))):
+        return None  # an absent field; but an array item or a name must be there
+    if value is None:
+        return f"{path}: must not be null"
+    if isinstance(shape, dict | _MapOf):
+        if not isinstance(value, dict):
+            return _wrong(path, "an object", value)
+        for key, child in value.items():
+            sub = shape.value if isinstance(shape, _MapOf) else shape.get(key)
+            if sub is not None:
+                error = shape_error(child, sub, f"{path}.{key}" if path else str(key))
+                if error:
+                    return error
+        return None
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return _wrong(path, "an array", value)
+        for index, child in enumerate(value):
+            error = shape_error(child, shape[0], f"{path}[{index}]")
+            if error:
+                return error
+        return None
+    if isinstance(value, bool) and bool not in shape:
+        return _wrong(path, " or ".join(sorted({_JSON_TYPE[t] for t in shape})), value)
+    if not isinstance(value, shape):
+        return _wrong(path, " or ".join(sorted({_JSON_TYPE[t] for t in shape})), value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path}: {value} is not a finite number"
+    return None
+
+
+def _wrong(path: str, expected: str, value: Any) -> str:
+    shown = json.dumps(value)[:40] if not isinstance(value, float) else repr(value)
+    return f"{path}: must be {expected}, not {shown}"
+
+
 # ==================================================================== reading
 def read_snapshot(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
     snapshot = Snapshot(options, log)
     for file in files:
         for item in _items(file, log):
+            error = shape_error(item.data)
+            if error:
+                snapshot.error(item, error)
+                continue
             snapshot.items.setdefault(item.kind, []).append(item)
     other = sorted(k for k in snapshot.items if k not in (
         "Node", "Pod", "PriorityClass", "PodDisruptionBudget"))
@@ -458,9 +549,15 @@ def _items(file: TraceFile, log: ErrorLog) -> list[Item]:
     """The dump's objects (a ``List``'s items, or one object), each with its position."""
     text = read_text(file)
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         log.add(file.name, exc.lineno, exc.colno, f"not JSON: {exc.msg}")
+        return []
+    except RecursionError:
+        log.add(file.name, 1, 1, "not JSON this importer can read: nested too deeply")
+        return []
+    except ValueError as exc:  # NaN/Infinity, or an integer of over 4,300 digits
+        log.add(file.name, 1, 1, f"not JSON: {exc}")
         return []
     lines = _line_starts(text)
     if isinstance(document, dict) and isinstance(document.get("items"), list):
@@ -473,6 +570,10 @@ def _items(file: TraceFile, log: ErrorLog) -> list[Item]:
     log.add(file.name, 1, 1, "expected the JSON of `kubectl get ... -o json` (a List with "
             "items, or one object with a kind)")
     return []
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _line_starts(text: str) -> list[int]:

@@ -315,9 +315,15 @@ def _json_records(name: str, lines: Iterator[str],
         if not line.strip():
             continue
         try:
-            data = json.loads(line.rstrip("\r\n"))
+            data = json.loads(line.rstrip("\r\n"), parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             log.add(name, number, exc.colno, f"not JSON: {exc.msg}")
+            continue
+        except RecursionError:
+            log.add(name, number, 1, "not a record: nested too deeply")
+            continue
+        except ValueError as exc:  # NaN/Infinity, or an integer of over 4,300 digits
+            log.add(name, number, 1, f"not JSON: {exc}")
             continue
         kind = next(iter(data), None) if isinstance(data, dict) and len(data) == 1 else None
         if kind not in ("node", "job", "priorityClass") or not isinstance(data[kind], dict):
@@ -330,3 +336,7 @@ def _json_records(name: str, lines: Iterator[str],
                 record.error(key, f"unknown field for {kind} records "
                              f"(known: {', '.join(FIELDS[kind])})")
         yield record, kind
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")

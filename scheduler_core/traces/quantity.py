@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+))?"
@@ -12,6 +13,8 @@ _SUFFIX = {
     "Pi": 2.0**50, "Ei": 2.0**60,
 }
 GIB = 2.0**30
+MAX_QUANTITY = 2.0**63
+"""Kubernetes stores a quantity in a signed 64-bit integer of milli-units at most."""
 
 
 class QuantityError(ValueError):
@@ -23,12 +26,19 @@ def parse_quantity(value: object) -> float:
     if isinstance(value, bool):
         raise QuantityError(f"'{value}' is not a quantity")
     if isinstance(value, (int, float)):
-        return float(value)
-    match = _QUANTITY.match(str(value).strip())
-    if not match:
-        raise QuantityError(f"'{value}' is not a quantity (e.g. '500m', '4', '16Gi')")
-    number = float(match.group(1)) * 10.0 ** int(match.group(2) or 0)
-    return number * _SUFFIX[match.group(3)]
+        number = float(value)
+    else:
+        match = _QUANTITY.match(str(value).strip())
+        if not match:
+            raise QuantityError(f"'{value}' is not a quantity (e.g. '500m', '4', '16Gi')")
+        try:
+            number = float(match.group(1)) * 10.0 ** int(match.group(2) or 0)
+        except (OverflowError, ValueError):  # '1e999999'
+            number = math.inf
+        number *= _SUFFIX[match.group(3)]
+    if not math.isfinite(number) or abs(number) > MAX_QUANTITY:
+        raise QuantityError(f"'{value}' is too large to be a quantity")
+    return number
 
 
 def parse_count(value: object) -> int:
