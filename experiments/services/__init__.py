@@ -13,15 +13,18 @@ from experiments.services.experiments import (
     presets_install,
 )
 from experiments.services.runs import (
+    RunStartThrottledError,
     run_cancel,
     run_enqueue,
     run_fail,
     run_finalize,
+    run_start,
     runs_sweep_stale,
 )
 
 __all__ = [
     "Outcome",
+    "RunStartThrottledError",
     "experiment_clone",
     "experiment_create",
     "experiment_delete",
@@ -32,5 +35,6 @@ __all__ = [
     "run_enqueue",
     "run_fail",
     "run_finalize",
+    "run_start",
     "runs_sweep_stale",
 ]

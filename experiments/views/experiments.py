@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 import scheduler_core as sc
 from experiments import selectors, services
+from experiments.api.throttles import run_start_rate
 from experiments.editor import Editor, MetaForm, blank_document
 from experiments.editor.document import KIND_LABELS
 from experiments.models import Experiment
@@ -119,9 +120,14 @@ def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def experiment_run(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = owned_experiment(request, pk)
     try:
-        run = services.run_enqueue(experiment=experiment, user=request.user)
+        run = services.run_start(experiment=experiment, user=request.user,
+                                 rate=run_start_rate())
     except sc.SpecError as exc:
         for error in exc.errors:
             messages.error(request, f"Cannot run: {error['path']}: {error['message']}")
+        return redirect("experiments:detail", pk=experiment.pk)
+    except services.RunStartThrottledError as exc:
+        messages.error(request, f"Cannot run: you started too many runs recently "
+                                f"(LAB_API_RUN_START_RATE); try again in {exc.retry_after:.0f} s.")
         return redirect("experiments:detail", pk=experiment.pk)
     return redirect("experiments:run", pk=run.pk)
