@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max, Q
@@ -54,7 +55,7 @@ def run_start(*, experiment: Experiment, user: AbstractBaseUser,
     immediate transaction already serializes writers.) Raises ``RunStartThrottledError``.
     """
     if rate is not None:
-        type(user).objects.select_for_update().filter(pk=user.pk).first()
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         wait = _start_wait(user, *rate)
         if wait is not None:
             raise RunStartThrottledError(wait)
