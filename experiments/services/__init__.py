@@ -6,6 +6,7 @@ REST API call these and nothing else to change data.
 
 from experiments.services.execution import Outcome, replication_execute
 from experiments.services.experiments import (
+    ExperimentChangedError,
     experiment_clone,
     experiment_create,
     experiment_delete,
@@ -23,6 +24,7 @@ from experiments.services.runs import (
 )
 
 __all__ = [
+    "ExperimentChangedError",
     "Outcome",
     "RunStartThrottledError",
     "experiment_clone",
