@@ -10,7 +10,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 COPY . .
 RUN pip install -e . \
-    && SECRET_KEY=only-for-collectstatic-at-build-time DATABASE_URL=sqlite:////tmp/build.sqlite3 \
+    && SECRET_KEY="$(python -c 'import secrets; print(secrets.token_urlsafe(50))')" DATABASE_URL=sqlite:////tmp/build.sqlite3 \
        python manage.py collectstatic --noinput \
     && useradd --create-home --uid 10001 lab \
     && mkdir -p /app/var && chown -R lab /app/var

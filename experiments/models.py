@@ -26,6 +26,9 @@ class Experiment(models.Model):
                                      help_text="the preset it was started from, if any")
     shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
                                          related_name="experiments_shared_with_me")
+    version = models.PositiveIntegerField(
+        default=1, help_text="one more at every change: an edit made on an older version is "
+                             "refused (If-Match, the editor's hidden field), not silently lost")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -12,6 +12,7 @@ import logging
 
 from celery import Task, chord, shared_task
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from experiments import services
 from experiments.models import Run
@@ -19,6 +20,12 @@ from experiments.services import Outcome
 
 logger = logging.getLogger(__name__)
 AGGREGATE_RETRY_SECONDS = 5
+DATABASE_RETRY_MAX_SECONDS = 60
+
+
+def database_backoff(retries: int) -> float:
+    """Seconds before trying again with the database down: 2, 4, 8, ... up to a minute."""
+    return float(min(DATABASE_RETRY_MAX_SECONDS, 2 ** (retries + 1)))
 
 
 def replication_task_id(run: Run, replication_id: int) -> str:
@@ -34,16 +41,26 @@ def aggregate_task_id(run: Run) -> str:
 def simulate_replication(self: Task, replication_id: int) -> int:
     """Simulate one (variant, replication). A duplicate delivery that finds the work in
     progress elsewhere waits and looks again, so the chord only counts it when done."""
-    if services.replication_execute(replication_id=replication_id) is Outcome.BUSY:
+    outcome = services.replication_execute(replication_id=replication_id)
+    if outcome is Outcome.BUSY:
         raise self.retry(countdown=max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2))
+    if outcome is Outcome.DATABASE_DOWN:
+        raise self.retry(countdown=database_backoff(self.request.retries))
     return replication_id
 
 
 @shared_task(bind=True, name="experiments.tasks.aggregate_run", max_retries=None,
              acks_late=True, reject_on_worker_lost=True)
 def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
-    """The chord's callback: aggregate the run once every replication has its result."""
-    if services.run_finalize(run_id=run_id) is Outcome.BUSY:
+    """The chord's callback: aggregate the run once every replication has its result.
+    A database blip is waited out (with back-off) rather than losing the run."""
+    try:
+        outcome = services.run_finalize(run_id=run_id)
+    except (OperationalError, InterfaceError):
+        logger.warning("run %s: database unreachable while aggregating", run_id, exc_info=True)
+        close_old_connections()
+        raise self.retry(countdown=database_backoff(self.request.retries)) from None
+    if outcome is Outcome.BUSY:
         raise self.retry(countdown=AGGREGATE_RETRY_SECONDS)
     return run_id
 

@@ -7,10 +7,12 @@ and ``CELERY_BROKER_URL`` switch the same code to PostgreSQL and Redis.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -18,8 +20,39 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("LAB_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)  # the SQLite file and the local broker live here
 
-SECRET_KEY = env_str("SECRET_KEY", "local-development-only-not-secret-3f9c2a7b1e5d4c8a9b0e")
 DEBUG = env_bool("DEBUG", False)
+# The fixed key below is public (it is in the repository), so it signs nothing outside
+# DEBUG: there, without SECRET_KEY, every process of this machine shares a random key
+# kept in var/ (made on first start, readable by this user only). Production settings
+# require SECRET_KEY itself, and a long one.
+DEVELOPMENT_SECRET_KEY = "local-development-only-not-secret-3f9c2a7b1e5d4c8a9b0e"
+
+
+def _machine_secret_key(path: Path) -> str:
+    """This checkout's own random key, created once (atomically: processes race)."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    import secrets
+
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    temporary.write_text(secrets.token_urlsafe(50))
+    temporary.chmod(0o600)
+    try:
+        os.link(temporary, path)  # fails if another process made it first: keep theirs
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink()
+    return path.read_text().strip()
+
+
+SECRET_KEY = env_str("SECRET_KEY", "") or (
+    DEVELOPMENT_SECRET_KEY if DEBUG else _machine_secret_key(VAR_DIR / "secret_key"))
+if SECRET_KEY == DEVELOPMENT_SECRET_KEY and not DEBUG:
+    raise ImproperlyConfigured("the development SECRET_KEY is public: it works only with "
+                               "DEBUG=true; set SECRET_KEY (or unset it) outside DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -36,11 +69,15 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "csp",
     "experiments",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Oversized bodies are refused before anything reads them (JSON under /api/).
+    "experiments.middleware.RequestSizeLimitMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -50,6 +87,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "experiments.middleware.PrivateCacheControlMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -117,11 +155,55 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
+# Content-Security-Policy (django-csp): scripts only from this site, no inline script,
+# no eval; nothing framed, no plugins, forms post only here. Styles allow inline ones:
+# Plotly writes style attributes and a <style> element as it draws, and Swagger UI does
+# too (a style attribute cannot carry a nonce).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:", "blob:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the run page's Cancel form reads no cookie; forms carry the token
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+
+# The largest request body (a spec, a trace upload) the app reads; a bigger one is
+# refused with 413 before it is read: in the API's error shape under /api/, as a page
+# that says so elsewhere. Django's own limit on form fields follows it.
+LAB_MAX_UPLOAD_BYTES = env_int("LAB_MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_UPLOAD_BYTES
+
+# Login form: at most LAB_LOGIN_FAILURES wrong passwords per (username, address) in
+# LAB_LOGIN_WINDOW_SECONDS, counted in the shared cache.
+LAB_LOGIN_FAILURES = env_int("LAB_LOGIN_FAILURES", 5, minimum=1)
+LAB_LOGIN_WINDOW_SECONDS = env_int("LAB_LOGIN_WINDOW_SECONDS", 300, minimum=1)
+
+
+def _cache(url: str, var_dir: Path) -> dict[str, Any]:
+    """The cache every web process shares (throttles, hot reads): Redis when a redis://
+    URL is given, else files under var/ (shared by every process of one machine). Never
+    local memory: each gunicorn process would count its own throttles."""
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
+                "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "disruption-lab"), "TIMEOUT": 300}
+    return {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(var_dir / "cache"), "TIMEOUT": 300,
+            "OPTIONS": {"MAX_ENTRIES": 5000}}
+
 
 LOGGING = {
     "version": 1,
@@ -159,6 +241,7 @@ else:
     _DEFAULT_RESULT_BACKEND = CELERY_BROKER_URL
 
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", _DEFAULT_RESULT_BACKEND)
+CACHES = {"default": _cache(env_str("CACHE_URL", CELERY_BROKER_URL), VAR_DIR)}
 CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = CELERY_BROKER_TRANSPORT_OPTIONS
 CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "disruption-lab")
@@ -173,6 +256,18 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = TASK_TIME_LIMIT
 CELERY_TASK_SOFT_TIME_LIMIT = max(5, TASK_TIME_LIMIT - 30)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Guard rails of every simulation (a worker's pool process): an address-space cap
+# (RLIMIT_AS, so an allocation past it raises MemoryError in that task, which fails its
+# run at once with the reason) and a wall-clock deadline checked as it simulates. A pool
+# process whose memory grew past LAB_WORKER_MAX_MEMORY_MB is replaced after its task.
+LAB_WORKER_MEMORY_LIMIT_MB = env_int("LAB_WORKER_MEMORY_LIMIT_MB", 6144, minimum=0)  # 0: off
+LAB_SIMULATION_DEADLINE_SECONDS = env_float(
+    "LAB_SIMULATION_DEADLINE_SECONDS", max(5.0, TASK_TIME_LIMIT - 60.0), minimum=1.0)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int(
+    "LAB_WORKER_MAX_MEMORY_MB", 2048, minimum=64) * 1024  # Celery counts KiB
+# A database blip (connection lost, server restarting) is waited out with back-off for
+# up to this long before the task gives the work back to the queue; the run is not failed.
+LAB_DB_RETRY_SECONDS = env_float("LAB_DB_RETRY_SECONDS", 60.0, minimum=0.0)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -229,8 +324,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "experiments.api.exceptions.api_exception_handler",
     "DEFAULT_THROTTLE_RATES": {
         "run_start": env_str("LAB_API_RUN_START_RATE", "60/hour"),
-        # Password guesses at the token endpoint, per client address (per process: the
-        # default cache is local memory).
+        # Password guesses at the token endpoint, per client address, counted in the
+        # shared cache (CACHES), so every web process and machine sees the same count.
         "token": env_str("LAB_API_TOKEN_RATE", "20/minute"),
     },
     "URL_FORMAT_OVERRIDE": None,  # ?format= belongs to the export endpoints

@@ -8,11 +8,29 @@ laptop) needs ``SECURE_SSL_REDIRECT=false``.
 
 from __future__ import annotations
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import env_bool, env_int, env_str
 from config.settings.base import *  # noqa: F403
-from config.settings.base import BASE_DIR, STORAGES
+from config.settings.base import BASE_DIR, DEVELOPMENT_SECRET_KEY, STORAGES
 
-SECRET_KEY = env_str("SECRET_KEY")
+MIN_SECRET_KEY_LENGTH = 50  # what ``check --deploy`` asks for (security.W009)
+
+
+def production_secret_key(value: str) -> str:
+    """The deployment's own key: long, not the public development key."""
+    if value.strip() == "" or len(value) < MIN_SECRET_KEY_LENGTH:
+        raise ImproperlyConfigured(
+            f"SECRET_KEY must have at least {MIN_SECRET_KEY_LENGTH} characters "
+            f"(it has {len(value)}); make one with: python -c 'import secrets; "
+            "print(secrets.token_urlsafe(50))'")
+    if value == DEVELOPMENT_SECRET_KEY or value.startswith(("local-development-only",
+                                                              "process-local-")):
+        raise ImproperlyConfigured("SECRET_KEY is the public development key; set your own")
+    return value
+
+
+SECRET_KEY = production_secret_key(env_str("SECRET_KEY"))
 DEBUG = env_bool("DEBUG", False)
 
 SESSION_COOKIE_SECURE = True

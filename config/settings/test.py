@@ -24,3 +24,7 @@ if _default["ENGINE"] == "django.db.backends.sqlite3":
     _default["TEST"] = {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")}
 else:
     _default["TEST"] = {"NAME": f"test_{_default['NAME']}_{os.getpid()}"}
+
+# One test process, one cache: local memory is right here (and fast). Every real
+# deployment gets the shared cache of ``base`` (see ``_cache``).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

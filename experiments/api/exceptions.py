@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
@@ -48,6 +49,12 @@ def conflict(message: str, path: str = "") -> ApiError:
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler (which sets status codes and headers such as ``WWW-Authenticate``
     and ``Retry-After``), with its body replaced by the one error shape."""
+    if isinstance(exc, RequestDataTooBig):  # a body past DATA_UPLOAD_MAX_MEMORY_SIZE
+        return Response({"errors": [{"path": "", "message": f"the request is too large: {exc}"}]},
+                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+    if isinstance(exc, SuspiciousOperation):  # too many fields or files, a bad multipart
+        return Response({"errors": [{"path": "", "message": str(exc)}]},
+                        status=status.HTTP_400_BAD_REQUEST)
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -81,6 +81,9 @@ class ExperimentOutputSerializer(ExperimentListOutputSerializer):
 
     spec = serializers.JSONField()
     shared_with = serializers.SerializerMethodField()
+    version = serializers.IntegerField(
+        help_text="one more at every change; send it back (or the ETag as If-Match) with "
+                  "PUT/PATCH to refuse the edit if someone changed the experiment meanwhile")
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField(), allow_null=True))
     def get_shared_with(self, experiment: Experiment) -> list[str] | None:

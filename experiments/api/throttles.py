@@ -1,21 +1,15 @@
-"""Throttles: run starts per user (counted in the database), token requests per address.
+"""Throttles: run starts per user (counted in the database), token requests per address
+(counted in the shared cache: Redis or files, never per-process memory).
 
-A cache-based throttle counts per process (Django's default cache is local memory), so
-four gunicorn workers would allow four times the rate. The Run table already records
-who started what and when, on every machine: counting it is exact and needs no cache.
+Run starts are counted where they are recorded, in the Run table, by ``run_start`` in
+the same transaction as the insert, under a lock on the user's row: a throttle class
+that counts before the view runs would let concurrent starts all see the same count.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-from django.utils import timezone
-from rest_framework.request import Request
 from rest_framework.settings import api_settings
-from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
-from rest_framework.views import APIView
-
-from experiments.models import Run
+from rest_framework.throttling import ScopedRateThrottle
 
 SCOPE = "run_start"
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -27,27 +21,10 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), _PERIODS[period.strip()[0].lower()]
 
 
-class RunStartThrottle(BaseThrottle):
-    """At most N runs started by one user per period (``DEFAULT_THROTTLE_RATES['run_start']``)."""
-
-    def __init__(self) -> None:
-        self.retry_after: float | None = None
-
-    def allow_request(self, request: Request, view: APIView) -> bool:
-        rate = api_settings.DEFAULT_THROTTLE_RATES.get(SCOPE)
-        if not rate or not request.user.is_authenticated:
-            return True
-        limit, seconds = parse_rate(rate)
-        since = timezone.now() - timedelta(seconds=seconds)
-        recent = list(Run.objects.filter(created_by=request.user, created_at__gte=since)
-                      .order_by("-created_at").values_list("created_at", flat=True)[:limit])
-        if len(recent) < limit:
-            return True
-        self.retry_after = max(1.0, (recent[-1] - since).total_seconds())
-        return False
-
-    def wait(self) -> float | None:
-        return self.retry_after
+def run_start_rate() -> tuple[int, int] | None:
+    """``DEFAULT_THROTTLE_RATES['run_start']`` as (runs, seconds); None: unlimited."""
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get(SCOPE)
+    return parse_rate(rate) if rate else None
 
 
 class TokenThrottle(ScopedRateThrottle):

@@ -4,7 +4,9 @@ Every API view opts out of the site's LoginRequiredMiddleware (which would redir
 token-authenticated script to the login page): DRF authenticates and answers 401/403
 in the API's error shape instead. The docs page is for browsers: it redirects to the
 login page like every other page. (Swagger UI only: drf-spectacular's Redoc page loads
-Google Fonts from a CDN, and the product must work offline.)
+Google Fonts from a CDN, and the product must work offline.) The split view serves
+Swagger UI's start-up script as a file of its own: the Content-Security-Policy allows no
+inline script.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import URLPattern, include, path, re_path
 from drf_spectacular.views import (
     SpectacularJSONAPIView,
-    SpectacularSwaggerView,
+    SpectacularSwaggerSplitView,
 )
 
 from experiments.api.exceptions import api_not_found
@@ -59,7 +61,7 @@ v1 = [
 urlpatterns = [
     path("v1/", include(v1)),
     path("schema/", login_not_required(SpectacularJSONAPIView.as_view()), name="schema"),
-    path("docs/", login_required(SpectacularSwaggerView.as_view(url_name="api:schema")),
+    path("docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),
          name="docs"),
     re_path(r"^[\s\S]*$", login_not_required(api_not_found)),  # any path, newlines too
 ]

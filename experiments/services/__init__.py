@@ -6,6 +6,7 @@ REST API call these and nothing else to change data.
 
 from experiments.services.execution import Outcome, replication_execute
 from experiments.services.experiments import (
+    ExperimentChangedError,
     experiment_clone,
     experiment_create,
     experiment_delete,
@@ -13,15 +14,19 @@ from experiments.services.experiments import (
     presets_install,
 )
 from experiments.services.runs import (
+    RunStartThrottledError,
     run_cancel,
     run_enqueue,
     run_fail,
     run_finalize,
+    run_start,
     runs_sweep_stale,
 )
 
 __all__ = [
+    "ExperimentChangedError",
     "Outcome",
+    "RunStartThrottledError",
     "experiment_clone",
     "experiment_create",
     "experiment_delete",
@@ -32,5 +37,6 @@ __all__ = [
     "run_enqueue",
     "run_fail",
     "run_finalize",
+    "run_start",
     "runs_sweep_stale",
 ]

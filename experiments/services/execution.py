@@ -10,18 +10,27 @@ acknowledged, a visibility timeout passing), so every step is safe to repeat:
    updates no row means the run was cancelled or another delivery took over: stop.
 3. Store in one transaction that re-checks the claim, replacing anything an earlier
    delivery wrote: results are complete or absent, never half-written.
+
+Guard rails: a simulation that runs out of memory (the pool process's address-space cap,
+``LAB_WORKER_MEMORY_LIMIT_MB``) or past its deadline (``LAB_SIMULATION_DEADLINE_SECONDS``)
+fails its run at once, with the reason: delivering it again would only repeat it. A
+database that cannot be reached fails nothing: a lost heartbeat is skipped, the store is
+retried with back-off (the result is kept in memory), and a claim that cannot be made
+is handed back to the task to retry later (``Outcome.DATABASE_DOWN``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 import scheduler_core as sc
@@ -33,31 +42,103 @@ logger = logging.getLogger(__name__)
 EVENT_BATCH = 5000
 
 
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+DB_RETRY_FIRST_SECONDS = 0.5
+DB_RETRY_MAX_SECONDS = 10.0
+
+
 class ReplicationAbandonedError(Exception):
     """This delivery no longer owns the replication (cancelled, or taken over)."""
 
 
+class SimulationDeadlineError(Exception):
+    """The simulation ran past ``LAB_SIMULATION_DEADLINE_SECONDS``."""
+
+
 def replication_execute(*, replication_id: int) -> Outcome:
     """Run one replication to completion, or learn why not. Safe to call repeatedly."""
-    claim = _claim(replication_id)
+    try:
+        claim = _claim(replication_id)
+    except DATABASE_ERRORS:
+        logger.warning("replication %s: database unreachable, claim deferred", replication_id,
+                       exc_info=True)
+        _drop_connection()
+        return Outcome.DATABASE_DOWN
     if isinstance(claim, Outcome):
         return claim
     replication, attempt = claim
     try:
-        result = _simulate(replication, attempt)
-        _store(replication, attempt, result)
-    except ReplicationAbandonedError:
-        logger.info("replication %s: abandoned by attempt %s", replication_id, attempt)
-    except SoftTimeLimitExceeded:
+        reason = _run(replication, attempt)
+    except DATABASE_ERRORS:
+        # Still down after LAB_DB_RETRY_SECONDS: the claim stands, its heartbeat ages,
+        # and the retried task (or another delivery) takes the work over once it is stale.
+        logger.warning("replication %s: database unreachable, handed back", replication_id,
+                       exc_info=True)
+        _drop_connection()
+        return Outcome.DATABASE_DOWN
+    if reason:
         run_fail(run_id=replication.run_id, reason=(
-            f"variant '{replication.variant}' replication {replication.replication} took "
-            f"longer than the task time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s"))
-    except Exception as exc:
-        logger.exception("replication %s failed", replication_id)
-        run_fail(run_id=replication.run_id, reason=(
-            f"variant '{replication.variant}' replication {replication.replication} failed: "
-            f"{type(exc).__name__}: {exc}"))
+            f"variant '{replication.variant}' replication {replication.replication} {reason}"))
     return Outcome.DONE
+
+
+def _run(replication: Replication, attempt: int) -> str:
+    """Simulate and store; the reason the run must fail, or ``""``. Out of memory, the
+    result and the simulator's state are gone by the time the reason is returned (the
+    exception and its frames die with the ``except`` block), so failing has room."""
+    try:
+        result = _simulate(replication, attempt)
+        _retrying(lambda: _store(replication, attempt, result))
+    except ReplicationAbandonedError:
+        logger.info("replication %s: abandoned by attempt %s", replication.pk, attempt)
+    except MemoryError:
+        logger.warning("replication %s ran out of memory", replication.pk)
+        limit = settings.LAB_WORKER_MEMORY_LIMIT_MB
+        return ("ran out of memory: the simulation needed more than the worker's cap of "
+                f"{limit} MB (LAB_WORKER_MEMORY_LIMIT_MB); make the spec smaller "
+                "(fewer pods, nodes or days)" if limit else
+                "ran out of memory; make the spec smaller (fewer pods, nodes or days)")
+    except SimulationDeadlineError:
+        return (f"took longer than the simulation deadline of "
+                f"{settings.LAB_SIMULATION_DEADLINE_SECONDS:g} s "
+                "(LAB_SIMULATION_DEADLINE_SECONDS)")
+    except SoftTimeLimitExceeded:
+        return (f"took longer than the task time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} "
+                "s (CELERY_TASK_TIME_LIMIT)")
+    except DATABASE_ERRORS:
+        raise
+    except Exception as exc:
+        logger.exception("replication %s failed", replication.pk)
+        return f"failed: {type(exc).__name__}: {exc}"
+    return ""
+
+
+def _retrying(step: Callable[[], None]) -> None:
+    """``step`` until it goes through, waiting out a database blip with doubling pauses
+    for up to ``LAB_DB_RETRY_SECONDS``; then the last database error is raised."""
+    deadline = time.monotonic() + settings.LAB_DB_RETRY_SECONDS
+    pause = DB_RETRY_FIRST_SECONDS
+    while True:
+        try:
+            step()
+            return
+        except DATABASE_ERRORS:
+            if time.monotonic() + pause > deadline:
+                raise
+            logger.warning("database unreachable; storing again in %.1f s", pause,
+                           exc_info=True)
+            _drop_connection()
+            time.sleep(pause)
+            pause = min(pause * 2, DB_RETRY_MAX_SECONDS)
+
+
+def _drop_connection() -> None:
+    """Forget a broken connection, so the next query opens a fresh one (not inside an
+    outer transaction, which owns the connection: tests run in one)."""
+    if connection.in_atomic_block:
+        return
+    with contextlib.suppress(*DATABASE_ERRORS):
+        connection.close()
 
 
 def _claim(replication_id: int) -> tuple[Replication, int] | Outcome:
@@ -100,13 +181,23 @@ class _ProgressReporter:
         self.replication_id = replication_id
         self.attempt = attempt
         self.last = float("-inf")  # the first report always writes
+        self.deadline = time.monotonic() + settings.LAB_SIMULATION_DEADLINE_SECONDS
 
     def __call__(self, fraction: float) -> None:
         clock = time.monotonic()
+        if clock > self.deadline:
+            raise SimulationDeadlineError
         if clock - self.last < settings.LAB_PROGRESS_EVERY_SECONDS and fraction < 1.0:
             return
         self.last = clock
-        self.beat(min(fraction, 0.99))
+        try:
+            self.beat(min(fraction, 0.99))
+        except DATABASE_ERRORS:
+            # A missed heartbeat costs nothing while the database is back within
+            # LAB_HEARTBEAT_STALE_SECONDS; the simulation goes on, the next beat reconnects.
+            logger.warning("replication %s: heartbeat skipped (database unreachable)",
+                           self.replication_id)
+            _drop_connection()
 
     def beat(self, fraction: float | None = None) -> None:
         values = {"heartbeat_at": timezone.now()}
@@ -125,7 +216,7 @@ def _simulate(replication: Replication, attempt: int) -> sc.ReplicationResult:
     # (and validates) only its own variant.
     spec = sc.parse_spec(replication.run.spec, check_variants=False)
     result = sc.simulate(spec, replication.variant, replication.replication, progress=reporter)
-    reporter.beat()  # still ours? (cheap) and a fresh heartbeat before the long write
+    _retrying(reporter.beat)  # still ours? (cheap) and a fresh heartbeat before the write
     return result
 
 

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 import scheduler_core as sc
 from experiments.models import MAX_TAG_LENGTH, Experiment, ExperimentTag
@@ -25,16 +27,44 @@ def experiment_create(*, owner: AbstractBaseUser, spec: sc.ExperimentSpec,
     return experiment
 
 
+class ExperimentChangedError(Exception):
+    """The experiment is no longer at the version the edit was made on."""
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(f"the experiment was changed since version {expected}: it is at "
+                         f"version {current} now")
+        self.expected = expected
+        self.current = current
+
+
 @transaction.atomic
-def experiment_update(*, experiment: Experiment, spec: sc.ExperimentSpec,
-                      tags: Iterable[str], shared_with: Iterable[AbstractBaseUser]) -> Experiment:
-    """Replace the spec, tags and sharing. Past runs keep their own frozen spec."""
-    experiment.name = spec.name
-    experiment.description = spec.description
-    experiment.spec = spec_document(spec)
-    experiment.save(update_fields=["name", "description", "spec", "updated_at"])
-    _set_tags(experiment, tags)
-    experiment.shared_with.set(_others(experiment, shared_with))
+def experiment_update(*, experiment: Experiment, spec: sc.ExperimentSpec | None = None,
+                      tags: Iterable[str] | None = None,
+                      shared_with: Iterable[AbstractBaseUser] | None = None,
+                      expected_version: int | None = None) -> Experiment:
+    """Change what is given (``None``: leave it) and count a new version. Past runs keep
+    their own frozen spec.
+
+    One conditional UPDATE writes only the given columns, so a tags-only change never
+    writes back a spec it read before someone else's save; with ``expected_version`` it
+    changes nothing unless the row is still at that version (``ExperimentChangedError``).
+    The update locks the row until the end of the transaction, tags and sharing included.
+    """
+    changes: dict[str, object] = {"version": F("version") + 1, "updated_at": timezone.now()}
+    if spec is not None:
+        changes |= {"name": spec.name, "description": spec.description,
+                    "spec": spec_document(spec)}
+    rows = Experiment.objects.filter(pk=experiment.pk)
+    if expected_version is not None:
+        rows = rows.filter(version=expected_version)
+    if not rows.update(**changes):
+        current = Experiment.objects.filter(pk=experiment.pk).values_list("version", flat=True)
+        raise ExperimentChangedError(expected_version or 0, current.first() or 0)
+    if tags is not None:
+        _set_tags(experiment, tags)
+    if shared_with is not None:
+        experiment.shared_with.set(_others(experiment, shared_with))
+    experiment.refresh_from_db()
     return experiment
 
 

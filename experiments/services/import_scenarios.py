@@ -79,8 +79,7 @@ def experiment_import_with_scenarios(
             spec = spec_parse(document=mapping)
         except sc.SpecError as exc:
             raise ImportRejectedError(list(exc.errors)) from None
-        return experiment_update(experiment=experiment, spec=spec, tags=experiment.tag_names,
-                                 shared_with=experiment.shared_with.all())
+        return experiment_update(experiment=experiment, spec=spec)
 
 
 def scenarios_applied(mapping: Mapping[str, Any], scenarios: ReplayScenarios, *, fmt: str,

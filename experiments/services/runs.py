@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max, Q
@@ -33,6 +34,42 @@ from experiments.services.outcome import Outcome
 from experiments.specs import product_version, spec_document, spec_parse
 
 logger = logging.getLogger(__name__)
+
+
+class RunStartThrottledError(Exception):
+    """The user started their allowance of runs this period; ``retry_after`` seconds."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"too many runs started; try again in {retry_after:.0f} s")
+        self.retry_after = retry_after
+
+
+@transaction.atomic
+def run_start(*, experiment: Experiment, user: AbstractBaseUser,
+              rate: tuple[int, int] | None) -> Run:
+    """``run_enqueue`` under a per-user allowance of ``rate`` = (runs, seconds).
+
+    The count and the insert are one step: the user's row is locked (``SELECT ... FOR
+    UPDATE``) before counting their recent runs, so concurrent starts of one user queue
+    behind each other and each one counts the runs the others inserted. (On SQLite the
+    immediate transaction already serializes writers.) Raises ``RunStartThrottledError``.
+    """
+    if rate is not None:
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        wait = _start_wait(user, *rate)
+        if wait is not None:
+            raise RunStartThrottledError(wait)
+    return run_enqueue(experiment=experiment, user=user)
+
+
+def _start_wait(user: AbstractBaseUser, limit: int, seconds: int) -> float | None:
+    """Seconds until the oldest of the user's last ``limit`` runs leaves the window."""
+    since = timezone.now() - timedelta(seconds=seconds)
+    recent = list(Run.objects.filter(created_by=user, created_at__gte=since)
+                  .order_by("-created_at").values_list("created_at", flat=True)[:limit])
+    if len(recent) < limit:
+        return None
+    return max(1.0, (recent[-1] - since).total_seconds())
 
 
 @transaction.atomic

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 import scheduler_core as sc
 from experiments import selectors, services
+from experiments.api.throttles import run_start_rate
 from experiments.editor import Editor, MetaForm, blank_document
 from experiments.editor.document import KIND_LABELS
 from experiments.models import Experiment
@@ -46,40 +47,61 @@ def experiment_edit(request: HttpRequest, pk: int) -> HttpResponse:
         "tags": ", ".join(experiment.tag_names),
         "shared_with": ", ".join(u.get_username() for u in experiment.shared_with.all())})
     return _editor_page(request, Editor.for_document(experiment.spec, meta=meta),
-                        experiment=experiment, source_preset=experiment.source_preset)
+                        experiment=experiment, source_preset=experiment.source_preset,
+                        version=experiment.version)
 
 
 def _editor_post(request: HttpRequest, *, experiment: Experiment | None) -> HttpResponse:
-    """Every button of the editor posts here; only *Save* may leave the page."""
+    """Every button of the editor posts here; only *Save* may leave the page. The hidden
+    ``version`` is the one the page was opened on: a save over a newer one is refused."""
     editor = Editor.from_post(request.POST)
     source_preset = request.POST.get("source_preset", "")[:100]
+    version = _posted_version(request, experiment)
+    page = {"experiment": experiment, "source_preset": source_preset, "version": version}
     action, _, argument = request.POST.get("action", "save").partition(":")
     if action == "tab":
-        return _editor_page(request, editor.switched(argument), experiment, source_preset)
+        return _editor_page(request, editor.switched(argument), **page)
     if action == "add":
         section, _, kind = argument.partition(":")
-        return _editor_page(request, editor.added(section, kind), experiment, source_preset)
+        return _editor_page(request, editor.added(section, kind), **page)
     valid = editor.validated()
     if valid is None:
-        return _editor_page(request, editor, experiment, source_preset)
+        return _editor_page(request, editor, **page)
     spec, meta = valid
     if experiment is None:
         experiment = services.experiment_create(
             owner=request.user, spec=spec, tags=meta["tags"], shared_with=meta["shared_with"],
             source_preset=source_preset if preset_or_none(source_preset) else "")
         messages.success(request, f"Created “{experiment.name}”.")
-    else:
+        return redirect("experiments:detail", pk=experiment.pk)
+    try:
         services.experiment_update(experiment=experiment, spec=spec, tags=meta["tags"],
-                                   shared_with=meta["shared_with"])
-        messages.success(request, f"Saved “{experiment.name}”.")
+                                   shared_with=meta["shared_with"], expected_version=version)
+    except services.ExperimentChangedError as exc:
+        # Keep what was typed; the next Save is a deliberate overwrite of the new version.
+        return _editor_page(request, editor, **{**page, "version": exc.current}, conflict=exc,
+                            status=409)
+    messages.success(request, f"Saved “{experiment.name}”.")
     return redirect("experiments:detail", pk=experiment.pk)
 
 
+def _posted_version(request: HttpRequest, experiment: Experiment | None) -> int | None:
+    """The version the editor was opened on; a form without one (an old tab) edits the
+    current version, as before versions existed."""
+    if experiment is None:
+        return None
+    posted = request.POST.get("version", "").strip()
+    return int(posted) if posted.isdigit() and len(posted) < 12 else experiment.version
+
+
 def _editor_page(request: HttpRequest, editor: Editor, experiment: Experiment | None,
-                 source_preset: str) -> HttpResponse:
+                 source_preset: str, version: int | None = None,
+                 conflict: services.ExperimentChangedError | None = None,
+                 status: int = 200) -> HttpResponse:
     return render(request, "experiments/experiment_form.html", {
         "editor": editor, "experiment": experiment, "source_preset": source_preset,
-        "kinds": KIND_LABELS.items()})
+        "kinds": KIND_LABELS.items(), "version": version, "conflict": conflict},
+        status=status)
 
 
 @require_GET
@@ -119,9 +141,14 @@ def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def experiment_run(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = owned_experiment(request, pk)
     try:
-        run = services.run_enqueue(experiment=experiment, user=request.user)
+        run = services.run_start(experiment=experiment, user=request.user,
+                                 rate=run_start_rate())
     except sc.SpecError as exc:
         for error in exc.errors:
             messages.error(request, f"Cannot run: {error['path']}: {error['message']}")
+        return redirect("experiments:detail", pk=experiment.pk)
+    except services.RunStartThrottledError as exc:
+        messages.error(request, f"Cannot run: you started too many runs recently "
+                                f"(LAB_API_RUN_START_RATE); try again in {exc.retry_after:.0f} s.")
         return redirect("experiments:detail", pk=experiment.pk)
     return redirect("experiments:run", pk=run.pk)

@@ -95,7 +95,7 @@ def test_create_stores_the_validated_spec_with_tags_and_sharing(alice_api, alice
     assert experiment.tag_names == ["gpu", "q3"]
     assert list(experiment.shared_with.all()) == [bob]
     assert response.json() == {**expected_item(experiment, can_edit=True),
-                               "spec": experiment.spec, "shared_with": ["bob"]}
+                               "spec": experiment.spec, "shared_with": ["bob"], "version": 1}
 
 
 def test_create_takes_the_spec_as_yaml_text(alice_api):
@@ -154,7 +154,8 @@ def test_read_follows_the_pages_visibility(clients, experiment, persona, status)
     is_owner = persona == "alice"
     assert response.json() == {**expected_item(experiment, can_edit=is_owner),
                                "spec": experiment.spec,
-                               "shared_with": ["bob"] if is_owner else None}
+                               "shared_with": ["bob"] if is_owner else None, "version": 1}
+    assert response["ETag"] == '"1"'
 
 
 @pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("bob", 403),
@@ -190,6 +191,79 @@ def test_patch_changes_only_what_it_names(alice_api, experiment, bob):
     assert experiment.tag_names == ["new"]
     assert experiment.spec == preset_document()
     assert list(experiment.shared_with.all()) == [bob]
+
+
+def test_a_tags_only_patch_never_writes_back_a_spec_changed_meanwhile(
+        alice_api, experiment, monkeypatch):
+    """The PUT lands between the PATCH reading the experiment and writing it: the PATCH
+    must write its tags only, not the spec it read before the PUT."""
+    from experiments.api.views import experiments as views
+
+    read = views.owned_experiment
+
+    def read_then_concurrent_put(request, pk):
+        stale = read(request, pk)
+        Experiment.objects.filter(pk=pk).update(
+            spec={**stale.spec, "name": "Put meanwhile"}, name="Put meanwhile")
+        return stale
+
+    monkeypatch.setattr(views, "owned_experiment", read_then_concurrent_put)
+
+    response = alice_api.patch(detail_url(experiment), {"tags": ["new"]}, format="json")
+
+    assert response.status_code == 200
+    experiment.refresh_from_db()
+    assert experiment.tag_names == ["new"]
+    assert (experiment.name, experiment.spec["name"]) == ("Put meanwhile", "Put meanwhile")
+    assert response.json()["spec"]["name"] == "Put meanwhile"
+
+
+def test_every_change_counts_a_version_given_back_as_the_etag(alice_api, experiment):
+    first = alice_api.patch(detail_url(experiment), {"tags": ["a"]}, format="json")
+    second = alice_api.put(detail_url(experiment), {"spec": experiment.spec}, format="json")
+
+    assert (first.json()["version"], first["ETag"]) == (2, '"2"')
+    assert (second.json()["version"], second["ETag"]) == (3, '"3"')
+
+
+def test_an_edit_with_a_stale_if_match_is_refused_with_412(alice_api, experiment):
+    etag = alice_api.get(detail_url(experiment))["ETag"]
+    alice_api.patch(detail_url(experiment), {"tags": ["someone else"]}, format="json")
+
+    stale = alice_api.put(detail_url(experiment), {"spec": {**experiment.spec, "name": "Mine"}},
+                          format="json", HTTP_IF_MATCH=etag)
+    fresh = alice_api.patch(detail_url(experiment), {"tags": ["mine"]}, format="json",
+                            HTTP_IF_MATCH='W/"2"')
+
+    assert stale.status_code == 412
+    assert errors(stale) == [{"path": "", "message": (
+        "the experiment was changed since you read it (you edited version 1, it is at "
+        "version 2): read it again and reapply your change")}]
+    assert fresh.status_code == 200
+    experiment.refresh_from_db()
+    assert (experiment.name, experiment.tag_names, experiment.version) == (
+        preset_document()["name"], ["mine"], 3)
+
+
+def test_an_edit_naming_an_old_version_in_the_body_is_refused_with_409(alice_api, experiment):
+    alice_api.patch(detail_url(experiment), {"tags": ["someone else"]}, format="json")
+
+    response = alice_api.patch(detail_url(experiment), {"tags": ["mine"], "version": 1},
+                               format="json")
+
+    assert response.status_code == 409
+    assert [e["path"] for e in errors(response)] == ["version"]
+    experiment.refresh_from_db()
+    assert experiment.tag_names == ["someone else"]
+
+
+def test_an_if_match_this_api_never_sent_matches_nothing(alice_api, experiment):
+    response = alice_api.patch(detail_url(experiment), {"tags": ["x"]}, format="json",
+                               HTTP_IF_MATCH='"not-a-version"')
+
+    assert response.status_code == 412
+    experiment.refresh_from_db()
+    assert experiment.tag_names == []
 
 
 def test_a_bad_update_changes_nothing(alice_api, experiment):

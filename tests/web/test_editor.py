@@ -305,6 +305,39 @@ def test_editing_changes_the_spec_but_not_past_runs(alice_client, experiment):
     assert run.spec == frozen
 
 
+def test_two_tabs_the_second_save_is_refused_and_keeps_what_was_typed(alice_client, experiment):
+    """Optimistic concurrency: each tab carries the version it opened; the save of the
+    tab opened before the other's save says so and loses nothing of either edit."""
+    url = reverse("experiments:edit", args=[experiment.pk])
+    first, second = _open(alice_client, url), _open(alice_client, url)
+    first["spec-name"] = "first tab"
+    second["spec-name"] = "second tab"
+    second["workloads-0-termination_grace_period_seconds"] = "77"
+
+    saved = _post(alice_client, url, first)
+    refused = _post(alice_client, url, second)
+
+    assert saved.status_code == 302
+    assert refused.status_code == 409
+    experiment.refresh_from_db()
+    assert (experiment.name, experiment.version) == ("first tab", 2)
+    html = refused.content.decode()
+    [message] = element_text(html, "id", "edit-conflict")
+    assert message.startswith("Not saved: this experiment was changed since you opened it "
+                              "(in another tab or by someone else; it is at version 2 now, "
+                              "you edited version 1).")
+    kept = form_fields(html)
+    assert (kept["spec-name"], kept["workloads-0-termination_grace_period_seconds"]) == (
+        "second tab", "77")
+    assert kept["version"] == "2"
+
+    overwrite = _post(alice_client, url, kept)  # Save again: a deliberate overwrite
+
+    assert overwrite.status_code == 302
+    experiment.refresh_from_db()
+    assert (experiment.name, experiment.version) == ("second tab", 3)
+
+
 def test_a_tampered_formset_is_a_page_with_an_error_not_a_crash(alice_client):
     data = _open(alice_client, f"{NEW}?preset=s3-grace-period")
     del data["workloads-TOTAL_FORMS"]

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError
 from django.urls import reverse
 from django.utils import timezone
 
@@ -153,7 +154,8 @@ def test_a_task_over_its_time_limit_fails_the_run_saying_so(
 
     assert run.status == Status.FAILED
     assert run.error == ("variant 'grace-300s' replication 0 took longer than the task time "
-                         f"limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s")
+                         f"limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s "
+                         "(CELERY_TASK_TIME_LIMIT)")
 
 
 def test_a_run_cancelled_mid_simulation_stops_writing(
@@ -342,3 +344,149 @@ def test_a_big_run_stores_its_whole_event_log_and_deletes_it_whole(alice, alice_
     experiment.delete()
 
     assert RunEvent.objects.count() == Replication.objects.count() == Run.objects.count() == 0
+
+
+# ------------------------------------------------------------ guard rails and faults
+def test_a_simulation_out_of_memory_fails_its_run_at_once_with_the_reason(
+        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    settings.LAB_WORKER_MEMORY_LIMIT_MB = 900
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(execution.sc, "simulate", out_of_memory)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.FAILED
+    assert run.error == (
+        "variant 'grace-300s' replication 0 ran out of memory: the simulation needed more "
+        "than the worker's cap of 900 MB (LAB_WORKER_MEMORY_LIMIT_MB); make the spec smaller "
+        "(fewer pods, nodes or days)")
+    assert list(run.replications.values_list("attempt", flat=True)) == [1, 0]
+
+
+def test_a_simulation_past_its_deadline_fails_its_run_saying_which_setting(
+        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    settings.LAB_SIMULATION_DEADLINE_SECONDS = 2.0
+    clock = iter([100.0, 100.5, 103.0])
+    monkeypatch.setattr(execution.time, "monotonic", lambda: next(clock, 200.0))
+
+    def reports_progress(spec, variant, replication, *, progress, **kwargs):
+        progress(0.1)  # 0.5 s in: fine
+        progress(0.2)  # 3 s in: past the deadline
+        raise AssertionError("the deadline should have stopped the simulation")
+
+    monkeypatch.setattr(execution.sc, "simulate", reports_progress)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.FAILED
+    assert run.error == ("variant 'grace-300s' replication 0 took longer than the simulation "
+                         "deadline of 2 s (LAB_SIMULATION_DEADLINE_SECONDS)")
+
+
+@pytest.mark.parametrize("error", [OperationalError, InterfaceError])
+def test_a_database_blip_while_storing_is_retried_not_failed(
+        experiment, alice, spec, monkeypatch, settings, django_capture_on_commit_callbacks,
+        error):
+    settings.LAB_DB_RETRY_SECONDS = 30.0
+    monkeypatch.setattr(execution.time, "sleep", lambda seconds: None)
+    real_insert = execution._insert_events
+    calls = []
+
+    def blip_twice(replication, result):
+        calls.append(replication.pk)
+        if len(calls) <= 2:
+            raise error("server closed the connection unexpectedly")
+        real_insert(replication, result)
+
+    monkeypatch.setattr(execution, "_insert_events", blip_twice)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.SUCCEEDED, run.error
+    assert run.error == ""
+    assert len(calls) == 2 + len(sc.variant_names(spec))
+    assert list(run.replications.values_list("attempt", flat=True)) == [1, 1]
+    expected = sc.simulate(spec, sc.variant_names(spec)[0], 0)
+    assert run.replications.first().events.count() == len(expected.events)
+
+
+def test_a_database_down_longer_than_the_retries_hands_the_task_back(
+        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    """Past LAB_DB_RETRY_SECONDS the task retries later (with back-off); the run is not
+    failed, and the replication stays claimed until that retry (or a takeover) stores it."""
+    settings.LAB_DB_RETRY_SECONDS = 0.0
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=False)
+    replication = run.replications.first()
+
+    def down(replication, result):
+        raise OperationalError("could not connect to server")
+
+    monkeypatch.setattr(execution, "_insert_events", down)
+
+    assert services.replication_execute(replication_id=replication.pk) is Outcome.DATABASE_DOWN
+    run.refresh_from_db()
+    replication.refresh_from_db()
+    assert run.status == Status.RUNNING
+    assert run.error == ""
+    assert (replication.status, replication.attempt) == (Status.RUNNING, 1)
+
+
+def test_a_claim_with_the_database_down_is_retried_by_the_task_with_back_off(
+        experiment, alice, monkeypatch, django_capture_on_commit_callbacks):
+    from experiments import tasks
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=False)
+    replication = run.replications.first()
+    real_claim = execution._claim
+    outcomes = iter([OperationalError("the database system is starting up"), None])
+
+    def claim(replication_id):
+        failure = next(outcomes)
+        if failure:
+            raise failure
+        return real_claim(replication_id)
+
+    monkeypatch.setattr(execution, "_claim", claim)
+    countdowns = []
+    real_retry = tasks.simulate_replication.retry
+
+    def retry(*args, countdown=None, **kwargs):
+        countdowns.append(countdown)
+        return real_retry(*args, countdown=countdown, **kwargs)
+
+    monkeypatch.setattr(tasks.simulate_replication, "retry", retry)
+
+    tasks.simulate_replication.apply(args=[replication.pk], throw=False)  # Retry: ran inline
+
+    replication.refresh_from_db()
+    assert countdowns == [2.0]
+    assert (replication.status, replication.attempt) == (Status.SUCCEEDED, 1)
+    assert [tasks.database_backoff(n) for n in range(7)] == [2, 4, 8, 16, 32, 60, 60]
+
+
+def test_a_heartbeat_lost_to_a_database_blip_does_not_stop_the_simulation(
+        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    settings.LAB_PROGRESS_EVERY_SECONDS = 0.0
+    real = sc.simulate
+    real_beat = execution._ProgressReporter.beat
+    beats = []
+
+    def flaky_beat(self, fraction=None):
+        beats.append(fraction)
+        if len(beats) == 1:
+            raise OperationalError("terminating connection due to administrator command")
+        real_beat(self, fraction)
+
+    def reports(spec, variant, replication, *, progress, **kwargs):
+        progress(0.5)
+        return real(spec, variant, replication, **kwargs)
+
+    monkeypatch.setattr(execution._ProgressReporter, "beat", flaky_beat)
+    monkeypatch.setattr(execution.sc, "simulate", reports)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.SUCCEEDED, run.error

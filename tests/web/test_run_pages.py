@@ -127,6 +127,21 @@ def test_running_a_spec_above_todays_limits_is_refused(alice_client, experiment,
             "limit of 1 (LAB_MAX_TASKS)") in [str(m) for m in response.context["messages"]]
 
 
+def test_the_run_button_shares_the_apis_start_allowance(alice_client, experiment, settings,
+                                                        django_capture_on_commit_callbacks):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "run_start": "1/hour"}}
+    url = reverse("experiments:run-start", args=[experiment.pk])
+    with django_capture_on_commit_callbacks(execute=False):
+        alice_client.post(url)
+        response = alice_client.post(url, follow=True)
+
+    assert experiment.runs.count() == 1
+    [message] = [str(m) for m in response.context["messages"]]
+    assert message.startswith("Cannot run: you started too many runs recently "
+                              "(LAB_API_RUN_START_RATE); try again in 3")
+
+
 def test_the_event_log_is_paginated_and_filtered(alice_client, finished_run, monkeypatch):
     monkeypatch.setattr("experiments.views.runs.EVENTS_PER_PAGE", 5)
     replication = finished_run.replications.first()

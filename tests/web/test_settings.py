@@ -84,3 +84,75 @@ def test_a_typo_in_the_environment_stops_the_app():
 
     assert done.returncode != 0
     assert "DEBUG='ture' is not a boolean (use true or false)" in done.stderr
+
+
+@pytest.mark.parametrize("key", ["", "   ", "short-but-not-empty-0123456789"],
+                         ids=["empty", "blank", "short"])
+def test_production_refuses_an_empty_or_short_secret_key(key):
+    done = _manage("check", **{**PRODUCTION_ENV, "SECRET_KEY": key})
+
+    assert done.returncode != 0
+    assert "SECRET_KEY must have at least 50 characters" in done.stderr
+
+
+def test_production_refuses_the_public_development_key():
+    from config.settings.base import DEVELOPMENT_SECRET_KEY
+
+    done = _manage("check", **{**PRODUCTION_ENV, "SECRET_KEY": DEVELOPMENT_SECRET_KEY + "x" * 10})
+
+    assert done.returncode != 0
+    assert "SECRET_KEY is the public development key" in done.stderr
+
+
+def _base_value(expression: str, tmp_path, **env: str) -> subprocess.CompletedProcess[str]:
+    code = f"from django.conf import settings as s; print({expression})"
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("SECRET_KEY", "DEBUG", "CACHE_URL", "CELERY_BROKER_URL")}
+    return subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "shell", "--no-imports", "-c", code], cwd=ROOT,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings.base",
+             "LAB_VAR_DIR": str(tmp_path), **env},
+        capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_the_development_key_signs_only_under_debug(tmp_path):
+    from config.settings.base import DEVELOPMENT_SECRET_KEY
+
+    under_debug = _base_value("s.SECRET_KEY", tmp_path, DEBUG="true")
+    without_debug = [_base_value("s.SECRET_KEY", tmp_path) for _ in range(2)]
+    forced = _base_value("s.SECRET_KEY", tmp_path, SECRET_KEY=DEVELOPMENT_SECRET_KEY)
+
+    assert under_debug.stdout.strip() == DEVELOPMENT_SECRET_KEY
+    keys = {done.stdout.strip() for done in without_debug}
+    assert len(keys) == 1, "every process of one machine shares the key"
+    assert DEVELOPMENT_SECRET_KEY not in keys
+    assert len(keys.pop()) >= 50
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+    assert forced.returncode != 0
+    assert "the development SECRET_KEY is public" in forced.stderr
+
+
+@pytest.mark.parametrize(("env", "backend"), [
+    ({"CELERY_BROKER_URL": "redis://127.0.0.1:6379/5"}, "RedisCache redis://127.0.0.1:6379/5"),
+    ({"CACHE_URL": "redis://127.0.0.1:6379/7"}, "RedisCache redis://127.0.0.1:6379/7"),
+    ({}, "FileBasedCache {var}/cache"),
+], ids=["broker", "cache-url", "local"])
+def test_the_cache_is_shared_by_every_web_process(tmp_path, env, backend):
+    """Throttles and hot reads live in the cache: local memory would be one per process."""
+    done = _base_value("s.CACHES['default']['BACKEND'].rsplit('.', 1)[1], "
+                       "s.CACHES['default']['LOCATION']", tmp_path, **env)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == backend.format(var=tmp_path)
+
+
+def test_worker_guard_rails_have_defaults_and_read_the_environment(tmp_path):
+    expression = ("s.LAB_WORKER_MEMORY_LIMIT_MB, s.LAB_SIMULATION_DEADLINE_SECONDS, "
+                  "s.CELERY_WORKER_MAX_MEMORY_PER_CHILD, s.LAB_MAX_UPLOAD_BYTES")
+    default = _base_value(expression, tmp_path)
+    chosen = _base_value(expression, tmp_path, LAB_WORKER_MEMORY_LIMIT_MB="900",
+                         LAB_SIMULATION_DEADLINE_SECONDS="30", LAB_WORKER_MAX_MEMORY_MB="512",
+                         LAB_MAX_UPLOAD_BYTES="2048")
+
+    assert default.stdout.split() == ["6144", "1740.0", "2097152", "10485760"]
+    assert chosen.stdout.split() == ["900", "30.0", "524288", "2048"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,42 @@ def test_a_pool_process_killed_mid_task_hands_the_task_back(alice, stack):
     assert (victim.status, victim.attempt) == (Status.SUCCEEDED, 2)
     assert victim.events.count() == victim.event_count > 0
     assert worker.poll() is None
+
+
+def test_a_simulation_past_the_memory_cap_fails_its_run_at_once_with_the_reason(alice, stack):
+    """The pool process's RLIMIT_AS turns a runaway allocation into a MemoryError in the
+    task: the run fails with the reason on the first attempt, nothing is redelivered into
+    the next out-of-memory, and the worker (and its pool process) carry on."""
+    experiment = ExperimentFactory(owner=alice)
+    worker = stack.start_worker(name="capped", LAB_WORKER_MEMORY_LIMIT_MB="1500",
+                                HOG_MEMORY_MB="3000")
+
+    run = _start_run(stack, experiment.pk)
+    wait_for(lambda: _status(run) == Status.FAILED, timeout=90, what="the run to fail",
+             stack=stack)
+
+    first = run.replications.order_by("variant_index").first()
+    assert run.error == (
+        f"variant '{first.variant}' replication 0 ran out of memory: the simulation needed "
+        "more than the worker's cap of 1500 MB (LAB_WORKER_MEMORY_LIMIT_MB); make the spec "
+        "smaller (fewer pods, nodes or days)")
+    assert first.attempt == 1
+    assert worker.poll() is None
+    assert "WorkerLostError" not in stack.logs()
+
+
+def test_a_simulation_past_its_deadline_fails_its_run_in_a_real_worker(alice, stack):
+    experiment = ExperimentFactory(owner=alice)
+    stack.start_worker(name="hurried", SLOW_SIMULATION_SECONDS="20",
+                       LAB_PROGRESS_EVERY_SECONDS="0.2", LAB_SIMULATION_DEADLINE_SECONDS="1")
+
+    run = _start_run(stack, experiment.pk)
+    wait_for(lambda: _status(run) == Status.FAILED, timeout=60, what="the run to fail",
+             stack=stack)
+
+    assert run.error.endswith("took longer than the simulation deadline of 1 s "
+                              "(LAB_SIMULATION_DEADLINE_SECONDS)")
+    assert run.finished_at - run.started_at < timedelta(seconds=10)
 
 
 def _a_second_worker_completes_the_run(stack: Stack, run: Run, victim: Replication) -> None:

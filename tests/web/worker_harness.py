@@ -1,9 +1,10 @@
 """A real Celery worker process whose simulations take a set time, for the tests that
 kill a worker mid-task: ``python tests/web/worker_harness.py worker -Q ...``.
 
-Only the duration is staged: before simulating, it sleeps SLOW_SIMULATION_SECONDS in
-steps, reporting progress through the same callback the simulator uses (so heartbeats
-are real); then it runs the real ``scheduler_core.simulate``.
+Only the duration and the appetite are staged: before simulating, it sleeps
+SLOW_SIMULATION_SECONDS in steps, reporting progress through the same callback the
+simulator uses (so heartbeats are real), and holds HOG_MEMORY_MB of memory in 16 MB
+blocks (as a runaway simulation would); then it runs the real ``scheduler_core.simulate``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from config.celery import app  # noqa: E402
 
 _real_simulate = sc.simulate
 STEPS = 20
+BLOCK = 16 * 1024 * 1024
 
 
 def _slow_simulate(*args: Any, progress: Any = None, **kwargs: Any) -> sc.ReplicationResult:
@@ -36,6 +38,8 @@ def _slow_simulate(*args: Any, progress: Any = None, **kwargs: Any) -> sc.Replic
         time.sleep(seconds / STEPS)
         if progress is not None:
             progress(step / STEPS)
+    held = [bytearray(BLOCK) for _ in range(int(os.environ.get("HOG_MEMORY_MB", "0")) // 16)]
+    del held
     return _real_simulate(*args, progress=progress, **kwargs)
 
 

@@ -39,7 +39,23 @@ YAML_TYPE = "application/yaml; charset=utf-8"
 def experiment_response(request: Request, experiment: Experiment,
                         code: int = status.HTTP_200_OK) -> Response:
     data = ExperimentOutputSerializer(experiment, context=user_context(request)).data
-    return Response(data, status=code)
+    response = Response(data, status=code)
+    response["ETag"] = etag(experiment.version)
+    return response
+
+
+def etag(version: int) -> str:
+    return f'"{version}"'
+
+
+def if_match_version(request: Request) -> int | None:
+    """The version an ``If-Match`` header names (``"3"``, ``W/"3"``); None without one or
+    for ``*``. An ETag this API never sent matches no version: 412 like a stale one."""
+    header = request.headers.get("If-Match", "").strip()
+    if not header or header == "*":
+        return None
+    tag = header.split(",")[0].strip().removeprefix("W/").strip('"')
+    return int(tag) if tag.isdigit() and len(tag) < 12 else 0
 
 
 class ExperimentListApi(generics.ListAPIView):
@@ -74,6 +90,9 @@ class ExperimentDetailApi(APIView):
 
     class InputSerializer(MetaInputSerializer):
         spec = SpecDocumentField()
+        version = serializers.IntegerField(
+            required=False, min_value=1, max_value=2**31 - 1,
+            help_text="the version you edited: 409 if the experiment has moved on")
 
     @extend_schema(responses=ExperimentOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
@@ -93,23 +112,42 @@ class ExperimentDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _update(self, request: Request, pk: int, *, partial: bool) -> Response:
-        """PUT replaces spec, tags and sharing; PATCH changes those given."""
+        """PUT replaces spec, tags and sharing; PATCH writes only the fields it is given.
+        With ``If-Match`` (412) or ``version`` (409), an edit of an older version is
+        refused instead of overwriting someone else's."""
         experiment = owned_experiment(request, pk)
         serializer = self.InputSerializer(data=request.data, partial=partial)
         data, spec = validated_with_spec(serializer)
-        services.experiment_update(
-            experiment=experiment,
-            spec=spec or _stored_spec(experiment),
-            tags=data.get("tags", experiment.tag_names),
-            shared_with=data.get("shared_with", experiment.shared_with.all()))
+        if spec is None:
+            _check_stored_spec(experiment)
+        header_version = if_match_version(request)
+        expected = header_version if header_version is not None else data.get("version")
+        try:
+            experiment = services.experiment_update(
+                experiment=experiment, spec=spec, tags=data.get("tags"),
+                shared_with=data.get("shared_with"), expected_version=expected)
+        except services.ExperimentChangedError as exc:
+            raise _changed(exc, precondition=header_version is not None) from None
         return experiment_response(request, experiment)
 
 
-def _stored_spec(experiment: Experiment) -> sc.ExperimentSpec:
-    """The stored spec, for a PATCH that leaves it alone. One an older version wrote may
-    no longer pass: then the answer lists why, and a PATCH with a fixed spec is needed."""
+def _changed(exc: services.ExperimentChangedError, *, precondition: bool) -> ApiError:
+    message = (f"the experiment was changed since you read it (you edited version "
+               f"{exc.expected}, it is at version {exc.current}): read it again and "
+               "reapply your change")
+    if precondition:
+        return ApiError([{"path": "", "message": message}],
+                        status_code=status.HTTP_412_PRECONDITION_FAILED)
+    return ApiError([{"path": "version", "message": message}],
+                    status_code=status.HTTP_409_CONFLICT)
+
+
+def _check_stored_spec(experiment: Experiment) -> None:
+    """A PATCH that leaves the spec alone still needs it to pass (one an older version
+    wrote may not): then the answer lists why, and a PATCH with a fixed spec is needed.
+    Only checked, never written back: that would undo a concurrent PUT."""
     try:
-        return spec_parse(document=experiment.spec)
+        spec_parse(document=experiment.spec)
     except sc.SpecError as exc:
         raise spec_invalid(exc.errors) from None
 

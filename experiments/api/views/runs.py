@@ -8,6 +8,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
+from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,7 +20,7 @@ from experiments.api.filters import RunFilter
 from experiments.api.pagination import Pagination
 from experiments.api.schema import ERROR_REF
 from experiments.api.serializers import RunListOutputSerializer, RunOutputSerializer
-from experiments.api.throttles import RunStartThrottle
+from experiments.api.throttles import run_start_rate
 from experiments.api.views.common import (
     owned_experiment,
     owned_run,
@@ -55,9 +56,6 @@ class ExperimentRunsApi(generics.ListAPIView):
     pagination_class = Pagination
     serializer_class = RunListOutputSerializer
 
-    def get_throttles(self) -> list:
-        return [RunStartThrottle()] if self.request.method == "POST" else []
-
     def get_queryset(self) -> QuerySet:
         return selectors.run_list(experiment=visible_experiment(self.request, self.kwargs["pk"]))
 
@@ -65,9 +63,12 @@ class ExperimentRunsApi(generics.ListAPIView):
     def post(self, request: Request, pk: int) -> Response:
         experiment = owned_experiment(request, pk)
         try:
-            run = services.run_enqueue(experiment=experiment, user=request.user)
+            run = services.run_start(experiment=experiment, user=request.user,
+                                     rate=run_start_rate())
         except sc.SpecError as exc:
             raise spec_invalid(exc.errors) from None
+        except services.RunStartThrottledError as exc:
+            raise Throttled(wait=exc.retry_after) from None
         return run_response(request, run, status.HTTP_201_CREATED)
 
 
