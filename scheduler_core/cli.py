@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from scheduler_core.experiment import VariantResult, run_experiment
+from scheduler_core.k8s.cli import register as register_export
 from scheduler_core.metrics import METRIC_NAMES
 from scheduler_core.presets import get_preset, list_presets
 from scheduler_core.spec import ExperimentSpec, SpecError, parse_spec, variant_names
@@ -61,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
     register_import(sub)
+    register_export(sub)
     return parser
 
 
