@@ -41,7 +41,8 @@ class Format:
 
 
 def _formats() -> dict[str, Format]:
-    from scheduler_core.traces import dlrm, inventory, kubectl, native, openb
+    from scheduler_core import k8s
+    from scheduler_core.traces import dlrm, inventory, native, openb
 
     items = [
         Format("openb", "Alibaba GPU v2023 (openb): node list + pod list",
@@ -57,8 +58,11 @@ def _formats() -> dict[str, Format]:
                "nodes.csv jobs.csv [classes.csv]", native.read_csv),
         Format("jsonl", "Disruption Lab JSON Lines: one node/job/class record per line",
                "cluster.jsonl", native.read_jsonl),
-        Format("kubectl", "kubectl get nodes,pods,priorityclasses,poddisruptionbudgets -A -o json",
-               "snapshot.json", kubectl.read_snapshot),
+        Format("k8s", "Kubernetes manifests and snapshots: YAML/JSON, kubectl get -o yaml|json, "
+               "KWOK, kube-scheduler-simulator (docs/kubernetes.md)",
+               "manifests.yaml [snapshot.json ...] or a folder", k8s.read_snapshot),
+        Format("kubectl", "kubectl get nodes,pods,priorityclasses,poddisruptionbudgets -A -o json "
+               "(the k8s reader)", "snapshot.json", k8s.read_snapshot),
     ]
     return {f.name: f for f in items}
 
