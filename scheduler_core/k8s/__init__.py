@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from scheduler_core.k8s.documents import Item, expand_sources, read_items
+from scheduler_core.k8s.experiment import restore_experiment
 from scheduler_core.k8s.reader import ManifestReader
 from scheduler_core.k8s.templates import ANNOTATIONS, PREFIX
 from scheduler_core.traces.build import ImportResult
@@ -60,6 +61,8 @@ def read_snapshot(files: Sequence[TraceFile], options: ImportOptions, log: Error
     if log:
         return reader.draft
     draft = reader.build()
+    if not log:
+        restore_experiment(draft, reader.of, options, log)
     if draft.cluster is None and draft.nodes.node_count == 0:
         draft.cluster = {"nodePools": [dict(DEFAULT_POOL)]}
         draft.notes.insert(0, "no Node in the input: the cluster is a default pool of "

@@ -33,6 +33,15 @@ from typing import Any
 
 import yaml
 
+from scheduler_core.k8s.experiment import (
+    EXPERIMENT_CONFIGMAP,
+    EXPERIMENT_KEY,
+    EXPERIMENT_LABEL,
+    POOL_ANNOTATION,
+    PREFIX,
+    SETTINGS,
+    SPOT_ANNOTATION,
+)
 from scheduler_core.spec import (
     AdmissionQueue,
     ExperimentSpec,
@@ -43,13 +52,7 @@ from scheduler_core.spec import (
     resolve_variant,
 )
 
-PREFIX = "disruption-lab.io/"
 WORKLOAD_LABEL = PREFIX + "workload"
-POOL_ANNOTATION = PREFIX + "node-pool"
-SPOT_ANNOTATION = PREFIX + "spot"
-EXPERIMENT_CONFIGMAP = "disruption-lab-experiment"
-EXPERIMENT_KEY = "experiment.yaml"
-EXPERIMENT_LABEL = PREFIX + "experiment"
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 GPU = "nvidia.com/gpu"
@@ -66,9 +69,6 @@ JOB_BACKOFF_LIMIT = 6
 """The Job API's default retry budget (members are replaced in place until it runs out)."""
 JOBSET_MAX_RESTARTS = 10
 
-EXPERIMENT_FIELDS = ("name", "description", "horizonSeconds", "seed", "replications",
-                     "policy", "events", "variants", "grid")
-"""Top-level spec fields with no Kubernetes object: the ConfigMap carries them."""
 
 Manifest = dict[str, Any]
 
@@ -201,8 +201,8 @@ class _Writer:
             yield from self.workload(workload)
         if self.options.nodes:
             yield from self.nodes()
-            if self.options.initial_state:
-                yield from self.initial_pods()
+        if self.writes_initial_state:
+            yield from self.initial_pods()
 
     def meta(self, name: str, **extra: Any) -> dict[str, Any]:
         return {"name": name, "namespace": self.ns, **extra}
@@ -210,7 +210,7 @@ class _Writer:
     # ------------------------------------------------------------ experiment settings
     def experiment_config(self) -> Manifest:
         document = self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-        settings = {key: document[key] for key in EXPERIMENT_FIELDS if key in document}
+        settings = {key: document[key] for key in SETTINGS if key in document}
         text = yaml.safe_dump(settings, sort_keys=False, allow_unicode=True)
         return {"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": self.meta(EXPERIMENT_CONFIGMAP, labels={EXPERIMENT_LABEL: "true"}),
@@ -312,13 +312,15 @@ class _Writer:
                          "template": self.pod_template(w, "Always")}}
 
     def bare_pods(self, w: Workload) -> Iterator[Manifest]:
-        """No controller: the members are plain Pods; those of the initial state are
-        written bound, with the cluster."""
-        running = self.running_members(w)
+        """No controller: the members are plain Pods, in the workload's place; those of
+        the initial state bound to their node when the cluster is written."""
+        running = dict(self.placements(w)) if self.writes_initial_state else {}
         for member in range(w.members):
-            if member in running:
-                continue
-            yield self.pod(w, member, None)
+            yield self.pod(w, member, running.get(member))
+
+    @property
+    def writes_initial_state(self) -> bool:
+        return self.options.nodes and self.options.initial_state
 
     def pod(self, w: Workload, member: int, placed: InitialPod | None) -> Manifest:
         template = self.pod_template(w, "Never")
@@ -360,11 +362,6 @@ class _Writer:
         return {"apiVersion": api, "kind": kind, "name": name, "controller": True,
                 "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.ns}/{kind}/{name}"))}
 
-    def running_members(self, w: Workload) -> set[int]:
-        if not (self.options.nodes and self.options.initial_state):
-            return set()
-        return {member for member, _ in self.placements(w)}
-
     def placements(self, w: Workload) -> list[tuple[int, InitialPod]]:
         """The workload's initial pods with their member index (given, else the next free)."""
         pods = [p for p in self.spec.initial_state if p.workload == w.name]
@@ -405,13 +402,15 @@ class _Writer:
             yield node(named.name, named, heartbeat)
 
     def initial_pods(self) -> Iterator[Manifest]:
-        """Pods already running at t = 0, in the spec's initialState order."""
+        """The members of controllers already running at t = 0, in initialState order
+        (a bare pod's were written in its workload's place)."""
         workloads = {w.name: w for w in self.spec.workloads}
-        members = {w.name: dict((id(p), m) for m, p in self.placements(w))
+        members = {w.name: {id(p): m for m, p in self.placements(w)}
                    for w in self.spec.workloads}
         for placed in self.spec.initial_state:
             w = workloads[placed.workload]
-            yield self.pod(w, members[w.name][id(placed)], placed)
+            if w.controller.kind.value != "none":
+                yield self.pod(w, members[w.name][id(placed)], placed)
 
 
 # ============================================================================ objects

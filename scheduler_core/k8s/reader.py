@@ -769,7 +769,7 @@ class ManifestReader:
             "arrival": 0.0, "durationSeconds": None, **defaults,
             "terminationGracePeriodSeconds": grace,
             "stopSeconds": min(defaults["stopSeconds"], grace),
-            "controller": {"kind": unit.controller}}
+            "controller": {"kind": _controller_kind(unit)}}
         rules, notes = placement(spec)
         fields.update(rules)
         for note in notes:
@@ -833,6 +833,15 @@ class ManifestReader:
 
 
 # ==================================================================== helpers
+def _controller_kind(unit: Unit) -> str:
+    """A PodGroup's members that are bare pods (no owner) have no controller to recreate
+    them; without pods in the input, the PodGroup's default stands."""
+    if unit.item is None and unit.group_item is not None and unit.pods and not any(
+            _controller_ref(p.item.meta) for p in unit.pods):
+        return "none"
+    return unit.controller
+
+
 def _members(unit: Unit) -> int:
     count = max(unit.declared or 0, len(unit.pods))
     if unit.group and unit.group.get("minCount"):
