@@ -389,6 +389,9 @@ class ManifestReader:
     def _template_unit(self, item: Item, key: Key, template: Mapping[str, Any],
                        declared: int) -> Unit:
         kind, controller = OWNER_KIND[item.kind]
+        pod_spec = template.get("spec") or {}
+        self.priority_of(item, pod_spec.get("priorityClassName"),
+                         "spec.template.spec.priorityClassName")
         unit = Unit(key, kind, controller, item=item,
                     template=dict(template.get("spec") or {}),
                     template_meta=dict(template.get("metadata") or {}), declared=declared)

@@ -77,7 +77,8 @@ def test_the_three_class_setup_preempts_for_interactive_only():
         {"priorityClassName": "interactive", "gpus": 4}]
     run = simulate(result.spec, "default")
     victims = [e for e in run.events if e.reason == "Preempted"]
-    assert victims and all(e.workload == "bulk-generation" for e in victims)
+    assert victims
+    assert all(e.workload == "bulk-generation" for e in victims)
     assert {e.related.split("-")[0] for e in victims} == {"chat"}
     assert not [e for e in run.events if e.reason == "VictimsSelected"
                 and e.workload == "finetune"]
