@@ -246,10 +246,7 @@ def _yaml_document(data: Any, node: Any, name: str, log: ErrorLog) -> Iterator[I
                     yield Item(obj, Origin(name, child.start_mark.line + 1,
                                            child.start_mark.column + 1))
         return
-    if not data.get("kind"):
-        log.add(name, origin.line, origin.column, "this document has no 'kind'")
-        return
-    yield Item(data, origin)
+    yield Item(data, origin)  # without a kind: listed in the notes as not Kubernetes
 
 
 # ============================================================================ positions

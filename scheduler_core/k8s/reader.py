@@ -54,7 +54,7 @@ MAX_LISTED = 40
 USED_KINDS = {"Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "Job",
               "JobSet", "Deployment", "StatefulSet", "ReplicaSet", "PodGroup", "Workload",
               "ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor",
-              "WorkloadPriorityClass", "Namespace"}
+              "WorkloadPriorityClass"}
 Key = tuple[str, str, str]
 
 
@@ -196,7 +196,11 @@ class ManifestReader:
             if kind in USED_KINDS and self._known_group(kind, items[0]):
                 continue
             for item in items:
-                self.notes.add("left out, a kind this model does not read", item.label)
+                if not kind:
+                    self.notes.add("left out, documents without a kind (not Kubernetes "
+                                   "objects)", f"{item.origin.file}:{item.origin.line}")
+                else:
+                    self.notes.add("left out, a kind this model does not read", item.label)
 
     def _known_group(self, kind: str, item: Item) -> bool:
         """A Kueue ``Workload`` is not the scheduling API's ``Workload``."""
@@ -385,6 +389,9 @@ class ManifestReader:
     def _template_unit(self, item: Item, key: Key, template: Mapping[str, Any],
                        declared: int) -> Unit:
         kind, controller = OWNER_KIND[item.kind]
+        pod_spec = template.get("spec") or {}
+        self.priority_of(item, pod_spec.get("priorityClassName"),
+                         "spec.template.spec.priorityClassName")
         unit = Unit(key, kind, controller, item=item,
                     template=dict(template.get("spec") or {}),
                     template_meta=dict(template.get("metadata") or {}), declared=declared)

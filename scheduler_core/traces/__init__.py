@@ -40,8 +40,15 @@ class Format:
     node_inventory: bool = False
 
 
+def _read_k8s(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
+    """The Kubernetes reader (``scheduler_core.k8s``), imported when used: it builds on
+    this package."""
+    from scheduler_core.k8s import read_snapshot
+
+    return read_snapshot(files, options, log)
+
+
 def _formats() -> dict[str, Format]:
-    from scheduler_core import k8s
     from scheduler_core.traces import dlrm, inventory, native, openb
 
     items = [
@@ -60,9 +67,9 @@ def _formats() -> dict[str, Format]:
                "cluster.jsonl", native.read_jsonl),
         Format("k8s", "Kubernetes manifests and snapshots: YAML/JSON, kubectl get -o yaml|json, "
                "KWOK, kube-scheduler-simulator (docs/kubernetes.md)",
-               "manifests.yaml [snapshot.json ...] or a folder", k8s.read_snapshot),
+               "manifests.yaml [snapshot.json ...] or a folder", _read_k8s),
         Format("kubectl", "kubectl get nodes,pods,priorityclasses,poddisruptionbudgets -A -o json "
-               "(the k8s reader)", "snapshot.json", k8s.read_snapshot),
+               "(the k8s reader)", "snapshot.json", _read_k8s),
     ]
     return {f.name: f for f in items}
 
