@@ -441,7 +441,7 @@ def cluster_queue(queue: AdmissionQueue, cluster_gpus: int) -> Manifest:
                        "reclaimWithinCohort": queue.preemption.reclaim_within_cohort}}
     if queue.cohort:
         spec["cohortName"] = queue.cohort
-    annotations = {PREFIX + "order-by": queue.order_by}
+    annotations: dict[str, str] = {PREFIX + "order-by": queue.order_by}
     if queue.concurrency is not None:
         annotations[PREFIX + "concurrency"] = str(queue.concurrency)
     if queue.nominal_gpus is None:
