@@ -41,9 +41,11 @@ ItemsOf = Callable[[str], Sequence[Item]]
 def restore_experiment(draft: Draft, items_of: ItemsOf, options: ImportOptions,
                        log: ErrorLog) -> None:
     """Apply the exporter's settings, pools, spot marks and queue fields to ``draft``."""
-    config = _experiment_config(items_of("ConfigMap"), log)
-    if config is not None:
+    found = _experiment_config(items_of("ConfigMap"), log)
+    if found is not None:
+        item, config = found
         _apply_settings(draft, config, options)
+        _drop_note(draft, item)
         _input_order(draft)
         _initial_state_order(draft)
     _spot_and_pools(draft, items_of("Node"))
@@ -51,7 +53,8 @@ def restore_experiment(draft: Draft, items_of: ItemsOf, options: ImportOptions,
 
 
 # ============================================================================ settings
-def _experiment_config(config_maps: Sequence[Item], log: ErrorLog) -> dict[str, Any] | None:
+def _experiment_config(config_maps: Sequence[Item],
+                       log: ErrorLog) -> tuple[Item, dict[str, Any]] | None:
     for item in config_maps:
         labels = item.meta.get("labels") or {}
         if item.name != EXPERIMENT_CONFIGMAP and labels.get(EXPERIMENT_LABEL) != "true":
@@ -73,7 +76,7 @@ def _experiment_config(config_maps: Sequence[Item], log: ErrorLog) -> dict[str, 
                     f"{item.label}: data.{EXPERIMENT_KEY}: unknown field(s) "
                     f"{', '.join(unknown)} (known: {', '.join(SETTINGS)})")
             return None
-        return dict(settings)
+        return item, dict(settings)
     return None
 
 
@@ -87,14 +90,20 @@ def _apply_settings(draft: Draft, settings: dict[str, Any], options: ImportOptio
     for key in ("seed", "replications", "policy", "events", "variants", "grid"):
         if key in settings:
             draft.extra[key] = settings[key]
-    _drop_note(draft, "ConfigMap")
 
 
-def _drop_note(draft: Draft, kind: str) -> None:
-    """The reader lists the ConfigMap among the objects it left out: it is used now."""
-    marker = f"{kind} "
-    draft.notes[:] = [n for n in draft.notes
-                      if not (marker in n and EXPERIMENT_CONFIGMAP in n and "left out" in n)]
+def _drop_note(draft: Draft, used: Item) -> None:
+    """The reader lists the ConfigMap among the objects it left out; it is used now."""
+    kept = []
+    for note in draft.notes:
+        head, colon, listed = note.partition(": ")
+        if colon and head.startswith("left out") and used.label in listed.split(", "):
+            rest = [entry for entry in listed.split(", ") if entry != used.label]
+            if not rest:
+                continue
+            note = f"{head}: {', '.join(rest)}"
+        kept.append(note)
+    draft.notes[:] = kept
 
 
 def _input_order(draft: Draft) -> None:

@@ -336,3 +336,34 @@ def test_cli_export_names_an_unknown_variant_and_exits_2() -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == "error: variant: no variant named 'nope'"
     assert result.stdout == ""
+
+
+# ============================================================================ a real set
+MIXED = Path(__file__).parent / "fixtures" / "k8s" / "mixed-platform.yaml"
+
+
+def test_the_mixed_platform_set_has_more_than_fifty_objects() -> None:
+    objects = documents(MIXED.read_text())
+    count = sum(len(o["items"]) if o["kind"] == "List" else 1 for o in objects)
+    assert count > 50
+
+
+def test_the_mixed_platform_set_imports_runs_and_exports_back() -> None:
+    from scheduler_core.k8s import read_manifests
+
+    imported = read_manifests([MIXED])
+    spec = imported.spec
+    assert len(spec.cluster.nodes) == 9
+    assert len(spec.initial_state) == 10
+    assert [q.name for q in spec.queues] == ["team-nlp", "team-vision"]
+    assert any("Service ml-platform/llm-serving" in note for note in imported.notes)
+    first = sc.run_experiment(spec)
+
+    exported = export_manifests(spec)
+    again = read_back(exported)
+    assert normalised(again) == normalised(spec)
+    assert len(documents(exported)) > 50
+    rerun = sc.run_experiment(again)
+    assert [v.aggregate for v in rerun] == [v.aggregate for v in first]
+    assert [r.workload for r in rerun[0].replications[0].workloads] == [
+        w.name for w in spec.workloads]
