@@ -4,6 +4,7 @@ from experiments.views import charts as chart_views
 from experiments.views import compare as compare_views
 from experiments.views import experiments as experiment_views
 from experiments.views import imports as import_views
+from experiments.views import manifests as manifest_views
 from experiments.views import runs as run_views
 
 app_name = "experiments"
@@ -17,9 +18,12 @@ urlpatterns = [
     path("experiments/<int:pk>/clone/", experiment_views.experiment_clone, name="clone"),
     path("experiments/<int:pk>/delete/", experiment_views.experiment_delete, name="delete"),
     path("experiments/<int:pk>/run/", experiment_views.experiment_run, name="run-start"),
+    path("experiments/<int:pk>/manifests.yaml", manifest_views.experiment_manifests,
+         name="manifests"),
     path("runs/<int:pk>/", run_views.run_detail, name="run"),
     path("runs/<int:pk>/status.json", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
+    path("runs/<int:pk>/manifests.yaml", manifest_views.run_manifests, name="run-manifests"),
     path("runs/<int:pk>/replications/<int:replication_pk>/events/",
          run_views.replication_events, name="replication-events"),
     # Charts (issue 5): the run page's chart data, the compare page, plotly.js itself.

@@ -22,7 +22,7 @@ from drf_spectacular.views import (
 )
 
 from experiments.api.exceptions import api_not_found
-from experiments.api.views import auth, imports, results, runs
+from experiments.api.views import auth, imports, manifests, results, runs
 from experiments.api.views import experiments as exp
 
 app_name = "api"
@@ -43,6 +43,8 @@ v1 = [
     api(exp.ExperimentDetailApi, "experiments/<int:pk>/", "experiment-detail"),
     api(exp.ExperimentCloneApi, "experiments/<int:pk>/clone/", "experiment-clone"),
     api(exp.ExperimentSpecYamlApi, "experiments/<int:pk>/spec.yaml", "experiment-spec"),
+    api(manifests.ExperimentManifestsApi, "experiments/<int:pk>/manifests/",
+        "experiment-manifests"),
     api(runs.ExperimentRunsApi, "experiments/<int:pk>/runs/", "experiment-runs"),
     api(exp.PresetListApi, "presets/", "preset-list"),
     api(exp.PresetDetailApi, "presets/<slug:preset_id>/", "preset-detail"),
@@ -51,6 +53,7 @@ v1 = [
     api(runs.RunDetailApi, "runs/<int:pk>/", "run-detail"),
     api(runs.RunCancelApi, "runs/<int:pk>/cancel/", "run-cancel"),
     api(runs.RunSpecYamlApi, "runs/<int:pk>/spec.yaml", "run-spec"),
+    api(manifests.RunManifestsApi, "runs/<int:pk>/manifests/", "run-manifests"),
     api(results.RunSummaryApi, "runs/<int:pk>/summary/", "run-summary"),
     api(results.RunWorkloadsApi, "runs/<int:pk>/workloads/", "run-workloads"),
     api(results.RunEventsApi, "runs/<int:pk>/events/", "run-events"),

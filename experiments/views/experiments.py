@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 import scheduler_core as sc
-from experiments import selectors, services
+from experiments import selectors, selectors_k8s, services
 from experiments.api.throttles import run_start_rate
 from experiments.editor import Editor, MetaForm, blank_document
 from experiments.editor.document import KIND_LABELS
@@ -113,6 +113,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "runs": selectors.run_list(experiment=experiment),
         "spec_yaml": spec_yaml(experiment.spec),
         "facts": selectors.experiment_facts(experiment=experiment),
+        "manifest_variants": selectors_k8s.manifest_variants(spec_document=experiment.spec),
     }
     return render(request, "experiments/experiment_detail.html", context)
 

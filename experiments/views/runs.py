@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 import scheduler_core as sc
-from experiments import selectors, services
+from experiments import selectors, selectors_k8s, services
 from experiments.views.common import owned_experiment, visible_run
 
 EVENTS_PER_PAGE = 200
@@ -28,6 +28,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "table": selectors.run_summary_table(run=run),
         "replications": selectors.run_replications(run=run),
         "metric_names": sc.METRIC_NAMES,
+        "manifest_variants": selectors_k8s.manifest_variants(spec_document=run.spec),
     })
 
 

@@ -40,8 +40,16 @@ class Format:
     node_inventory: bool = False
 
 
+def _read_k8s(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
+    """The Kubernetes reader (``scheduler_core.k8s``), imported when used: it builds on
+    this package."""
+    from scheduler_core.k8s import read_snapshot
+
+    return read_snapshot(files, options, log)
+
+
 def _formats() -> dict[str, Format]:
-    from scheduler_core.traces import dlrm, inventory, kubectl, native, openb
+    from scheduler_core.traces import dlrm, inventory, native, openb
 
     items = [
         Format("openb", "Alibaba GPU v2023 (openb): node list + pod list",
@@ -57,8 +65,11 @@ def _formats() -> dict[str, Format]:
                "nodes.csv jobs.csv [classes.csv]", native.read_csv),
         Format("jsonl", "Disruption Lab JSON Lines: one node/job/class record per line",
                "cluster.jsonl", native.read_jsonl),
-        Format("kubectl", "kubectl get nodes,pods,priorityclasses,poddisruptionbudgets -A -o json",
-               "snapshot.json", kubectl.read_snapshot),
+        Format("k8s", "Kubernetes manifests and snapshots: YAML/JSON, kubectl get -o yaml|json, "
+               "KWOK, kube-scheduler-simulator (docs/kubernetes.md)",
+               "manifests.yaml [snapshot.json ...] or a folder", _read_k8s),
+        Format("kubectl", "kubectl get nodes,pods,priorityclasses,poddisruptionbudgets -A -o json "
+               "(the k8s reader)", "snapshot.json", _read_k8s),
     ]
     return {f.name: f for f in items}
 

@@ -46,6 +46,8 @@ class Draft:
     notes: list[str] = field(default_factory=list)
     cluster: dict[str, Any] | None = None
     """A cluster given whole (named nodes from a snapshot); else built from ``nodes``."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Further top-level spec sections (queues, resourceQuotas), in the spec's names."""
 
     def add_workload(self, fields: dict[str, Any], file: str, line: int) -> None:
         self.provenance.record(f"workloads[{len(self.workloads)}]", Origin(file, line))
@@ -61,4 +63,5 @@ class Draft:
         data["workloads"] = self.workloads
         if self.initial_state:
             data["initialState"] = self.initial_state
+        data.update(self.extra)
         return data

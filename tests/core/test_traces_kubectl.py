@@ -99,13 +99,14 @@ def test_a_kind_label_and_tolerations_carry_over(imported):
 
 def test_a_percentage_pdb_is_rounded_up_on_the_workload_it_selects(imported):
     assert workload(imported, "serve-7d9f8b7c6")["pdb"] == {"minAvailable": 1}
-    assert "PodDisruptionBudget ml/orphan-pdb selects no pod; budgets are per workload " \
-           "here, so it was not applied" in imported.notes
+    assert "budgets not applied: each selects no pod (budgets are per workload here): " \
+           "PodDisruptionBudget ml/orphan-pdb" in imported.notes
 
 
 def test_finished_and_daemon_pods_are_counted_out(imported):
     assert imported.counts == {"nodes": 3, "pods": 6, "workloads": 4, "initial_pods": 4}
-    assert "1 left out: finished pods (Succeeded/Failed)" in imported.notes
+    assert "left out, finished pods (Succeeded/Failed): Pod ml/etl-1-done-2kq9d" \
+        in imported.notes
 
 
 def test_the_snapshot_simulates(imported):
@@ -168,7 +169,7 @@ def test_a_pod_on_an_unknown_node_is_an_error():
     pod_starts = text.index('{"apiVersion": "v1", "kind": "Pod"') + 1
     assert errors == [{"file": "d.json", "line": 1, "column": pod_starts,
                        "message": "Pod default/web-1: spec.nodeName: no node named 'n9' in "
-                                  "the snapshot"}]
+                                  "the input"}]
 
 
 def test_malformed_json_points_at_the_syntax_error():
@@ -196,8 +197,8 @@ def test_a_pod_naming_an_unknown_priority_class_is_an_error():
     data["items"][2]["spec"]["priorityClassName"] = "gold"
     errors = import_uploads("kubectl", [(io.StringIO(json.dumps(data, indent=2)), "d.json")])
     assert [(e["line"], e["message"]) for e in errors] == [
-        (35, "Pod default/web-1: spec.priorityClassName: no PriorityClass 'gold' in the "
-             "snapshot")]
+        (35, "Pod default/web-1: spec.priorityClassName: no PriorityClass with name 'gold' "
+             "was found")]
 
 
 def _upload(text, name):
@@ -210,6 +211,6 @@ def test_a_relative_budget_on_pods_without_a_scalable_controller_is_noted():
     data = json.loads(DUMP.replace('"2x"', '"2"').replace('"150%"', '"50%"'))
     result = import_uploads("kubectl", [(io.StringIO(json.dumps(data)), "d.json")])
     assert result.mapping["workloads"][0]["pdb"] == {"minAvailable": 1}
-    assert ("PodDisruptionBudget default/web: counted against the 1 pod(s) of 'web-1'; "
-            "Kubernetes finds no scalable controller for them and would allow no voluntary "
-            "disruption") in result.notes
+    assert ("budgets counted against their workload's members; Kubernetes finds no "
+            "scalable controller for these pods and would allow no voluntary disruption: "
+            "PodDisruptionBudget default/web") in result.notes
