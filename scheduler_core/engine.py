@@ -249,7 +249,8 @@ class Engine:
         """Queue preemption: the workload is suspended and its pods deleted; it waits in
         its queue again and is not replaced by its controller meanwhile."""
         workload.suspended = True
-        self.emit(ev.SUSPENDED, workload, related=by.name, message=f"{reason} by {by.name}")
+        self.emit(ev.SUSPENDED, workload, related=by.name,
+                  message=f"Preempted by {by.name} ({reason})")
         for pod in list(workload.slots):
             if pod is not None:
                 self.evict(pod, workload.spec.termination_grace_period_seconds, "queue-preemption")

@@ -285,11 +285,32 @@ class PodGroup(Model):
         return self
 
 
+class BorrowWithinCohort(Model):
+    """Kueue ``preemption.borrowWithinCohort`` (kubernetes-preemption.md §7.1, §7.3): may the
+    head reclaim lent quota from a lower-priority borrower while it borrows itself."""
+
+    policy: Literal["Never", "LowerPriority"] = "Never"
+    max_priority_threshold: Annotated[int, BeforeValidator(_strict_int)] | None = Field(
+        default=None, description="only candidates at or below this priority may be "
+        "preempted while the head borrows")
+
+
 class QueuePreemption(Model):
     """Kueue ClusterQueue preemption (kubernetes-preemption.md §7.1)."""
 
     within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+    borrow_within_cohort: BorrowWithinCohort | None = None
+
+    @model_validator(mode="after")
+    def _borrow_needs_reclaim(self) -> QueuePreemption:
+        """Kueue's validation: borrowWithinCohort may not be combined with
+        reclaimWithinCohort Never (§7.1)."""
+        if (self.borrow_within_cohort is not None
+                and self.borrow_within_cohort.policy != "Never"
+                and self.reclaim_within_cohort == "Never"):
+            raise ValueError("borrowWithinCohort needs reclaimWithinCohort other than Never")
+        return self
 
 
 class AdmissionQueue(Model):
@@ -306,6 +327,9 @@ class AdmissionQueue(Model):
         default="queuePriority", description="queuePriority (Polyaxon-like) or the workload's "
         "PriorityClass (Kueue's StrictFIFO), then arrival")
     preemption: QueuePreemption = Field(default_factory=QueuePreemption)
+    queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = Field(
+        default="StrictFIFO", description="StrictFIFO: a head that does not fit blocks the "
+        "queue; BestEffortFIFO: the workloads behind it may be admitted meanwhile")
 
 
 class ResourceQuota(Model):
