@@ -57,6 +57,9 @@ class FailureStreak:
         self.count = 1
 
 PROGRESS_EVERY = 8192
+DISRUPTED_PODS_TIMEOUT = 120.0
+"""The disruption controller drops a pdb.status.disruptedPods entry whose pod was not
+deleted within 2 minutes (DeletionTimeout); the snapshot's entries date from t=0."""
 HOLDING = (PodState.STARTING, PodState.READY, PodState.TERMINATING)
 
 
@@ -545,6 +548,9 @@ class Engine:
             # maxUnavailable needs the expected count from a scalable controller's scale
             # subresource; bare pods and Jobs have none, so the budget fails safe to 0.
             return 0
+        if self.now < DISRUPTED_PODS_TIMEOUT:
+            # status.disruptedPods: evictions already granted are not healthy any more
+            healthy -= pdb.disrupted_pods
         return max(0, healthy - desired)
 
     def eviction_allowed(self, pod: Pod) -> bool:

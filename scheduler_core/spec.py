@@ -241,6 +241,10 @@ class Controller(Model):
 class PodDisruptionBudget(Model):
     min_available: WholeCount | None = None
     max_unavailable: WholeCount | None = None
+    disrupted_pods: WholeCount = Field(
+        default=0, description="status.disruptedPods at t=0: pods whose eviction was "
+        "accepted but which are not deleted yet; they count against the budget until the "
+        "disruption controller drops them (2 minutes)")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> PodDisruptionBudget:
