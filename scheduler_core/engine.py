@@ -226,10 +226,15 @@ class Engine:
             member = item.member if item.member is not None else self._free_slot(workload, taken)
             taken.add(member)
             pod = self._new_pod(workload, member)
+            node = self.cluster.by_name[item.node]
+            if item.nominated:
+                self._submit(pod)
+                self._recorded_nomination(pod, node)
+                continue
             self._count_quota(pod)
             pod.submitted = True
             self.emit(ev.CREATED, workload, pod)
-            self.at(item.started_at, self._bind_initial, pod, self.cluster.by_name[item.node])
+            self.at(item.started_at, self._bind_initial, pod, node, item.terminating_until)
         for member in range(workload.spec.members):
             if member not in taken:
                 self._submit(self._new_pod(workload, member))
@@ -308,16 +313,35 @@ class Engine:
         workload.slots[member] = pod
         return pod
 
-    def _bind_initial(self, pod: Pod, node: Node) -> None:
+    def _bind_initial(self, pod: Pod, node: Node, terminating_until: float | None) -> None:
         """A pod of the recorded initial state: bound where it was, when it was. A running
         pod stays on a cordoned node or one tainted NoSchedule (only NoExecute would evict
-        it); it must still fit the node's resources."""
-        if not (node.alive and self.cluster.fits(pod, node)):
+        it); it must still fit the node's resources (a recorded nomination reserves
+        nothing against a pod already bound). A terminating one holds them until
+        ``terminating_until``."""
+        if not (node.alive and self.cluster.holds(pod, node)):
+            if terminating_until is not None:
+                return  # being deleted anyway: it never holds the node here
             self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
                       message="initial state does not fit its node; queued instead")
             self.queue.add(pod, self.now)
             return
         self._bind(pod, node)
+        if terminating_until is not None:
+            self._terminating_initially(pod, terminating_until)
+
+    def _terminating_initially(self, pod: Pod, until: float) -> None:
+        """A recorded pod with a deletionTimestamp (docs/kubernetes-rules.md "Terminating
+        pods in a snapshot"): it does no more work, frees its resources at ``until``, and
+        counts as a scheduler-preemption victim, so a higher-priority pod nominated to its
+        node waits for it instead of preempting again (§4.1)."""
+        pod.state = PodState.TERMINATING
+        pod.preempted = True
+        pod.stop_at = max(until, self.now)
+        self.emit(ev.KILLING, pod.workload, pod, value=pod.stop_at - self.now,
+                  related="initial-state")
+        self._replace_if_controlled(pod, terminating=True)
+        self.at(pod.stop_at, self._stopped, pod)
 
     # =================================================================== scheduling
     def _scheduling_pass(self) -> None:
@@ -614,6 +638,18 @@ class Engine:
                 self.clear_nomination(other)
                 self.queue.activate(other, self.now)
         self.clear_nomination(pod)
+        pod.nominated = node
+        node.nominated[pod] = None
+        self.cluster.epoch += 1
+        self.emit(ev.NOMINATED, pod.workload, pod, node=node)
+
+    def _recorded_nomination(self, pod: Pod, node: Node) -> None:
+        """A pending pod recorded with status.nominatedNodeName: the scheduler tries that
+        node first and reserves it against lower-priority pods (§3), and the pod waits for
+        lower-priority victims terminating there (§4.1). Other pods' nominations stand, as
+        they do in the recorded cluster (only a new preemption clears lower ones, §4.5)."""
+        if not pod.submitted:
+            return  # refused by a ResourceQuota: no pod object, no nomination
         pod.nominated = node
         node.nominated[pod] = None
         self.cluster.epoch += 1

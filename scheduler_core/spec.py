@@ -382,10 +382,25 @@ class Workload(Model):
 
 
 class InitialPod(Model):
+    """A pod of the recorded cluster: bound to ``node`` (started at ``startedAt``), or being
+    deleted there (``terminatingUntil``), or pending and nominated to it (``nominated``)."""
+
     workload: str
     node: str
     started_at: SignedSeconds = Field(default=0.0, le=0, description="<= 0: before the run starts")
     member: WholeCount | None = None
+    terminating_until: Seconds | None = Field(
+        default=None, description="the pod has a deletionTimestamp: it frees its resources "
+        "at this time (seconds from t=0)")
+    nominated: bool = Field(
+        default=False, description="the pod is not bound: it is pending, with "
+        "status.nominatedNodeName = node")
+
+    @model_validator(mode="after")
+    def _one_state(self) -> InitialPod:
+        if self.nominated and self.terminating_until is not None:
+            raise ValueError("a nominated pod is pending: it cannot be terminating too")
+        return self
 
 
 class TimelineEvent(Model):

@@ -36,3 +36,81 @@ def test_pods_already_disrupted_count_against_the_budget_until_they_expire(
                   events=[{"at": 10, "type": "drain", "nodes": ["a"]}], horizon=200)
     kills = [e.time for e in out.of(ev.KILLING)]
     assert kills[:2] == [10.0, second_eviction]
+
+
+# =========================================================================== terminating pods
+def pod(name: str, gpus: int, cls: str = "low", **extra: Any) -> dict[str, Any]:
+    return {"name": name, "gpus": gpus, "priorityClassName": cls, **extra}
+
+
+CLASSES = {"low": 0, "high": 1000}
+
+
+def test_a_terminating_pod_frees_its_gpus_at_its_time(lab):
+    """docs/kubernetes-rules.md "Terminating pods in a snapshot": `old` has a
+    deletionTimestamp and holds all 8 GPUs of `a` until t=30; `new` (same priority, no
+    preemption possible) is bound there at 30, not before."""
+    out = lab.run(nodes=[("a", 8)], classes=CLASSES,
+                  workloads=[pod("old", 8), pod("new", 8)],
+                  initial=[{"workload": "old", "node": "a", "terminatingUntil": 30}])
+    assert [(e.time, e.related) for e in out.of(ev.KILLING, "old-0")] == [(0.0, "initial-state")]
+    assert [e.time for e in out.of(ev.RELEASED, "old-0")] == [30.0]
+    assert out.scheduled("new-0") == (30.0, "a")
+    assert out.of(ev.PREEMPTED) == []
+
+
+@pytest.mark.parametrize(("nominated", "mid_preempted_at"), [(True, 30.0), (False, 0.0)])
+def test_a_terminating_victim_on_the_nominated_node_blocks_preemption(
+        lab, nominated, mid_preempted_at):
+    """§4.1 PodEligibleToPreemptOthers (the §4.0 guards passed): `hi` nominated to `a`,
+    where the lower-priority `old` is still terminating (a preemption victim), is not
+    eligible to preempt: it waits until old is gone (t=30) and only then evicts `mid`.
+    Without the recorded nomination hi is eligible at once (old's GPUs count as leaving)."""
+    initial: list[dict[str, Any]] = [
+        {"workload": "old", "node": "a", "terminatingUntil": 30},
+        {"workload": "mid", "node": "a"}]
+    if nominated:
+        initial.append({"workload": "hi", "node": "a", "nominated": True})
+    out = lab.run(nodes=[("a", 8)], classes=CLASSES, initial=initial,
+                  workloads=[pod("old", 4), pod("mid", 4), pod("hi", 8, "high")])
+    assert [(t, victim) for t, victim, _, _ in out.preempted()] == [(mid_preempted_at, "mid-0")]
+    if nominated:
+        assert any("terminating pod on the nominated node" in e.message
+                   for e in out.of(ev.FAILED_SCHEDULING, "hi-0"))
+
+
+# =========================================================================== nominated pods
+def test_a_recorded_nomination_is_tried_first(lab):
+    """§3 step 2: a pending pod with nominatedNodeName has that node evaluated first and
+    used if it passes Filter. MostAllocated would choose `a` (2 of 8 GPUs used); the
+    recorded nomination sends `hi` to `b`."""
+    initial = [{"workload": "busy", "node": "a"}]
+    plain = lab.run(nodes=[("a", 8), ("b", 8)], classes=CLASSES, initial=initial,
+                    workloads=[pod("busy", 2), pod("hi", 4, "high")])
+    assert plain.scheduled("hi-0") == (0.0, "a")
+    out = lab.run(nodes=[("a", 8), ("b", 8)], classes=CLASSES,
+                  initial=[*initial, {"workload": "hi", "node": "b", "nominated": True}],
+                  workloads=[pod("busy", 2), pod("hi", 4, "high")])
+    assert [e.node for e in out.of(ev.NOMINATED, "hi-0")] == ["b"]
+    assert out.scheduled("hi-0") == (0.0, "b")
+
+
+def test_a_recorded_nomination_reserves_the_node_against_lower_priority_pods(lab):
+    """§3 step 3 (RunFilterPluginsWithNominatedPods, pass 1): `hi` (nominated to `a`) is
+    in backoff after a failed attempt; when `old` frees a at t=30, `lo` arriving then
+    must not take the GPUs hi's nomination holds."""
+    initial = [{"workload": "old", "node": "a", "terminatingUntil": 30},
+               {"workload": "hi", "node": "a", "nominated": True}]
+    out = lab.run(nodes=[("a", 8)], classes=CLASSES, initial=initial,
+                  workloads=[pod("old", 8), pod("hi", 8, "high"), pod("lo", 8, arrival=30)])
+    assert out.scheduled("hi-0")[1] == "a"
+    assert out.scheduled("lo-0") is None
+
+
+def test_a_pending_pod_cannot_be_nominated_and_terminating(lab):
+    doc = lab.doc(nodes=[("a", 8)], workloads=[pod("x", 1)],
+                  initial=[{"workload": "x", "node": "a", "nominated": True,
+                            "terminatingUntil": 5}])
+    doc["priorityClasses"] = [{"name": "low", "value": 0}]
+    with pytest.raises(sc.SpecError, match=r"initialState\[0\].*nominated pod is pending"):
+        sc.parse_spec(doc)
