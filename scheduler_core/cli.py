@@ -16,7 +16,13 @@ from typing import TextIO
 from scheduler_core.experiment import VariantResult, run_experiment
 from scheduler_core.metrics import METRIC_NAMES
 from scheduler_core.presets import get_preset, list_presets
-from scheduler_core.spec import ExperimentSpec, SpecError, parse_spec, variant_names
+from scheduler_core.spec import (
+    ExperimentSpec,
+    SpecError,
+    parse_spec,
+    spec_warnings,
+    variant_names,
+)
 from scheduler_core.traces.cli import register as register_import
 
 HEADLINE = ("time_to_victims_released", "time_to_group_useful", "lost_work",
@@ -94,6 +100,8 @@ def _schema(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     spec = load_spec_argument(args.spec)
     names = variant_names(spec)
+    for warning in spec_warnings(spec):
+        print(f"warning: {warning['path']}: {warning['message']}", file=sys.stderr)
     print(f"ok: {spec.name}: {len(spec.workloads)} workloads, {len(names)} variant(s): "
           + ", ".join(names))
     return 0

@@ -21,7 +21,7 @@ from typing import Any
 from scheduler_core import events as ev
 from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
-from scheduler_core.cluster import Cluster
+from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.events import Event
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
@@ -153,6 +153,9 @@ class Engine:
             value, never, label = resolve_priority(spec, wspec)
             workload = Workload(idx, wspec, value, label, never)
             workload.app = make_app(self, workload)
+            workload.fits_nowhere = not any(
+                wspec.gpus <= n.gpus and wspec.cpu <= n.cpu and wspec.memory <= n.mem
+                for n in self.cluster.nodes)
             workloads.append(workload)
         return workloads
 
@@ -322,9 +325,10 @@ class Engine:
         if not (node.alive and self.cluster.holds(pod, node)):
             if terminating_until is not None:
                 return  # being deleted anyway: it never holds the node here
-            self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
-                      message="initial state does not fit its node; queued instead")
-            self.queue.add(pod, self.now)
+            if self.spec.origin != "snapshot":
+                self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
+                          message="initial state does not fit its node; queued instead")
+            self.queue.add(pod, self.now)  # a snapshot's over-committed pod: Pending
             return
         self._bind(pod, node)
         if terminating_until is not None:
@@ -370,6 +374,10 @@ class Engine:
         changed since gets the same verdict without redoing the work; the random draw the
         attempt would have made is still made, so the run is the same either way."""
         if pod.nominated is None and self._replay_failure(pod):
+            return
+        if pod.workload.fits_nowhere:
+            self._failed(pod, TOO_LARGE, self._too_large_message(pod))
+            self.queue.park(pod, self.now)
             return
         epoch = self.cluster.epoch
         self._drawn = None
@@ -482,10 +490,25 @@ class Engine:
                 assumed.append((pod, nominated))
         return assumed
 
-    def _failed(self, pod: Pod, status: Status) -> None:
+    def _too_large_message(self, pod: Pod) -> str:
+        """kube-scheduler's FailedScheduling text for a pod no node can ever hold (a
+        snapshot's, after a node shrank): each node's Insufficient resources, counted and
+        sorted, then why preemption cannot help."""
+        counts: dict[str, int] = {}
+        for node in self.cluster.nodes:
+            for name, need, has in (("cpu", pod.cpu, node.cpu), ("memory", pod.mem, node.mem),
+                                    ("nvidia.com/gpu", pod.gpus, node.gpus)):
+                if need > has:
+                    counts[f"Insufficient {name}"] = counts.get(f"Insufficient {name}", 0) + 1
+        n = len(self.cluster.nodes)
+        reasons = ", ".join(f"{c} {r}" for r, c in sorted(counts.items()))
+        return (f"0/{n} nodes are available: {reasons}. preemption: 0/{n} nodes are "
+                f"available: {n} {NOT_HELPFUL_REASON}.")
+
+    def _failed(self, pod: Pod, status: Status, message: str | None = None) -> None:
         """Repeated identical failures become one event with a count, as kubectl shows them
         ("x37 over 5m"); the streak is written when the pod's situation changes."""
-        message = f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+        message = message or f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
         streak = pod.failures
         if streak is not None and streak.message == message:
             streak.count += 1
@@ -503,7 +526,7 @@ class Engine:
         self._streaks.pop(pod, None)
         self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, time=streak.first, value=streak.count,
                   related=streak.plugin, message=streak.message, nodeless=True)
-        if streak.message.endswith(NOT_HELPFUL_REASON):
+        if streak.message.rstrip(".").endswith(NOT_HELPFUL_REASON):
             self.emit(ev.NOT_HELPFUL, pod.workload, pod, time=streak.first, value=streak.count,
                       message=streak.message, nodeless=True)
 

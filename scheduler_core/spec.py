@@ -467,6 +467,10 @@ class ExperimentSpec(Model):
 
     name: str = "experiment"
     description: str = ""
+    origin: Literal["spec", "snapshot"] = Field(
+        default="spec", description="snapshot: recorded from a live cluster, which may be "
+        "over-committed or hold a pod larger than every node (after a node shrank); those "
+        "are warnings (see spec_warnings) and the pod stays Pending, not errors")
     horizon_seconds: Seconds = Field(default=3600.0, gt=0)
     seed: WholeCount = 0
     replications: PositiveCount = 1
@@ -611,10 +615,55 @@ def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
             yield {"path": f"{path}.podGroup.priorityClassName",
                    "message": f"the group's class '{group_class}' disagrees with the members' "
                               f"class '{wl.priority_class_name}'"}
-        if not any(_fits_shape(wl, s) for s in shapes):
+        if not any(_fits_shape(wl, s) for s in shapes) and spec.origin != "snapshot":
             yield {"path": f"{path}.gpus",
                    "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
                               f"{wl.memory:g} GiB, more than any node has"}
+
+
+def spec_warnings(spec: ExperimentSpec) -> list[dict[str, str]]:
+    """What a recorded cluster may hold that a hand-written spec may not (docs/
+    kubernetes-rules.md "Over-committed snapshots"): a workload larger than every node,
+    and bound pods beyond their node's allocatable. Empty unless ``origin: snapshot``."""
+    if spec.origin != "snapshot":
+        return []
+    warnings = []
+    shapes = _node_shapes(spec)
+    for i, wl in enumerate(spec.workloads):
+        if not any(_fits_shape(wl, s) for s in shapes):
+            warnings.append({"path": f"workloads[{i}].gpus",
+                             "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
+                                        f"{wl.memory:g} GiB, more than any node has: it stays "
+                                        "Pending (FailedScheduling)"})
+    warnings.extend(_overcommit_warnings(spec))
+    return warnings
+
+
+def _overcommit_warnings(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    """Bound pods, in recorded order, that no longer fit what their node has left."""
+    free = {n: [s.gpus, s.cpu, s.memory, s.max_pods] for n, s in _shapes_by_node(spec).items()}
+    workloads = {w.name: w for w in spec.workloads}
+    for i, pod in enumerate(spec.initial_state):
+        wl, left = workloads.get(pod.workload), free.get(pod.node)
+        if pod.nominated or wl is None or left is None:
+            continue
+        need = [wl.gpus, wl.cpu, wl.memory, 1]
+        if all(n <= f + 1e-9 for n, f in zip(need, left, strict=True)):
+            free[pod.node] = [f - n for n, f in zip(need, left, strict=True)]
+        else:
+            yield {"path": f"initialState[{i}].node",
+                   "message": f"node '{pod.node}' is over-committed: this pod of "
+                              f"'{pod.workload}' does not fit what is left; it is Pending"}
+
+
+def _shapes_by_node(spec: ExperimentSpec) -> dict[str, NodeShape]:
+    shapes: dict[str, NodeShape] = {}
+    for pool in spec.cluster.node_pools:
+        for i in range(pool.count):
+            shapes[f"{pool.name}-{i}"] = pool
+    for node in spec.cluster.nodes:
+        shapes[node.name] = node
+    return shapes
 
 
 def _queue_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:

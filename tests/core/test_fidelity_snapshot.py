@@ -114,3 +114,52 @@ def test_a_pending_pod_cannot_be_nominated_and_terminating(lab):
     doc["priorityClasses"] = [{"name": "low", "value": 0}]
     with pytest.raises(sc.SpecError, match=r"initialState\[0\].*nominated pod is pending"):
         sc.parse_spec(doc)
+
+
+# =========================================================================== over-commit
+def snapshot(lab, **scenario: Any) -> dict[str, Any]:
+    doc = lab.doc(**scenario)
+    doc["origin"] = "snapshot"
+    return doc
+
+
+def test_a_snapshot_pod_larger_than_every_node_warns_and_stays_pending(lab):
+    """docs/kubernetes-rules.md "Over-committed snapshots": in a recorded cluster a pod
+    can outgrow every node (a node shrank). The import warns and the pod stays Pending,
+    with kube-scheduler's message (NodeResourcesFit: Insufficient, per node; preemption
+    cannot help, §4.1 step 3: no node is Unschedulable, all are unresolvable)."""
+    doc = snapshot(lab, nodes=[("a", 4), ("b", 2)], workloads=[pod("big", 8)], horizon=30)
+    doc["priorityClasses"] = [{"name": "low", "value": 0}]
+    spec = sc.parse_spec(doc)
+    assert sc.spec_warnings(spec) == [{"path": "workloads[0].gpus", "message":
+                                       "a member needs 8 GPU(s), 1 CPU and 1 GiB, more than "
+                                       "any node has: it stays Pending (FailedScheduling)"}]
+    out = lab.run_doc(doc)
+    assert out.scheduled("big-0") is None
+    [failed] = out.of(ev.FAILED_SCHEDULING, "big-0")
+    assert failed.message == ("0/2 nodes are available: 2 Insufficient nvidia.com/gpu. "
+                              "preemption: 0/2 nodes are available: 2 Preemption is not "
+                              "helpful for scheduling.")
+
+
+def test_a_hand_written_pod_larger_than_every_node_is_still_an_error(lab):
+    """The same workload in a hand-written spec is a mistake: a clear validation error."""
+    doc = lab.doc(nodes=[("a", 4)], workloads=[pod("big", 8)])
+    doc["priorityClasses"] = [{"name": "low", "value": 0}]
+    with pytest.raises(sc.SpecError, match=r"workloads\[0\]\.gpus.*more than any node has"):
+        sc.parse_spec(doc)
+    assert sc.spec_warnings(sc.parse_spec({**doc, "workloads": [pod("ok", 4)]})) == []
+
+
+def test_an_over_committed_snapshot_node_warns_and_the_pod_goes_pending(lab):
+    """docs/kubernetes-rules.md "Over-committed snapshots": `a` (4 GPUs) is recorded with
+    two 4-GPU pods. The second gets a warning, no error; it is Pending and the scheduler
+    places it on `b` like any pending pod."""
+    doc = snapshot(lab, nodes=[("a", 4), ("b", 4)], workloads=[pod("x", 4), pod("y", 4)],
+                   initial=[("x", "a", 0), ("y", "a", 0)], horizon=30)
+    doc["priorityClasses"] = [{"name": "low", "value": 0}]
+    assert [w["path"] for w in sc.spec_warnings(sc.parse_spec(doc))] == ["initialState[1].node"]
+    out = lab.run_doc(doc)
+    assert out.scheduled("x-0") == (0.0, "a")
+    assert out.scheduled("y-0") == (0.0, "b")
+    assert not any("initial state" in e.message for e in out.of(ev.FAILED_SCHEDULING))
