@@ -82,27 +82,44 @@ def resolve_priority(spec: ExperimentSpec, workload: WorkloadSpec) -> tuple[int,
 
 
 def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
-    """The fewest lower-priority pods whose GPUs would cover each node's shortfall (largest
-    first is optimal for covering a sum with the fewest items), summed over the nodes."""
-    demand: dict[Node, int] = {}
+    """The fewest lower-priority pods whose removal could cover each node's shortfall, in
+    every resource the preemptors request (GPUs, CPU, memory, pod slots), summed over the
+    nodes. Per resource, taking the largest pods first needs the fewest; no choice of
+    victims can do with fewer than the largest of those counts, so that is the minimum
+    (a victim needed only for CPU or a pod slot is never counted as over-eviction)."""
+    demand: dict[Node, list[float]] = {}
     for pod, node in assignments:
-        demand[node] = demand.get(node, 0) + pod.gpus
+        need = demand.setdefault(node, [0, 0.0, 0.0, 0])
+        for i, value in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
+            need[i] += value
     priority = assignments[0][0].priority
     ours = {pod for pod, _ in assignments}
-    total = 0
-    for node, gpus in demand.items():
-        claimed = sum(p.gpus for p in node.nominated if p not in ours and p.priority >= priority)
-        leaving = sum(p.gpus for p in node.pods if p.state is PodState.TERMINATING)
-        short = gpus + claimed - node.free_gpus - leaving
-        sizes = sorted((p.gpus for p in node.pods
+    return sum(_fewest_covering(node, need, priority, ours) for node, need in demand.items())
+
+
+def _fewest_covering(node: Node, need: list[float], priority: int, ours: set[Pod]) -> int:
+    free = (node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods)
+    fewest = 0
+    for i, (wanted, available) in enumerate(zip(need, free, strict=True)):
+        claimed = sum(_amounts(p)[i] for p in node.nominated
+                      if p not in ours and p.priority >= priority)
+        leaving = sum(_amounts(p)[i] for p in node.pods if p.state is PodState.TERMINATING)
+        short = wanted + claimed - available - leaving
+        sizes = sorted((_amounts(p)[i] for p in node.pods
                         if p.priority < priority and p.state is not PodState.TERMINATING),
                        reverse=True)
+        count = 0
         for size in sizes:
-            if short <= 0:
+            if short <= 1e-9:
                 break
             short -= size
-            total += 1
-    return total
+            count += 1
+        fewest = max(fewest, count)
+    return fewest
+
+
+def _amounts(pod: Pod) -> tuple[float, float, float, int]:
+    return (pod.gpus, pod.cpu, pod.mem, 1)
 
 
 class Engine:
