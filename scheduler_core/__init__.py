@@ -28,6 +28,7 @@ from scheduler_core.spec import (
     parse_spec,
     resolve_variant,
     spec_to_yaml,
+    spec_warnings,
     variant_names,
 )
 
@@ -58,5 +59,6 @@ __all__ = [
     "run_experiment",
     "simulate",
     "spec_to_yaml",
+    "spec_warnings",
     "variant_names",
 ]

@@ -27,6 +27,7 @@ from scheduler_core.spec import (
     SpecError,
     load_document,
     parse_spec,
+    spec_warnings,
     variant_names,
 )
 from scheduler_core.traces.cli import register as register_import
@@ -123,6 +124,8 @@ def _schema(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     spec = load_spec_argument(args.spec)
     names = variant_names(spec)
+    for warning in spec_warnings(spec):
+        print(f"warning: {warning['path']}: {warning['message']}", file=sys.stderr)
     print(f"ok: {spec.name}: {len(spec.workloads)} workloads, {len(names)} variant(s): "
           + ", ".join(names))
     print(describe_estimate(estimate_cost(spec)))

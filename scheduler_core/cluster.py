@@ -226,6 +226,12 @@ class Cluster:
         return (pod.gpus + int(claim[0]), pod.cpu + claim[1], pod.mem + claim[2],
                 1 + int(claim[3]))
 
+    @staticmethod
+    def holds(pod: Pod, node: Node) -> bool:
+        """Resources alone, nominations aside: can a pod recorded as bound here be here?"""
+        return (pod.gpus <= node.free_gpus and pod.cpu <= node.free_cpu + 1e-9
+                and pod.mem <= node.free_mem + 1e-9 and node.npods + 1 <= node.max_pods)
+
     def fits(self, pod: Pod, node: Node) -> bool:
         """NodeResourcesFit with nominated pods (§3)."""
         gpus, cpu, mem, count = self.need(pod, node)

@@ -21,7 +21,7 @@ from typing import Any
 from scheduler_core import events as ev
 from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
-from scheduler_core.cluster import Cluster
+from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.events import Event
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
@@ -57,6 +57,9 @@ class FailureStreak:
         self.count = 1
 
 PROGRESS_EVERY = 8192
+DISRUPTED_PODS_TIMEOUT = 120.0
+"""The disruption controller drops a pdb.status.disruptedPods entry whose pod was not
+deleted within 2 minutes (DeletionTimeout); the snapshot's entries date from t=0."""
 HOLDING = (PodState.STARTING, PodState.READY, PodState.TERMINATING)
 
 
@@ -79,27 +82,44 @@ def resolve_priority(spec: ExperimentSpec, workload: WorkloadSpec) -> tuple[int,
 
 
 def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
-    """The fewest lower-priority pods whose GPUs would cover each node's shortfall (largest
-    first is optimal for covering a sum with the fewest items), summed over the nodes."""
-    demand: dict[Node, int] = {}
+    """The fewest lower-priority pods whose removal could cover each node's shortfall, in
+    every resource the preemptors request (GPUs, CPU, memory, pod slots), summed over the
+    nodes. Per resource, taking the largest pods first needs the fewest; no choice of
+    victims can do with fewer than the largest of those counts, so that is the minimum
+    (a victim needed only for CPU or a pod slot is never counted as over-eviction)."""
+    demand: dict[Node, list[float]] = {}
     for pod, node in assignments:
-        demand[node] = demand.get(node, 0) + pod.gpus
+        need = demand.setdefault(node, [0, 0.0, 0.0, 0])
+        for i, value in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
+            need[i] += value
     priority = assignments[0][0].priority
     ours = {pod for pod, _ in assignments}
-    total = 0
-    for node, gpus in demand.items():
-        claimed = sum(p.gpus for p in node.nominated if p not in ours and p.priority >= priority)
-        leaving = sum(p.gpus for p in node.pods if p.state is PodState.TERMINATING)
-        short = gpus + claimed - node.free_gpus - leaving
-        sizes = sorted((p.gpus for p in node.pods
+    return sum(_fewest_covering(node, need, priority, ours) for node, need in demand.items())
+
+
+def _fewest_covering(node: Node, need: list[float], priority: int, ours: set[Pod]) -> int:
+    free = (node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods)
+    fewest = 0
+    for i, (wanted, available) in enumerate(zip(need, free, strict=True)):
+        claimed = sum(_amounts(p)[i] for p in node.nominated
+                      if p not in ours and p.priority >= priority)
+        leaving = sum(_amounts(p)[i] for p in node.pods if p.state is PodState.TERMINATING)
+        short = wanted + claimed - available - leaving
+        sizes = sorted((_amounts(p)[i] for p in node.pods
                         if p.priority < priority and p.state is not PodState.TERMINATING),
                        reverse=True)
+        count = 0
         for size in sizes:
-            if short <= 0:
+            if short <= 1e-9:
                 break
             short -= size
-            total += 1
-    return total
+            count += 1
+        fewest = max(fewest, count)
+    return fewest
+
+
+def _amounts(pod: Pod) -> tuple[float, float, float, int]:
+    return (pod.gpus, pod.cpu, pod.mem, 1)
 
 
 class SimulationLimitError(RuntimeError):
@@ -157,6 +177,9 @@ class Engine:
             value, never, label = resolve_priority(spec, wspec)
             workload = Workload(idx, wspec, value, label, never)
             workload.app = make_app(self, workload)
+            workload.fits_nowhere = not any(
+                wspec.gpus <= n.gpus and wspec.cpu <= n.cpu and wspec.memory <= n.mem
+                for n in self.cluster.nodes)
             workloads.append(workload)
         return workloads
 
@@ -234,10 +257,15 @@ class Engine:
             member = item.member if item.member is not None else self._free_slot(workload, taken)
             taken.add(member)
             pod = self._new_pod(workload, member)
+            node = self.cluster.by_name[item.node]
+            if item.nominated:
+                self._submit(pod)
+                self._recorded_nomination(pod, node)
+                continue
             self._count_quota(pod)
             pod.submitted = True
             self.emit(ev.CREATED, workload, pod)
-            self.at(item.started_at, self._bind_initial, pod, self.cluster.by_name[item.node])
+            self.at(item.started_at, self._bind_initial, pod, node, item.terminating_until)
         for member in range(workload.spec.members):
             if member not in taken:
                 self._submit(self._new_pod(workload, member))
@@ -260,7 +288,8 @@ class Engine:
         """Queue preemption: the workload is suspended and its pods deleted; it waits in
         its queue again and is not replaced by its controller meanwhile."""
         workload.suspended = True
-        self.emit(ev.SUSPENDED, workload, related=by.name, message=f"{reason} by {by.name}")
+        self.emit(ev.SUSPENDED, workload, related=by.name,
+                  message=f"Preempted by {by.name} ({reason})")
         for pod in list(workload.slots):
             if pod is not None:
                 self.evict(pod, workload.spec.termination_grace_period_seconds, "queue-preemption")
@@ -315,16 +344,36 @@ class Engine:
         workload.slots[member] = pod
         return pod
 
-    def _bind_initial(self, pod: Pod, node: Node) -> None:
+    def _bind_initial(self, pod: Pod, node: Node, terminating_until: float | None) -> None:
         """A pod of the recorded initial state: bound where it was, when it was. A running
         pod stays on a cordoned node or one tainted NoSchedule (only NoExecute would evict
-        it); it must still fit the node's resources."""
-        if not (node.alive and self.cluster.fits(pod, node)):
-            self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
-                      message="initial state does not fit its node; queued instead")
-            self.queue.add(pod, self.now)
+        it); it must still fit the node's resources (a recorded nomination reserves
+        nothing against a pod already bound). A terminating one holds them until
+        ``terminating_until``."""
+        if not (node.alive and self.cluster.holds(pod, node)):
+            if terminating_until is not None:
+                return  # being deleted anyway: it never holds the node here
+            if self.spec.origin != "snapshot":
+                self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
+                          message="initial state does not fit its node; queued instead")
+            self.queue.add(pod, self.now)  # a snapshot's over-committed pod: Pending
             return
         self._bind(pod, node)
+        if terminating_until is not None:
+            self._terminating_initially(pod, terminating_until)
+
+    def _terminating_initially(self, pod: Pod, until: float) -> None:
+        """A recorded pod with a deletionTimestamp (docs/kubernetes-rules.md "Terminating
+        pods in a snapshot"): it does no more work, frees its resources at ``until``, and
+        counts as a scheduler-preemption victim, so a higher-priority pod nominated to its
+        node waits for it instead of preempting again (§4.1)."""
+        pod.state = PodState.TERMINATING
+        pod.preempted = True
+        pod.stop_at = max(until, self.now)
+        self.emit(ev.KILLING, pod.workload, pod, value=pod.stop_at - self.now,
+                  related="initial-state")
+        self._replace_if_controlled(pod, terminating=True)
+        self.at(pod.stop_at, self._stopped, pod)
 
     # =================================================================== scheduling
     def _scheduling_pass(self) -> None:
@@ -353,6 +402,10 @@ class Engine:
         changed since gets the same verdict without redoing the work; the random draw the
         attempt would have made is still made, so the run is the same either way."""
         if pod.nominated is None and self._replay_failure(pod):
+            return
+        if pod.workload.fits_nowhere:
+            self._failed(pod, TOO_LARGE, self._too_large_message(pod))
+            self.queue.park(pod, self.now)
             return
         epoch = self.cluster.epoch
         self._drawn = None
@@ -465,10 +518,25 @@ class Engine:
                 assumed.append((pod, nominated))
         return assumed
 
-    def _failed(self, pod: Pod, status: Status) -> None:
+    def _too_large_message(self, pod: Pod) -> str:
+        """kube-scheduler's FailedScheduling text for a pod no node can ever hold (a
+        snapshot's, after a node shrank): each node's Insufficient resources, counted and
+        sorted, then why preemption cannot help."""
+        counts: dict[str, int] = {}
+        for node in self.cluster.nodes:
+            for name, need, has in (("cpu", pod.cpu, node.cpu), ("memory", pod.mem, node.mem),
+                                    ("nvidia.com/gpu", pod.gpus, node.gpus)):
+                if need > has:
+                    counts[f"Insufficient {name}"] = counts.get(f"Insufficient {name}", 0) + 1
+        n = len(self.cluster.nodes)
+        reasons = ", ".join(f"{c} {r}" for r, c in sorted(counts.items()))
+        return (f"0/{n} nodes are available: {reasons}. preemption: 0/{n} nodes are "
+                f"available: {n} {NOT_HELPFUL_REASON}.")
+
+    def _failed(self, pod: Pod, status: Status, message: str | None = None) -> None:
         """Repeated identical failures become one event with a count, as kubectl shows them
         ("x37 over 5m"); the streak is written when the pod's situation changes."""
-        message = f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+        message = message or f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
         streak = pod.failures
         if streak is not None and streak.message == message:
             streak.count += 1
@@ -486,7 +554,7 @@ class Engine:
         self._streaks.pop(pod, None)
         self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, time=streak.first, value=streak.count,
                   related=streak.plugin, message=streak.message, nodeless=True)
-        if streak.message.endswith(NOT_HELPFUL_REASON):
+        if streak.message.rstrip(".").endswith(NOT_HELPFUL_REASON):
             self.emit(ev.NOT_HELPFUL, pod.workload, pod, time=streak.first, value=streak.count,
                       message=streak.message, nodeless=True)
 
@@ -555,6 +623,9 @@ class Engine:
             # maxUnavailable needs the expected count from a scalable controller's scale
             # subresource; bare pods and Jobs have none, so the budget fails safe to 0.
             return 0
+        if self.now < DISRUPTED_PODS_TIMEOUT:
+            # status.disruptedPods: evictions already granted are not healthy any more
+            healthy -= pdb.disrupted_pods
         return max(0, healthy - desired)
 
     def eviction_allowed(self, pod: Pod) -> bool:
@@ -618,6 +689,18 @@ class Engine:
                 self.clear_nomination(other)
                 self.queue.activate(other, self.now)
         self.clear_nomination(pod)
+        pod.nominated = node
+        node.nominated[pod] = None
+        self.cluster.epoch += 1
+        self.emit(ev.NOMINATED, pod.workload, pod, node=node)
+
+    def _recorded_nomination(self, pod: Pod, node: Node) -> None:
+        """A pending pod recorded with status.nominatedNodeName: the scheduler tries that
+        node first and reserves it against lower-priority pods (§3), and the pod waits for
+        lower-priority victims terminating there (§4.1). Other pods' nominations stand, as
+        they do in the recorded cluster (only a new preemption clears lower ones, §4.5)."""
+        if not pod.submitted:
+            return  # refused by a ResourceQuota: no pod object, no nomination
         pod.nominated = node
         node.nominated[pod] = None
         self.cluster.epoch += 1

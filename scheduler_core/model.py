@@ -108,9 +108,9 @@ class Pod:
 class Workload:
     """A submitted workload and its member slots; ``app`` models the application inside."""
 
-    __slots__ = ("all_or_nothing", "app", "arrival", "constraints", "evict_whole", "idx",
-                 "min_count", "name", "never_preempts", "pod_count", "priority", "priority_class",
-                 "signature", "slots", "spec", "suspended")
+    __slots__ = ("all_or_nothing", "app", "arrival", "constraints", "evict_whole",
+                 "fits_nowhere", "idx", "min_count", "name", "never_preempts", "pod_count",
+                 "priority", "priority_class", "signature", "slots", "spec", "suspended")
 
     def __init__(self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str,
                  never_preempts: bool) -> None:
@@ -131,6 +131,8 @@ class Workload:
         """Members of workloads with equal signatures get equal scheduling verdicts."""
         self.suspended = False
         """Evicted by its admission queue: its pods are deleted and not replaced."""
+        self.fits_nowhere = False
+        """A member is larger than every node (only a snapshot may hold one): Pending."""
         group = spec.pod_group
         self.all_or_nothing = group is not None and group.scheduling == "gang"
         """Gang: no member binds unless minCount can run together (PodGroup, §5)."""

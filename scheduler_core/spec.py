@@ -264,6 +264,10 @@ class Controller(Model):
 class PodDisruptionBudget(Model):
     min_available: WholeCount | None = None
     max_unavailable: WholeCount | None = None
+    disrupted_pods: WholeCount = Field(
+        default=0, description="status.disruptedPods at t=0: pods whose eviction was "
+        "accepted but which are not deleted yet; they count against the budget until the "
+        "disruption controller drops them (2 minutes)")
 
     @model_validator(mode="after")
     def _exactly_one(self) -> PodDisruptionBudget:
@@ -308,11 +312,32 @@ class PodGroup(Model):
         return self
 
 
+class BorrowWithinCohort(Model):
+    """Kueue ``preemption.borrowWithinCohort`` (kubernetes-preemption.md §7.1, §7.3): may the
+    head reclaim lent quota from a lower-priority borrower while it borrows itself."""
+
+    policy: Literal["Never", "LowerPriority"] = "Never"
+    max_priority_threshold: Annotated[int, BeforeValidator(_strict_int)] | None = Field(
+        default=None, description="only candidates at or below this priority may be "
+        "preempted while the head borrows")
+
+
 class QueuePreemption(Model):
     """Kueue ClusterQueue preemption (kubernetes-preemption.md §7.1)."""
 
     within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+    borrow_within_cohort: BorrowWithinCohort | None = None
+
+    @model_validator(mode="after")
+    def _borrow_needs_reclaim(self) -> QueuePreemption:
+        """Kueue's validation: borrowWithinCohort may not be combined with
+        reclaimWithinCohort Never (§7.1)."""
+        if (self.borrow_within_cohort is not None
+                and self.borrow_within_cohort.policy != "Never"
+                and self.reclaim_within_cohort == "Never"):
+            raise ValueError("borrowWithinCohort needs reclaimWithinCohort other than Never")
+        return self
 
 
 class AdmissionQueue(Model):
@@ -329,6 +354,9 @@ class AdmissionQueue(Model):
         default="queuePriority", description="queuePriority (Polyaxon-like) or the workload's "
         "PriorityClass (Kueue's StrictFIFO), then arrival")
     preemption: QueuePreemption = Field(default_factory=QueuePreemption)
+    queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = Field(
+        default="StrictFIFO", description="StrictFIFO: a head that does not fit blocks the "
+        "queue; BestEffortFIFO: the workloads behind it may be admitted meanwhile")
 
 
 class ResourceQuota(Model):
@@ -377,10 +405,25 @@ class Workload(Model):
 
 
 class InitialPod(Model):
+    """A pod of the recorded cluster: bound to ``node`` (started at ``startedAt``), or being
+    deleted there (``terminatingUntil``), or pending and nominated to it (``nominated``)."""
+
     workload: str
     node: str
     started_at: SignedSeconds = Field(default=0.0, le=0, description="<= 0: before the run starts")
     member: WholeCount | None = None
+    terminating_until: Seconds | None = Field(
+        default=None, description="the pod has a deletionTimestamp: it frees its resources "
+        "at this time (seconds from t=0)")
+    nominated: bool = Field(
+        default=False, description="the pod is not bound: it is pending, with "
+        "status.nominatedNodeName = node")
+
+    @model_validator(mode="after")
+    def _one_state(self) -> InitialPod:
+        if self.nominated and self.terminating_until is not None:
+            raise ValueError("a nominated pod is pending: it cannot be terminating too")
+        return self
 
 
 DEFAULT_DRAIN_TIMEOUT_SECONDS = 3600.0
@@ -456,6 +499,10 @@ class ExperimentSpec(Model):
 
     name: str = "experiment"
     description: str = ""
+    origin: Literal["spec", "snapshot"] = Field(
+        default="spec", description="snapshot: recorded from a live cluster, which may be "
+        "over-committed or hold a pod larger than every node (after a node shrank); those "
+        "are warnings (see spec_warnings) and the pod stays Pending, not errors")
     horizon_seconds: Seconds = Field(default=3600.0, gt=0)
     seed: Annotated[int, BeforeValidator(_strict_int), Field(ge=0, le=MAX_SEED)] = 0
     replications: PositiveCount = 1
@@ -646,10 +693,55 @@ def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
             yield {"path": f"{path}.podGroup.priorityClassName",
                    "message": f"the group's class '{group_class}' disagrees with the members' "
                               f"class '{wl.priority_class_name}'"}
-        if not any(_fits_shape(wl, s) for s in shapes):
+        if not any(_fits_shape(wl, s) for s in shapes) and spec.origin != "snapshot":
             yield {"path": f"{path}.gpus",
                    "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
                               f"{wl.memory:g} GiB, more than any node has"}
+
+
+def spec_warnings(spec: ExperimentSpec) -> list[dict[str, str]]:
+    """What a recorded cluster may hold that a hand-written spec may not (docs/
+    kubernetes-rules.md "Over-committed snapshots"): a workload larger than every node,
+    and bound pods beyond their node's allocatable. Empty unless ``origin: snapshot``."""
+    if spec.origin != "snapshot":
+        return []
+    warnings = []
+    shapes = _node_shapes(spec)
+    for i, wl in enumerate(spec.workloads):
+        if not any(_fits_shape(wl, s) for s in shapes):
+            warnings.append({"path": f"workloads[{i}].gpus",
+                             "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
+                                        f"{wl.memory:g} GiB, more than any node has: it stays "
+                                        "Pending (FailedScheduling)"})
+    warnings.extend(_overcommit_warnings(spec))
+    return warnings
+
+
+def _overcommit_warnings(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    """Bound pods, in recorded order, that no longer fit what their node has left."""
+    free = {n: [s.gpus, s.cpu, s.memory, s.max_pods] for n, s in _shapes_by_node(spec).items()}
+    workloads = {w.name: w for w in spec.workloads}
+    for i, pod in enumerate(spec.initial_state):
+        wl, left = workloads.get(pod.workload), free.get(pod.node)
+        if pod.nominated or wl is None or left is None:
+            continue
+        need = [wl.gpus, wl.cpu, wl.memory, 1]
+        if all(n <= f + 1e-9 for n, f in zip(need, left, strict=True)):
+            free[pod.node] = [f - n for n, f in zip(need, left, strict=True)]
+        else:
+            yield {"path": f"initialState[{i}].node",
+                   "message": f"node '{pod.node}' is over-committed: this pod of "
+                              f"'{pod.workload}' does not fit what is left; it is Pending"}
+
+
+def _shapes_by_node(spec: ExperimentSpec) -> dict[str, NodeShape]:
+    shapes: dict[str, NodeShape] = {}
+    for pool in spec.cluster.node_pools:
+        for i in range(pool.count):
+            shapes[f"{pool.name}-{i}"] = pool
+    for node in spec.cluster.nodes:
+        shapes[node.name] = node
+    return shapes
 
 
 def _queue_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:

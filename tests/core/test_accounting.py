@@ -1,8 +1,9 @@
 """Over-eviction, broken groups and thrashing (metrics.md, issue #3 §4): the accounting a
 variant reports beside its metrics, read through the public API (`simulate`).
 
-* over-eviction: victims beyond the fewest lower-priority pods whose GPUs would cover the
-  preemptor's shortfall on each node it was placed on (OverEviction on the preemptor);
+* over-eviction: victims beyond the fewest lower-priority pods whose GPUs, CPU, memory and
+  pod slots would cover the preemptor's shortfall on each node it was placed on
+  (OverEviction on the preemptor);
 * a broken group: a PodGroup (or a synchronous workload, which needs every member) that
   a preemption takes from >= minCount running members to below it (GroupBroken);
 * thrashing: a workload with >= 2 premature disruptions, a premature disruption being an
@@ -211,3 +212,25 @@ def test_one_premature_disruption_is_counted_once(lab):
     assert [e.time for e in events(result, ev.LOADING_LOST)] == [50.0]
     assert record(result, "g").premature_disruptions == 1
     assert result.summary["thrashing_workloads"] == 0
+
+
+@pytest.mark.parametrize(("node", "victim_shape", "preemptor_shape", "needed"), [
+    ({"name": "n1", "gpus": 8, "cpu": 8}, {"gpus": 0, "cpu": 4}, {"gpus": 2, "cpu": 8}, 2),
+    ({"name": "n1", "gpus": 8, "memory": 64}, {"gpus": 0, "memory": 32},
+     {"gpus": 2, "memory": 64}, 2),
+    ({"name": "n1", "gpus": 8, "maxPods": 2}, {"gpus": 0}, {"gpus": 2}, 1),
+], ids=["cpu", "memory", "pod-slots"])
+def test_victims_needed_for_cpu_memory_or_pod_slots_are_not_over_eviction(
+        lab, node, victim_shape, preemptor_shape, needed):
+    """metrics (issue #15 §2): the shortfall of every resource the preemptor requests
+    counts. `p` needs no victim's GPUs (6 of 8 are free) but CPU, memory or a pod slot
+    that only evicting ``needed`` victims frees: that is the minimum, not over-eviction."""
+    workloads = [{"name": "a", "priorityClassName": "lo", "cpu": 0, "memory": 0, **victim_shape},
+                 {"name": "b", "priorityClassName": "lo", "cpu": 0, "memory": 0, **victim_shape},
+                 {"name": "p", "priorityClassName": "hi", "cpu": 0, "memory": 0,
+                  **preemptor_shape}]
+    result = simulate(lab, nodes=[node], horizon=30, policy={"preemption": "pod"},
+                      workloads=workloads, initial=[("a", "n1", -10), ("b", "n1", -20)])
+    assert len(events(result, ev.VICTIMS_SELECTED)[0].message.split(", ")) == needed
+    assert events(result, ev.OVER_EVICTED) == []
+    assert result.summary["over_evicted_pods"] == 0

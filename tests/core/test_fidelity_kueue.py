@@ -323,3 +323,82 @@ def test_a_resource_quota_per_class_blocks_pod_creation_until_it_frees(lab):
     assert [e.time for e in out.of(ev.CREATED, "b-0")] == [10.0]
     assert out.scheduled("b-0") == (10.0, "n1")
     assert out.scheduled("c-0") == (2.0, "n1")
+
+
+# =========================================================================== §7.3 attempts
+def reasons(out) -> dict[str, str]:
+    """victim -> its Preempted reason (§7.5), from the WorkloadEvicted message."""
+    return {e.workload: e.message.rsplit("(", 1)[1].rstrip(")") for e in out.of(ev.SUSPENDED)}
+
+
+def test_borrowed_quota_is_reclaimed_together_with_the_queues_own_workloads(lab):
+    """§7.3 Attempts: no borrowWithinCohort, cq0 under nominal (3 < 5) and no hierarchy
+    candidate, so `[borrowing=false, borrowing=true]`. In the borrowing=false attempt the
+    cohort candidate w0 (ReclaimWithoutBorrowing) is valid; after w0 and cq0's own w1 are
+    removed, h (4 GPUs) fits within cq0's nominal. Fill-back cannot return w0 (the cohort
+    would have 3 free). Upstream: {w0: InCohortReclamation, w1: InClusterQueue}."""
+    classes = {"p2": 2, "m1": -1, "m2": -2}
+    queues = [queue("cq0", 5, within="LowerPriority", reclaim="Any", cohort="c"),
+              queue("cq1", 0, cohort="c")]
+    doc = lab.doc(nodes=[("n1", 64)], classes=classes, policy={"preemption": "none"},
+                  horizon=400, workloads=[job("w1", "m2", 0, q="cq0", gpus=3),
+                                          job("w0", "m1", 1, q="cq1", gpus=2),
+                                          job("h", "p2", 5, q="cq0", gpus=4)])
+    doc["queues"] = queues
+    out = lab.run_doc(doc)
+    assert reasons(out) == {"w0": "InCohortReclamation", "w1": "InClusterQueue"}
+    assert first_admission(out, "h") == 5.0
+
+
+def test_a_victim_that_sorts_before_the_head_is_requeued_not_dropped(lab):
+    """§7.5 (the victim waits in its queue again) and queue bookkeeping: `a` (queuePriority
+    10) is evicted by `b` (priority 10, queuePriority 0) at t=5; re-enqueued, a sorts
+    before b. The admitted entry must be b's own: a is admitted again when b ends
+    (t=25), and b is admitted exactly once."""
+    q = queue(within="LowerPriority", orderBy="queuePriority")
+    out = run(lab, [q], [job("a", "p1", 0, queuePriority=10, duration=100),
+                         job("b", "p10", 5, queuePriority=0, duration=20)])
+    assert evicted(out) == [(5.0, "a", "b")]
+    assert admitted(out) == [(0.0, "a"), (5.0, "b"), (25.0, "a")]
+    assert out.engine.admission.queues["q"].usage == 0  # a finished at 125
+
+
+def test_borrow_within_cohort_lets_a_borrowing_head_reclaim_from_a_lower_borrower(lab):
+    """§7.1 borrowWithinCohort / §7.3 classifyPreemptionVariant: q1 (nominal 2) runs w1 and
+    must borrow for h; w3 borrows q2's quota in q3. Without borrowWithinCohort w3 is
+    ReclaimWithoutBorrowing and invalid while h borrows (see the test above). With policy
+    LowerPriority it is ReclaimWhileBorrowing: it goes at once, reason
+    InCohortReclaimWhileBorrowing; with maxPriorityThreshold 0 (w3 has priority 1 > 0) it
+    is spared again."""
+    def scenario(bwc):
+        preemption = {"withinClusterQueue": "Never", "reclaimWithinCohort": "Any",
+                      "borrowWithinCohort": bwc}
+        queues = [{**queue("q1", 2, cohort="c"), "preemption": preemption},
+                  queue("q2", 2, cohort="c"), queue("q3", 0, cohort="c")]
+        return run(lab, queues, [job("w3", "p1", 0, q="q3"), job("w1", "p1", 1, q="q1"),
+                                 job("h", "p10", 5, q="q1")])
+    allowed = scenario({"policy": "LowerPriority"})
+    assert reasons(allowed) == {"w3": "InCohortReclaimWhileBorrowing"}
+    assert first_admission(allowed, "h") == 5.0
+    capped = scenario({"policy": "LowerPriority", "maxPriorityThreshold": 0})
+    assert evicted(capped) == []
+    assert first_admission(capped, "h") == 100.0
+
+
+def test_borrow_within_cohort_needs_reclaim_within_cohort(lab):
+    """§7.1: borrowWithinCohort may not be combined with reclaimWithinCohort Never."""
+    import scheduler_core as sc
+    doc = lab.doc(nodes=[("n1", 8)], classes=CLASSES, workloads=[job("a", "p1")])
+    doc["queues"] = [{"name": "q", "nominalGpus": 2, "preemption": {
+        "borrowWithinCohort": {"policy": "LowerPriority"}}}]
+    with pytest.raises(sc.SpecError, match=r"queues\[0\]\.preemption.*reclaimWithinCohort"):
+        sc.parse_spec(doc)
+
+
+def test_best_effort_fifo_admits_behind_a_head_that_does_not_fit(lab):
+    """Kueue queueingStrategy BestEffortFIFO: unlike StrictFIFO (the test above, same
+    workloads), `small` is admitted at t=2 while `big` waits for x to end."""
+    out = run(lab, [queue(nominal=4, queueingStrategy="BestEffortFIFO")],
+              [job("x", "p1", 0), job("big", "p1", 1, gpus=4), job("small", "p1", 2, gpus=1)])
+    assert admitted(out)[:2] == [(0.0, "x"), (2.0, "small")]
+    assert first_admission(out, "big") == 102.0
