@@ -17,8 +17,8 @@ from typing import Any, TextIO
 from scheduler_core.engine import SimulationLimitError
 from scheduler_core.estimate import CostEstimate, estimate_cost
 from scheduler_core.experiment import VariantResult, run_experiment
-from scheduler_core.limits import Limits
 from scheduler_core.k8s.cli import register as register_export
+from scheduler_core.limits import Limits
 from scheduler_core.metrics import METRIC_NAMES
 from scheduler_core.presets import get_preset, list_presets
 from scheduler_core.spec import (

@@ -10,6 +10,7 @@ is used or named in the notes; every error names the object, its file and line.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -157,6 +158,13 @@ class ManifestReader:
         self.initial_fields = InitialPod.model_fields
 
     def add(self, item: Item) -> None:
+        """Keep an object for the build, unless a section it is read by is not an object
+        (``"metadata": 5``): that is an error naming the field, never a traceback."""
+        for section in ("metadata", "spec", "status"):
+            value = item.data.get(section)
+            if value is not None and not isinstance(value, dict):
+                self.error(item, f"{section}: must be an object, not {json.dumps(value)}")
+                return
         self.items.setdefault(item.kind, []).append(item)
 
     def of(self, kind: str) -> list[Item]:

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from scheduler_core.traces import TraceError, TraceFile, import_trace
-from scheduler_core.traces.kubectl import shape_error
 from scheduler_core.traces.quantity import QuantityError, parse_quantity
 
 NODE: dict[str, Any] = {"kind": "Node", "metadata": {"name": "n1"},
@@ -43,14 +42,6 @@ def test_a_kubectl_object_of_the_wrong_shape_is_an_error_naming_the_field(
     assert error["line"] > 1
     assert error["message"].endswith(message)
     assert error["message"].startswith("Pod ")
-
-
-def test_nested_kubectl_fields_are_checked_with_their_path() -> None:
-    assert shape_error({"metadata": {"labels": 5}}) == "metadata.labels: must be an object, not 5"
-    assert shape_error({"spec": {"containers": [None]}}) == "spec.containers[0]: must not be null"
-    assert shape_error({"spec": {"containers": [{"resources": {"requests": {"cpu": [1]}}}]}}) \
-        == "spec.containers[0].resources.requests.cpu: must be a number or a string, not [1]"
-    assert shape_error(NODE) is None
 
 
 def test_a_huge_kubectl_quantity_is_refused_not_overflowed() -> None:
