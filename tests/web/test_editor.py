@@ -190,7 +190,8 @@ def test_fields_the_form_does_not_show_survive_an_edit_in_the_form(alice_client,
     assert experiment.spec["workloads"][0]["gpus"] == 4
     assert experiment.spec["workloads"][0]["nodeSelector"] == {"zone": "a"}
     assert experiment.spec["initialState"] == [
-        {"workload": "batch-job", "node": "node-a", "startedAt": 0.0, "member": None}]
+        {"workload": "batch-job", "node": "node-a", "startedAt": 0.0, "member": None,
+         "terminatingUntil": None, "nominated": False}]
 
 
 @pytest.mark.parametrize(("kind", "expected"), [

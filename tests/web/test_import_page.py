@@ -69,7 +69,7 @@ def test_the_page_shows_the_formats_the_default_qos_mapping_and_the_kind_default
     assert response.status_code == 200
     form = response.context["form"]
     assert [value for value, _ in form.fields["format"].choices] == [
-        "openb", "dlrm", "pai", "spot", "csv", "jsonl", "kubectl"]
+        "openb", "dlrm", "pai", "spot", "csv", "jsonl", "k8s", "kubectl"]
     page = text_of(response)
     assert "- name: best-effort\n  value: 1000\n" in page  # the openb mapping, as YAML
     assert form["default__training__checkpointIntervalSeconds"].value() == "1800"
