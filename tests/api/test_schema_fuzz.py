@@ -28,6 +28,10 @@ from tests.api.conftest import token_client
 
 EXAMPLES = int(os.environ.get("API_FUZZ_EXAMPLES", "40"))
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
+# The manifests are a multi-document YAML stream (what `kubectl apply -f` takes), which the
+# schema checker's single-document YAML reader cannot load: their body is checked by
+# tests/api/test_manifests.py instead; status and content type are still fuzzed here.
+STREAM_CHECKS = [not_a_server_error, content_type_conformance]
 
 pytestmark = pytest.mark.slow
 
@@ -83,4 +87,5 @@ def test_no_operation_answers_5xx_or_outside_its_schema(case, fuzz_target):
     for prefix, pk in fuzz_target["ids"].items():
         if case.path.startswith(prefix) and "id" in (case.path_parameters or {}):
             case.path_parameters["id"] = pk
-    case.call_and_validate(headers=fuzz_target["headers"], checks=CHECKS)
+    checks = STREAM_CHECKS if case.path.endswith("/manifests/") else CHECKS
+    case.call_and_validate(headers=fuzz_target["headers"], checks=checks)
