@@ -86,7 +86,7 @@ def test_the_cancel_button_stops_a_running_run(browser, server, stack):
     page.click("#save")
     page.click("#run-button")
     page.wait_for_function(
-        "document.getElementById('progress-overall').value > 0", timeout=60_000)
+        "() => document.getElementById('progress-overall').value > 0", timeout=60_000)
     page.screenshot(path=SCREENSHOTS / "5-run-in-progress.png", full_page=True)
 
     page.click("#cancel-button")

@@ -18,7 +18,7 @@ from tests.web.charts_support import big_cluster_spec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PASSWORD = "correct horse battery staple"
-READY = ("document.documentElement.dataset.chartsReady === 'true' || "
+READY = ("() => document.documentElement.dataset.chartsReady === 'true' || "
          "document.documentElement.dataset.chartsError")
 DRAWN = """() => Array.from(document.querySelectorAll('[data-chart]')).filter(el => !el.hidden)
   .map(el => [el.id, el.querySelectorAll('.main-svg').length > 0])"""
@@ -111,7 +111,7 @@ def test_the_run_page_controls(browser, server, alice):
     page = visit.page
 
     page.select_option("#timeline-variant", label="workload-aware-all")
-    page.wait_for_function("document.getElementById('timeline-status').textContent === ''")
+    page.wait_for_function("() => document.getElementById('timeline-status').textContent === ''")
     victims = next(t for t in visit.figure("chart-gantt")["data"] if t["name"] == "victim")
     assert sorted(c[0] for c in victims["customdata"]) == [f"eval-{i}" for i in range(8)]
 
@@ -120,11 +120,11 @@ def test_the_run_page_controls(browser, server, alice):
     assert page.locator("#workloads-table tbody td:first-child").all_inner_texts() == [
         "urgent urgent", "train", "eval"]
     page.fill("#workloads-filter", "independent")
-    page.wait_for_function("document.getElementById('workloads-count').textContent"
+    page.wait_for_function("() => document.getElementById('workloads-count').textContent"
                            ".startsWith('1 of 3')")
 
     page.select_option("#events-reason", "Preempted")
-    page.wait_for_function("document.querySelectorAll('#events-table tbody tr').length === 4")
+    page.wait_for_function("() => document.querySelectorAll('#events-table tbody tr').length === 4")
     reasons = page.locator("#events-table tbody td:nth-child(2)").all_inner_texts()
     assert reasons == ["Preempted"] * 4
     page.locator("#charts-events").screenshot(path=SCREENSHOTS / "charts-2-event-log.png")
@@ -142,7 +142,7 @@ def test_a_large_cluster_opens_on_a_heatmap_and_zooms_into_a_group(browser, serv
     first = visit.figure("chart-gantt")["title"]
     other = "b" if first.endswith(": a") else "a"
     page.select_option("#timeline-group", label=other)
-    page.wait_for_function("document.getElementById('chart-gantt').layout.title.text"
+    page.wait_for_function("() => document.getElementById('chart-gantt').layout.title.text"
                            f".endsWith(': {other}')")
     page.locator("#charts-timeline").screenshot(path=SCREENSHOTS / "charts-3-timeline-groups.png")
     assert visit.errors == []
