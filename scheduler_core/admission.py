@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from scheduler_core.decisions import QueueTarget
 from scheduler_core.model import Workload
 from scheduler_core.spec import AdmissionQueue, ExperimentSpec
 
@@ -150,12 +151,36 @@ class Admission:
         for borrowing in self._attempts(queue, head, candidates):
             targets = self._attempt(queue, head, candidates, borrowing)
             if targets:
+                self._explain(queue, head, candidates, targets, borrowing)
                 for target in targets:
                     self._release(target.owner, target.workload)
                     self.host.suspend(target.workload, head, target.reason)
                     self._enqueue(target.owner, target.workload, target.workload.arrival)
                 return True
         return False
+
+    def _explain(self, queue: QueueState, head: Workload, candidates: list[Candidate],
+                 targets: list[Candidate], borrowing: bool) -> None:
+        """The decision record: each candidate taken (with its Preempted reason) or why
+        not. Read before the targets are released, so validity is judged as it was."""
+        recorder = getattr(self.host, "recorder", None)
+        if recorder is None:
+            return
+        taken = {id(t) for t in targets}
+        removed = {t.workload for t in targets}
+        rows = []
+        for c in candidates:
+            if id(c) in taken:
+                why = "evicted so the head fits"
+            elif not self._still_valid(c, borrowing, removed):
+                why = ("not valid while borrowing (ReclaimWithoutBorrowing)"
+                       if borrowing and c.variant == RECLAIM_WITHOUT_BORROWING
+                       else "its queue no longer borrows once the targets are gone")
+            else:
+                why = "not needed: the head fits without it (fill-back or never reached)"
+            rows.append(QueueTarget(c.workload.name, c.owner.spec.name, c.reason,
+                                    id(c) in taken, why))
+        recorder.queue_preemption(self.host.now, head, queue.spec.name, rows)
 
     def _attempts(self, queue: QueueState, head: Workload,
                   candidates: list[Candidate]) -> list[bool]:

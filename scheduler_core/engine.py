@@ -22,6 +22,7 @@ from scheduler_core import events as ev
 from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
 from scheduler_core.cluster import TOO_LARGE, Cluster
+from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
@@ -48,10 +49,13 @@ GROUP_INCOMPLETE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
 class FailureStreak:
     """Consecutive identical scheduling failures of one pod."""
 
-    __slots__ = ("count", "first", "last", "message", "plugin")
+    __slots__ = ("count", "first", "last", "message", "plugin", "text")
 
-    def __init__(self, message: str, plugin: str, now: float) -> None:
+    def __init__(self, message: str, plugin: str, now: float, text: str = "") -> None:
         self.message = message
+        """What makes attempts identical (the streak's key)."""
+        self.text = text or message
+        """What the event says: kube-scheduler's message for the streak's first attempt."""
         self.plugin = plugin
         self.first = self.last = now
         self.count = 1
@@ -132,7 +136,7 @@ class Engine:
 
     def __init__(self, variant: ResolvedVariant, seed: int,
                  progress: ProgressCallback | None = None, *,
-                 max_events: int | None = None) -> None:
+                 max_events: int | None = None, explain: bool = True) -> None:
         spec = variant.spec
         self.spec: ExperimentSpec = spec
         self.variant = variant
@@ -169,6 +173,8 @@ class Engine:
         """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
         self._drawn: int | None = None
         self.events_processed = 0
+        self.recorder: Recorder | None = Recorder(self.cluster) if explain else None
+        """Decision records (docs/decisions.md); None runs without them (the benchmark)."""
 
     # =================================================================== setup
     def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
@@ -536,6 +542,7 @@ class Engine:
     def _failed(self, pod: Pod, status: Status, message: str | None = None) -> None:
         """Repeated identical failures become one event with a count, as kubectl shows them
         ("x37 over 5m"); the streak is written when the pod's situation changes."""
+        explicit = message
         message = message or f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
         streak = pod.failures
         if streak is not None and streak.message == message:
@@ -543,7 +550,9 @@ class Engine:
             streak.last = self.now
             return
         self._end_streak(pod)
-        pod.failures = FailureStreak(message, status.plugin, self.now)
+        text = self.recorder.failure(self.now, pod, status, explicit) \
+            if self.recorder is not None else message
+        pod.failures = FailureStreak(message, status.plugin, self.now, text)
         self._streaks[pod] = None
 
     def _end_streak(self, pod: Pod) -> None:
@@ -553,10 +562,10 @@ class Engine:
         pod.failures = None
         self._streaks.pop(pod, None)
         self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, time=streak.first, value=streak.count,
-                  related=streak.plugin, message=streak.message, nodeless=True)
+                  related=streak.plugin, message=streak.text, nodeless=True)
         if streak.message.rstrip(".").endswith(NOT_HELPFUL_REASON):
             self.emit(ev.NOT_HELPFUL, pod.workload, pod, time=streak.first, value=streak.count,
-                      message=streak.message, nodeless=True)
+                      message=streak.text, nodeless=True)
 
     def _bind(self, pod: Pod, node: Node, *, assumed: bool = False) -> None:
         self._end_streak(pod)
@@ -655,8 +664,8 @@ class Engine:
                 continue
             victim.preempted = True
             self.emit(ev.PREEMPTED, victim.workload, victim, related=lead.name,
-                      message=f"Preempted by {'pod' if len(assignments) == 1 else 'group of'} "
-                              f"{lead.name} on node {victim.node.name if victim.node else ''}")
+                      message=f"Preempted by {NAMESPACE}/{lead.name} on node "
+                              f"{victim.node.name if victim.node else ''}")
             self.evict(victim, victim.workload.spec.termination_grace_period_seconds,
                        "preemption")
         for pod, node in assignments:
@@ -828,6 +837,23 @@ class Engine:
         self.queue.wake(self.now, node.free_gpus)
 
     # =================================================================== end
+    def decisions(self) -> list[Decision]:
+        return [] if self.recorder is None else self.recorder.decisions
+
+    def diagnosis(self, log: list[Event]) -> str:
+        """The run-level diagnosis (decisions.diagnose) for the urgent workloads: those the
+        spec marks urgent, else the highest-priority ones when priorities differ."""
+        if self.recorder is None:
+            return ""
+        urgent = [w.name for w in self.workloads if w.spec.urgent]
+        if not urgent:
+            values = {w.priority for w in self.workloads}
+            if len(values) < 2:
+                return ""
+            urgent = [w.name for w in self.workloads if w.priority == max(values)]
+        useful = {e.workload for e in log if e.reason == ev.READY}
+        return diagnose(urgent, self.recorder.decisions, useful, self.horizon)
+
     def _finish(self) -> None:
         for pod in list(self._streaks):
             self._end_streak(pod)

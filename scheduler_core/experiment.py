@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from scheduler_core.decisions import Decision
 from scheduler_core.engine import Engine
 from scheduler_core.events import Event
 from scheduler_core.metrics import SUMMARY_NAMES, WorkloadInfo, WorkloadRecord, compute
@@ -44,6 +45,9 @@ class ReplicationResult:
     events: tuple[Event, ...]
     events_processed: int
     wall_seconds: float
+    decisions: tuple[Decision, ...] = ()
+    diagnosis: str = ""
+    """One sentence when the urgent workloads never preempt or never run (decisions.py)."""
 
     def to_dict(self, *, include_events: bool = True) -> dict[str, Any]:
         data = {
@@ -53,9 +57,11 @@ class ReplicationResult:
             "by_priority_class": self.by_priority_class,
             "workloads": [asdict(w) for w in self.workloads],
             "events_processed": self.events_processed, "wall_seconds": self.wall_seconds,
+            "diagnosis": self.diagnosis,
         }
         if include_events:
             data["events"] = [e.as_dict() for e in self.events]
+            data["decisions"] = [d.as_dict() for d in self.decisions]
         return data
 
 
@@ -67,7 +73,7 @@ def replication_seed(base: int, replication: int) -> int:
 
 def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, replication: int = 0,
              *, seed: int | None = None, progress: Progress | None = None,
-             max_events: int | None = None) -> ReplicationResult:
+             max_events: int | None = None, explain: bool = True) -> ReplicationResult:
     """Simulate one variant once. Deterministic: same inputs, identical result.
 
     ``max_events`` bounds the event log: past it the simulation stops with
@@ -75,7 +81,7 @@ def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, rep
     resolved = variant if isinstance(variant, ResolvedVariant) else resolve_variant(spec, variant)
     run_seed = replication_seed(spec.seed if seed is None else seed, replication)
     started = time.perf_counter()
-    engine = Engine(resolved, run_seed, progress, max_events=max_events)
+    engine = Engine(resolved, run_seed, progress, max_events=max_events, explain=explain)
     log = engine.run()
     metrics = compute(log, workload_infos(resolved.spec), horizon=resolved.spec.horizon_seconds,
                       total_gpus=engine.cluster.total_gpus_at_start)
@@ -85,7 +91,8 @@ def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, rep
         summary=metrics.summary, distributions=metrics.distributions,
         by_priority_class=metrics.by_priority_class, workloads=metrics.workloads,
         events=tuple(log), events_processed=engine.events_processed,
-        wall_seconds=time.perf_counter() - started)
+        wall_seconds=time.perf_counter() - started,
+        decisions=tuple(engine.decisions()), diagnosis=engine.diagnosis(log))
 
 
 def workload_infos(spec: ExperimentSpec) -> list[WorkloadInfo]:

@@ -10,9 +10,10 @@ arithmetic on its free resources.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scheduler_core.cluster import Cluster
+from scheduler_core.decisions import ONLY_CANDIDATE, RULES
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost
 from scheduler_core.spec import Policy
@@ -27,6 +28,8 @@ PLACEMENT_LIMITED = Status(Code.UNSCHEDULABLE, "not eligible due to placement-ba
 NOT_HELPFUL = Status(Code.UNSCHEDULABLE, "Preemption is not helpful for scheduling", PLUGIN)
 NO_PREEMPTION = Status(Code.UNSCHEDULABLE, "preemption is disabled in this variant", "none")
 INT32_OFFSET = 2**31
+REPRIEVED = "the preemptor still fits with it back on the node"
+REPRIEVED_PDB = "PDB-protected, tried first: the preemptor still fits with it back"
 
 
 class NoPreemption:
@@ -50,6 +53,8 @@ class Candidate:
     node: Node
     victims: list[Pod]
     pdb_violations: int
+    reprieved: list[tuple[Pod, str]] = field(default_factory=list)
+    """Lower-priority pods put back, with why (for the decision record)."""
 
 
 def more_important(pod: Pod) -> tuple[int, float]:
@@ -76,9 +81,18 @@ class DefaultPreemption:
         if not candidates:
             host.clear_nomination(pod)
             return NOT_HELPFUL
-        best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
+        best, rule = (candidates[0], ONLY_CANDIDATE) if len(candidates) == 1 \
+            else pick_one_node_by_rule(candidates)
+        self.explain(host, pod, candidates, best, rule)
         host.actuate(pod, best.node, best.victims)
         return SUCCESS
+
+    def explain(self, host: PreemptionHost, pod: Pod, candidates: list[Candidate],
+                best: Candidate, rule: str) -> None:
+        """Record the PostFilter's candidates, deciding rule and reprieved pods."""
+        recorder = getattr(host, "recorder", None)
+        if recorder is not None:
+            recorder.preemption(host.now, pod, candidates, best, rule)
 
     # ----------------------------------------------------------------- §4.1
     def ineligible(self, host: PreemptionHost, pod: Pod) -> Status | None:
@@ -200,19 +214,22 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     potential.sort(key=more_important)
     violating, clean = _split_by_pdb(host, potential)
     victims: list[Pod] = []
-    for p in violating + clean:
+    reprieved: list[tuple[Pod, str]] = []
+    protected = len(violating)
+    for i, p in enumerate(violating + clean):
         # Reprieve p if the pod still fits with p back on the node.
         if need_g <= g - p.gpus and need_c <= c - p.cpu and need_m <= m - p.mem and need_n < n:
             g -= p.gpus
             c -= p.cpu
             m -= p.mem
             n -= 1
+            reprieved.append((p, REPRIEVED_PDB if i < protected else REPRIEVED))
         else:
             victims.append(p)
     pdb_violations = sum(1 for p in victims if p in violating) if violating else 0
     if violating and clean:
         victims.sort(key=more_important)
-    return Candidate(node, victims, pdb_violations) if victims else None
+    return Candidate(node, victims, pdb_violations, reprieved) if victims else None
 
 
 def _split_by_pdb(host: PreemptionHost, pods: list[Pod]) -> tuple[list[Pod], list[Pod]]:
@@ -236,8 +253,14 @@ def _split_by_pdb(host: PreemptionHost, pods: list[Pod]) -> tuple[list[Pod], lis
 
 # --------------------------------------------------------------------- §4.4
 def pick_one_node(candidates: list[Candidate]) -> Candidate:
+    """pickOneNodeForPreemption (see :func:`pick_one_node_by_rule`)."""
+    return pick_one_node_by_rule(candidates)[0]
+
+
+def pick_one_node_by_rule(candidates: list[Candidate]) -> tuple[Candidate, str]:
     """pickOneNodeForPreemption: each rule keeps the best-scoring nodes; the next rule
-    only breaks ties; the first remaining candidate wins."""
+    only breaks ties; the first remaining candidate wins. Returns the winner and the rule
+    that left it alone (§4.4), for the decision record."""
     rules = (
         lambda c: -c.pdb_violations,                                       # 1 fewest PDB violations
         lambda c: -c.victims[0].priority,                                  # 2 lowest top victim
@@ -246,13 +269,13 @@ def pick_one_node(candidates: list[Candidate]) -> Candidate:
         _latest_start_of_top_victims,                                      # 5 latest start time
     )
     remaining = candidates
-    for rule in rules:
+    for number, rule in enumerate(rules):
         scores = [rule(c) for c in remaining]
         top = max(scores)
         remaining = [c for c, s in zip(remaining, scores, strict=True) if s == top]
         if len(remaining) == 1:
-            break
-    return remaining[0]                                                    # 6 first remaining
+            return remaining[0], RULES[number]
+    return remaining[0], RULES[5]                                          # 6 first remaining
 
 
 def _latest_start_of_top_victims(candidate: Candidate) -> float:

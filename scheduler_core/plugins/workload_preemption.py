@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from scheduler_core.cluster import Cluster
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost
-from scheduler_core.plugins.default_preemption import NEVER, Candidate, DefaultPreemption
+from scheduler_core.decisions import CHEAPEST
+from scheduler_core.plugins.default_preemption import (
+    NEVER,
+    REPRIEVED,
+    Candidate,
+    DefaultPreemption,
+)
 from scheduler_core.plugins.topology import place_with_topology
 from scheduler_core.spec import Policy
 from scheduler_core.status import SUCCESS, Code, Status
@@ -37,6 +43,7 @@ NOTHING_TO_EVICT = Status(Code.UNSCHEDULABLE, "the group fits only with pods nom
                           "elsewhere; nothing to evict", PLUGIN)
 ONGOING = Status(Code.SUCCESS, "ongoing preemption on nominated nodes", PLUGIN)
 
+REPRIEVED_GROUP = "its whole All-mode group is kept: the preemptor fits with it back"
 DEFAULT_WEIGHTS = {"lostWork": 1.0, "strandedCapacity": 1.0, "startup": 1.0, "recovery": 1.0,
                    "session": 3600.0}
 
@@ -205,10 +212,15 @@ class WorkloadAwarePreemption(DefaultPreemption):
     DefaultPreemption does, but an All-mode group is a unit there too (KEP-5710)."""
 
     group_aware = True
+    group_rule = "one placement, units reprieved in moreImportantVictim order (KEP-5710)"
 
     def __init__(self, policy: Policy) -> None:
         super().__init__(policy)
         self.spread = policy.placement == "LeastAllocated"
+
+    def cost_weights(self) -> dict[str, float] | None:
+        """Weights of the expected-cost terms a decision record shows (none upstream)."""
+        return None
 
     # ---------------------------------------------------------------- §6.3 groups
     def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
@@ -228,6 +240,10 @@ class WorkloadAwarePreemption(DefaultPreemption):
         assignment, victims = chosen
         if not victims:
             return NOTHING_TO_EVICT
+        recorder = getattr(host, "recorder", None)
+        if recorder is not None:
+            recorder.group_preemption(host.now, workload, assignment, units, victims,
+                                      self.cost_weights(), self.group_rule)
         host.actuate_group(assignment, victims)
         return SUCCESS
 
@@ -292,14 +308,18 @@ class WorkloadAwarePreemption(DefaultPreemption):
             row[i] -= amount
         violating, clean = split_by_pdb(host, order(units))
         victims, broken = [], 0
+        reprieved: list[tuple[Pod, str]] = []
         for unit in violating + clean:
             if not try_restore(unit, remaining):
                 victims += unit.pods
                 broken += unit in violating
+            else:
+                why = REPRIEVED_GROUP if unit.workload.evict_whole else REPRIEVED
+                reprieved += [(p, why) for p in unit.pods]
         if not victims:
             return None
         victims.sort(key=lambda p: (-p.priority, p.bound_at))
-        return Candidate(node, victims, broken)
+        return Candidate(node, victims, broken, reprieved)
 
     def order(self, units: list[Unit]) -> list[Unit]:
         return sorted(units, key=importance)
@@ -313,10 +333,25 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
     the candidate node with the cheapest victims wins instead of §4.4's rules.
     """
 
+    group_rule = "cheapest victim set of packed/spread placements x cost/density orders"
+
     def __init__(self, policy: Policy) -> None:
         super().__init__(policy)
         self.weights = {**DEFAULT_WEIGHTS, **policy.checkpoint_aware_weights}
         self.now = 0.0
+        self._considered: list[Candidate] = []
+
+    def cost_weights(self) -> dict[str, float] | None:
+        return self.weights
+
+    def explain(self, host: PreemptionHost, pod: Pod, candidates: list[Candidate],
+                best: Candidate, rule: str) -> None:
+        """Every candidate node with its victims' expected cost; the cheapest decided."""
+        recorder = getattr(host, "recorder", None)
+        if recorder is not None:
+            considered = self._considered or candidates
+            costs = {id(c): self.cost_of(host, c.victims) for c in considered}
+            recorder.preemption(host.now, pod, considered, best, CHEAPEST, costs)
 
     def choose(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
                units: list[Unit]) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
@@ -331,6 +366,7 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
     def find_candidates(self, host: PreemptionHost, pod: Pod) -> list[Candidate]:
         candidates = super().find_candidates(host, pod)
         candidates.sort(key=lambda c: (c.pdb_violations, self.cost_of(host, c.victims)))
+        self._considered = candidates
         return candidates[:1]
 
     def select_victims(self, host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:

@@ -1,0 +1,399 @@
+"""Why each scheduling decision went as it did: compact, deterministic records.
+
+The event log says *what* happened; a :class:`Decision` says *why*: the per-node filter
+reasons in kube-scheduler's FitError wording, the candidate nodes of a PostFilter with
+their victims and PDB violations, which node-selection rule decided, the pods that were
+reprieved, the victim units of workload-aware preemption (with checkpoint-aware cost
+terms), and Kueue's targets with their reasons. A run-level :func:`diagnose` turns the
+records of the urgent workloads into one sentence when they never preempt or never run.
+
+Records are built only at the moments the engine already writes an event (the first
+attempt of a failure streak, an actuation, a queue eviction), so their cost is bounded by
+the event log's. Every record is part of the result and a pure function of (spec, seed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scheduler_core.cluster import Cluster
+    from scheduler_core.model import Node, Pod, Workload
+    from scheduler_core.status import Status
+
+NAMESPACE = "default"
+"""Our pods have no namespace; messages name them as kube-scheduler would in `default`."""
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+UNSCHEDULABLE = "node(s) were unschedulable"
+AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+TOO_MANY_PODS = "Too many pods"
+
+# Kinds of decision.
+FAILED = "FailedScheduling"
+PREEMPTION = "Preemption"
+GROUP_PREEMPTION = "WorkloadPreemption"
+QUEUE_PREEMPTION = "QueuePreemption"
+
+RULES = ("fewest PDB violations", "lowest highest-victim priority",
+         "smallest sum of victim priorities", "fewest victims",
+         "latest start time of the highest-priority victims", "first remaining candidate")
+"""pickOneNodeForPreemption's six rules, in order (kubernetes-preemption.md §4.4)."""
+ONLY_CANDIDATE = "only candidate"
+CHEAPEST = "cheapest expected eviction cost (checkpoint-aware)"
+
+# Run-level diagnoses (docs/decisions.md lists them).
+FITS = "fits without preemption"
+NEVER = "its class has preemptionPolicy: Never"
+NO_LOWER = "no lower-priority pods on any node that could fit it"
+SPREAD = "the GPUs it needs are spread one per node (preemption cannot help)"
+WAITING = "still waiting for victims at the horizon"
+DISABLED = "preemption is disabled in this variant (policy none)"
+NO_NODE = "no node could ever hold it, even empty"
+VICTIMS_NOT_ENOUGH = "evicting every lower-priority pod would still not make room for it"
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateNode:
+    """One node DryRunPreemption found: its victims and how many violate a PDB."""
+
+    node: str
+    victims: tuple[str, ...]
+    pdb_violations: int
+    cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reprieve:
+    """A lower-priority pod that was put back: the preemptor still fits with it there."""
+
+    pod: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class VictimUnit:
+    """A unit workload-aware preemption considered: one pod or a whole All-mode group."""
+
+    workload: str
+    pods: tuple[str, ...]
+    priority: int
+    whole_group: bool
+    evicted: bool
+    cost_terms: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class QueueTarget:
+    """A Kueue preemption candidate: taken (with its Preempted reason) or why not."""
+
+    workload: str
+    queue: str
+    reason: str
+    taken: bool
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One decision and why. ``events`` are the (time, reason, pod or workload) keys of the
+    log events it explains, so an event row can link to its decision."""
+
+    id: int
+    time: float
+    kind: str
+    workload: str
+    pod: str = ""
+    node: str = ""
+    message: str = ""
+    cause: str = ""
+    rule: str = ""
+    victims: tuple[str, ...] = ()
+    candidates: tuple[CandidateNode, ...] = ()
+    reprieved: tuple[Reprieve, ...] = ()
+    units: tuple[VictimUnit, ...] = ()
+    targets: tuple[QueueTarget, ...] = ()
+    events: tuple[tuple[float, str, str], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def pods(self) -> set[str]:
+        """Every pod this decision concerns: the preemptor, victims, reprieved pods."""
+        names = {self.pod, *self.victims, *(r.pod for r in self.reprieved)}
+        for unit in self.units:
+            names.update(unit.pods)
+        names.discard("")
+        return names
+
+    def nodes(self) -> set[str]:
+        names = {self.node, *(c.node for c in self.candidates)}
+        names.discard("")
+        return names
+
+    def workloads(self) -> set[str]:
+        names = {self.workload, *(t.workload for t in self.targets),
+                 *(u.workload for u in self.units)}
+        names.discard("")
+        return names
+
+    def concerns(self, name: str) -> bool:
+        """Does it concern pod or workload ``name`` (what `run --explain` asks)?"""
+        return name in self.pods() or name in self.workloads() or any(
+            p.rsplit("-", 1)[0] == name for p in self.pods())
+
+
+def qualified(pod: Pod) -> str:
+    return f"{NAMESPACE}/{pod.name}"
+
+
+# --------------------------------------------------------------------- FitError
+def fit_error(total: int, reasons: dict[str, int]) -> str:
+    """FitError.Error(): ``0/N nodes are available: <count reason>, ….`` with the
+    histogram entries sorted as strings (sort.Strings on "count reason"), as upstream."""
+    entries = sorted(f"{count} {reason}" for reason, count in reasons.items())
+    body = f" {', '.join(entries)}." if entries else ""
+    return f"0/{total} nodes are available:{body}"
+
+
+def node_filter_reasons(cluster: Cluster, pod: Pod, node: Node) -> list[str]:
+    """The first failing Filter plugin's reasons on one node, in the default plugin order
+    (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit); none if it fits."""
+    spec = pod.workload.spec
+    if node.cordoned:
+        return [UNSCHEDULABLE]
+    for taint in node.taints:
+        if not any(t.tolerates(taint) for t in spec.tolerations):
+            return [f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"]
+    if any(node.labels.get(k) != v for k, v in spec.node_selector.items()):
+        return [AFFINITY]
+    gpus, cpu, mem, count = cluster.need(pod, node)
+    return _insufficient(node, gpus, cpu, mem, count, node.free_gpus, node.free_cpu,
+                         node.free_mem, node.max_pods - node.npods)
+
+
+def _insufficient(node: Node, gpus: float, cpu: float, mem: float, count: int,
+                  free_g: float, free_c: float, free_m: float, slots: int) -> list[str]:
+    """fitsRequest's reasons: pod count first, then cpu, memory, extended resources."""
+    reasons = []
+    if count > slots:
+        reasons.append(TOO_MANY_PODS)
+    if cpu > free_c + 1e-9:
+        reasons.append("Insufficient cpu")
+    if mem > free_m + 1e-9:
+        reasons.append("Insufficient memory")
+    if gpus > free_g:
+        reasons.append("Insufficient nvidia.com/gpu")
+    return reasons
+
+
+def filter_histogram(cluster: Cluster, pod: Pod) -> tuple[int, dict[str, int]]:
+    """(number of nodes, reason -> how many nodes gave it) over the scheduler's nodes."""
+    counts: dict[str, int] = {}
+    total = 0
+    for node in cluster.nodes:
+        if not node.alive:
+            continue
+        total += 1
+        for reason in node_filter_reasons(cluster, pod, node):
+            counts[reason] = counts.get(reason, 0) + 1
+    return total, counts
+
+
+def preemption_histogram(cluster: Cluster, pod: Pod) -> tuple[dict[str, int], str]:
+    """The preemption FitError's histogram when no candidate was found (§4.1 step 3), and
+    the run-level cause. Nodes Filter rejected as unresolvable were never tried ("not
+    helpful"); a tried node has no lower-priority pod ("No preemption victims found"), or
+    still lacks room with all of them gone (its Filter reasons then)."""
+    counts: dict[str, int] = {}
+    prio = pod.priority
+    lower_anywhere = False
+    reach_total = 0.0
+    for node in cluster.nodes:
+        if not node.alive:
+            continue
+        reasons = node_filter_reasons(cluster, pod, node)
+        unresolvable = bool(reasons) and not reasons[0].startswith(("Insufficient", "Too many")) \
+            or pod.gpus > node.gpus or pod.cpu > node.cpu or pod.mem > node.mem
+        if unresolvable:
+            reasons = [NOT_HELPFUL]
+        else:
+            lower = [p for p in node.pods if p.priority < prio]
+            if not lower:
+                reasons = [NO_VICTIMS]
+                reach_total += node.free_gpus
+            else:
+                lower_anywhere = True
+                gpus, cpu, mem, count = cluster.need(pod, node)
+                free_g = node.free_gpus + sum(p.gpus for p in lower)
+                reach_total += free_g
+                reasons = _insufficient(
+                    node, gpus, cpu, mem, count, free_g,
+                    node.free_cpu + sum(p.cpu for p in lower),
+                    node.free_mem + sum(p.mem for p in lower),
+                    node.max_pods - node.npods + len(lower)) or [NO_VICTIMS]
+        for reason in reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    if not lower_anywhere:
+        cause = NO_LOWER if counts.get(NO_VICTIMS) else NO_NODE
+    elif reach_total >= pod.gpus:
+        cause = SPREAD
+    else:
+        cause = VICTIMS_NOT_ENOUGH
+    return counts, cause
+
+
+# --------------------------------------------------------------------- the recorder
+class Recorder:
+    """Collects the decisions of one engine run. The engine calls it at the moments it
+    writes the events they explain; nothing here changes what the engine does."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.decisions: list[Decision] = []
+        self._cache: dict[tuple, tuple[str, str]] = {}
+
+    def _add(self, **fields: Any) -> Decision:
+        decision = Decision(id=len(self.decisions), **fields)
+        self.decisions.append(decision)
+        return decision
+
+    # ----------------------------------------------------------------- failures
+    def failure(self, now: float, pod: Pod, status: Status, explicit: str | None) -> str:
+        """A failure streak starts: record why, return kube-scheduler's message
+        (``explicit``: the engine already has it, for a pod no node can ever hold).
+
+        Pods of one signature failing while the cluster has not changed get the same
+        message, computed once: the cache is keyed by the cluster's epoch."""
+        key = (self.cluster.epoch, pod.workload.signature, pod.gpus, pod.cpu, pod.mem,
+               pod.nominated, status)
+        cached = (explicit, NO_NODE) if explicit else self._cache.get(key)
+        if cached is None:
+            cached = self._failure_message(pod, status)
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[key] = cached
+        message, cause = cached
+        self._add(time=now, kind=FAILED, workload=pod.workload.name, pod=pod.name,
+                             node=pod.nominated.name if pod.nominated else "", message=message,
+                             cause=cause, events=((now, FAILED, pod.name),))
+        return message
+
+    def _failure_message(self, pod: Pod, status: Status) -> tuple[str, str]:
+        total, counts = filter_histogram(self.cluster, pod)
+        message = fit_error(total, counts)
+        if status.plugin == "GangScheduling":
+            return f"{message} {status.reason}", "the group has fewer than minCount pods"
+        if status.plugin == "none":
+            return message, DISABLED
+        if status.reason.startswith("not eligible due to preemptionPolicy=Never"):
+            return f"{message} preemption: {status.reason}", NEVER
+        if status.reason.startswith("not eligible due to a terminating pod"):
+            return f"{message} preemption: {status.reason}", WAITING
+        if status.reason.startswith("Preemption is not helpful") or \
+                status.reason.startswith("No preemption victims"):
+            histogram, cause = preemption_histogram(self.cluster, pod)
+            return f"{message} preemption: {fit_error(total, histogram)}", cause
+        _, cause = preemption_histogram(self.cluster, pod)
+        if cause not in (NO_LOWER, SPREAD) or status.reason.startswith("not eligible"):
+            cause = status.reason
+        return f"{message} preemption: {status.reason}", cause
+
+    # ----------------------------------------------------------------- PostFilter
+    def preemption(self, now: float, pod: Pod, candidates: list[Any], chosen: Any, rule: str,
+                   costs: dict[int, float] | None = None) -> None:
+        """A single pod's PostFilter succeeded: every candidate, the rule, the reprieved."""
+        victims = tuple(v.name for v in chosen.victims)
+        self._add(
+            time=now, kind=PREEMPTION, workload=pod.workload.name, pod=pod.name,
+            node=chosen.node.name, cause=f"{len(victims)} victim(s) on {chosen.node.name}",
+            message=f"preempting {len(victims)} pod(s) on node {chosen.node.name} "
+                    f"for {qualified(pod)} ({rule})",
+            rule=rule, victims=victims,
+            candidates=tuple(CandidateNode(c.node.name, tuple(v.name for v in c.victims),
+                                           c.pdb_violations,
+                                           None if costs is None else costs.get(id(c)))
+                             for c in candidates),
+            reprieved=tuple(Reprieve(p.name, why) for p, why in chosen.reprieved),
+            events=((now, "VictimsSelected", pod.name),
+                    *((now, "Preempted", v) for v in victims)))
+
+    def group_preemption(self, now: float, workload: Workload,
+                         assignment: list[tuple[Pod, Node]], units: list[Any],
+                         victims: list[Pod], weights: dict[str, float] | None,
+                         rule: str) -> None:
+        """Workload-aware PodGroup preemption: the units considered and their fate."""
+        evicted = {id(p) for p in victims}
+        records = []
+        for unit in units:
+            terms: tuple[tuple[str, float], ...] = ()
+            if weights is not None:
+                total: dict[str, float] = {}
+                for p in unit.pods:
+                    for name, value in p.workload.app.eviction_cost(p, now).items():
+                        total[name] = total.get(name, 0.0) + weights.get(name, 1.0) * value
+                terms = tuple(sorted(total.items()))
+            records.append(VictimUnit(unit.workload.name, tuple(p.name for p in unit.pods),
+                                      unit.priority, unit.workload.evict_whole,
+                                      any(id(p) in evicted for p in unit.pods), terms))
+        lead, lead_node = assignment[0]
+        names = tuple(v.name for v in victims)
+        nodes = sorted({n.name for _, n in assignment})
+        self._add(
+            time=now, kind=GROUP_PREEMPTION, workload=workload.name, pod=lead.name,
+            node=lead_node.name, rule=rule, victims=names,
+            cause=f"{len(names)} victim(s) for the group",
+            message=f"preempting {len(names)} pod(s) for group {workload.name} on "
+                    f"{', '.join(nodes)} ({rule})",
+            candidates=tuple(CandidateNode(n, tuple(v.name for v in victims
+                                                    if v.node is not None and v.node.name == n),
+                                           0) for n in nodes),
+            reprieved=tuple(Reprieve(p, "the group still fits with its unit back")
+                            for r in records if not r.evicted for p in r.pods),
+            units=tuple(records),
+            events=((now, "VictimsSelected", lead.name),
+                    *((now, "Preempted", v) for v in names)))
+
+    # ----------------------------------------------------------------- Kueue
+    def queue_preemption(self, now: float, head: Workload, queue: str,
+                         targets: list[QueueTarget]) -> None:
+        taken = [t for t in targets if t.taken]
+        self._add(
+            time=now, kind=QUEUE_PREEMPTION, workload=head.name, node="",
+            cause=f"{len(taken)} workload(s) evicted from their queues",
+            message=f"queue {queue} admits {head.name} by evicting "
+                    f"{', '.join(f'{t.workload} ({t.reason})' for t in taken)}",
+            rule="Kueue classic preemption", victims=(), targets=tuple(targets),
+            events=tuple((now, "WorkloadEvicted", t.workload) for t in taken))
+
+
+# --------------------------------------------------------------------- run level
+def diagnose(urgent: list[str], decisions: list[Decision], useful: set[str],
+             horizon: float) -> str:
+    """One sentence when the urgent workloads never preempt or never become useful
+    (``useful``: workloads with a pod that became Ready); "" when all went as intended.
+
+    The first urgent workload that never ran is explained by its last failure's cause;
+    if all ran but none preempted, they fitted without preemption."""
+    preempted = {d.workload for d in decisions if d.kind != FAILED}
+    last_failure: dict[str, Decision] = {}
+    for d in decisions:
+        if d.kind == FAILED:
+            last_failure[d.workload] = d
+    for name in urgent:
+        if name in useful:
+            continue
+        if name in preempted:
+            return f"{name}: {WAITING} (t={horizon:g}s)."
+        failed = last_failure.get(name)
+        cause = failed.cause if failed is not None and failed.cause else "it never became ready"
+        return f"{name}: {cause}."
+    if urgent and not preempted.intersection(urgent):
+        for name in urgent:
+            failed = last_failure.get(name)
+            if failed is not None and failed.cause:
+                return f"{name}: {failed.cause}; it waited instead of preempting."
+        return f"{urgent[0]}: {FITS}." if len(urgent) == 1 else \
+            f"{', '.join(urgent)}: {FITS}."
+    return ""
