@@ -146,6 +146,11 @@ class Replication(models.Model):
     events_processed = models.PositiveIntegerField(default=0)
     event_count = models.PositiveIntegerField(default=0)
     wall_seconds = models.FloatField(default=0.0)
+    decisions = models.JSONField(
+        default=list, blank=True,
+        help_text="scheduler_core decision records, in order; a record's id is its index")
+    diagnosis = models.TextField(blank=True, help_text="why the urgent workloads never "
+                                 "preempted or never ran, in one sentence (or empty)")
 
     class Meta:
         ordering = ["run", "variant_index", "replication"]
@@ -172,6 +177,8 @@ class RunEvent(models.Model):
     value = models.FloatField(default=0.0)
     related = models.TextField(blank=True)
     message = models.TextField(blank=True)
+    decision = models.IntegerField(null=True, blank=True,
+                                   help_text="id of the decision record that explains it")
 
     class Meta:
         ordering = ["replication", "seq"]

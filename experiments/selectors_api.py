@@ -9,6 +9,7 @@ them all in memory. Visibility is the pages' rule (``selectors.run_get``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -245,3 +246,78 @@ def _compared_value(stats: Mapping[str, Any], base: Mapping[str, Any]) -> dict[s
     relative = difference / abs(base_mean) if both and base_mean else None
     return {**{stat: stats.get(stat) for stat in SUMMARY_STATS},
             "difference": difference, "difference_ci95": ci, "relative_difference": relative}
+
+
+DECISION_COLUMNS = ("variant", "replication", "id", "time", "kind", "workload", "pod", "node",
+                    "rule", "cause", "message", "victims", "candidates", "reprieved", "units",
+                    "targets")
+
+
+def run_diagnoses(*, run: Run) -> list[dict[str, Any]]:
+    """Per replication that has one, in run order: its run-level diagnosis sentence."""
+    rows = (run.replications.exclude(diagnosis="")
+            .values_list("variant", "replication", "diagnosis"))
+    return [{"variant": v, "replication": r, "diagnosis": d} for v, r, d in rows]
+
+
+def run_decisions(*, run: Run, filters: Mapping[str, Any] | None = None
+                  ) -> list[dict[str, Any]]:
+    """The decision records of every replication in run order, each with its variant and
+    replication. ``filters``: ``variant``, ``replication``, ``id``; ``pod`` and
+    ``workload`` (any pod or workload it concerns: preemptor, victims, reprieved, units,
+    targets), ``node`` (chosen or candidate), ``reason`` (its kind or its cause)."""
+    filters = filters or {}
+    replications = run.replications.order_by("variant_index", "replication")
+    if filters.get("variant"):
+        replications = replications.filter(variant=filters["variant"])
+    if filters.get("replication") is not None:
+        replications = replications.filter(replication=filters["replication"])
+    out = []
+    for variant, number, records in replications.values_list("variant", "replication",
+                                                             "decisions"):
+        for record in records or []:
+            if _decision_matches(record, filters):
+                out.append({"variant": variant, "replication": number, **record})
+    return out
+
+
+def _decision_matches(record: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+    if filters.get("id") is not None and record.get("id") != filters["id"]:
+        return False
+    pod = filters.get("pod")
+    if pod and pod not in _decision_pods(record):
+        return False
+    workload = filters.get("workload")
+    if workload and workload not in _decision_workloads(record):
+        return False
+    node = filters.get("node")
+    if node and node != record.get("node") and \
+            node not in {c.get("node") for c in record.get("candidates", [])}:
+        return False
+    reason = filters.get("reason")
+    return not reason or reason in (record.get("kind"), record.get("cause"))
+
+
+def _decision_pods(record: Mapping[str, Any]) -> set[str]:
+    names = {record.get("pod", ""), *record.get("victims", []),
+             *(r.get("pod", "") for r in record.get("reprieved", []))}
+    for unit in record.get("units", []):
+        names.update(unit.get("pods", []))
+    return names
+
+
+def _decision_workloads(record: Mapping[str, Any]) -> set[str]:
+    return {record.get("workload", ""), *(t.get("workload") for t in record.get("targets", [])),
+            *(u.get("workload") for u in record.get("units", []))}
+
+
+def run_decision_rows(*, run: Run, filters: Mapping[str, Any] | None = None
+                      ) -> Iterator[dict[str, Any]]:
+    """Decisions as flat rows for exports: lists of names joined by spaces, the nested
+    parts (candidates, reprieved, units, targets) as JSON text."""
+    for record in run_decisions(run=run, filters=filters):
+        row = {c: record.get(c) for c in DECISION_COLUMNS}
+        row["victims"] = " ".join(record.get("victims", []))
+        for nested in ("candidates", "reprieved", "units", "targets"):
+            row[nested] = json.dumps(record.get(nested, []), separators=(",", ":"))
+        yield row

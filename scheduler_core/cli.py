@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from scheduler_core.decisions import Decision
 from scheduler_core.engine import SimulationLimitError
 from scheduler_core.estimate import CostEstimate, estimate_cost
 from scheduler_core.experiment import VariantResult, run_experiment
@@ -82,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--events", action="store_true", help="with --json: include event logs")
     run.add_argument("--variant", action="append", help="run only this variant (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--explain", metavar="POD|WORKLOAD",
+                     help="print the decisions that concern this pod or workload (first "
+                          "replication of each variant) and each variant's diagnosis")
     run.set_defaults(handler=_run)
     register_import(sub)
     register_export(sub)
@@ -155,6 +159,9 @@ def _run(args: argparse.Namespace) -> int:
                              max_events=limits.max_events_per_replication)
     if bar:
         bar.close()
+    if args.explain:
+        print(format_explanation(results, args.explain))
+        return 0
     if args.json:
         payload = {"experiment": spec.name,
                    "variants": [v.to_dict(include_events=args.events) for v in results]}
@@ -163,6 +170,49 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
     return 0
+
+
+def format_explanation(results: Sequence[VariantResult], name: str) -> str:
+    """The decisions concerning ``name``, per variant, as a reader would want them: when,
+    what, kube-scheduler's message, then candidates, rule, victims, reprieved, units."""
+    lines: list[str] = []
+    for variant in results:
+        first = variant.replications[0]
+        lines.append(f"== {variant.name} (replication 0, seed {first.seed})")
+        if first.diagnosis:
+            lines.append(f"diagnosis: {first.diagnosis}")
+        found = [d for d in first.decisions if d.concerns(name)]
+        if not found:
+            lines.append(f"no decision concerns {name}")
+        for d in found:
+            lines.extend(describe_decision(d))
+    return "\n".join(lines)
+
+
+def describe_decision(d: Decision) -> list[str]:
+    head = f"#{d.id} t={d.time:g}s {d.kind} {d.pod or d.workload}"
+    lines = [head + (f" -> {d.node}" if d.node else ""), f"  {d.message}"]
+    if d.cause:
+        lines.append(f"  cause: {d.cause}")
+    if d.rule:
+        lines.append(f"  decided by: {d.rule}")
+    for c in d.candidates:
+        cost = "" if c.cost is None else f", expected cost {c.cost:,.1f}"
+        lines.append(f"  candidate {c.node}: victims {', '.join(c.victims) or '-'}; "
+                     f"{c.pdb_violations} PDB violation(s){cost}")
+    if d.victims:
+        lines.append(f"  victims: {', '.join(d.victims)}")
+    for r in d.reprieved:
+        lines.append(f"  reprieved {r.pod}: {r.why}")
+    for u in d.units:
+        terms = ", ".join(f"{k} {v:,.1f}" for k, v in u.cost_terms)
+        kind = "All-group" if u.whole_group else "unit"
+        lines.append(f"  {kind} {u.workload} [{' '.join(u.pods)}] priority {u.priority}: "
+                     f"{'evicted' if u.evicted else 'kept'}" + (f" ({terms})" if terms else ""))
+    for t in d.targets:
+        state = f"taken ({t.reason})" if t.taken else f"not taken: {t.why}"
+        lines.append(f"  target {t.workload} in {t.queue}: {state}")
+    return lines
 
 
 def _finite(value: Any) -> Any:

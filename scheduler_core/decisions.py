@@ -51,6 +51,9 @@ SPREAD = "the GPUs it needs are spread one per node (preemption cannot help)"
 WAITING = "still waiting for victims at the horizon"
 DISABLED = "preemption is disabled in this variant (policy none)"
 NO_NODE = "no node could ever hold it, even empty"
+QUEUED = ("it waited in its admission queue, where it has no pods yet, so its priority "
+          "could not preempt anyone")
+GROUP_TOO_BIG = "the group can never fit (preemption cannot help)"
 VICTIMS_NOT_ENOUGH = "evicting every lower-priority pod would still not make room for it"
 
 
@@ -214,7 +217,7 @@ def preemption_histogram(cluster: Cluster, pod: Pod) -> tuple[dict[str, int], st
         if not node.alive:
             continue
         reasons = node_filter_reasons(cluster, pod, node)
-        unresolvable = bool(reasons) and not reasons[0].startswith(("Insufficient", "Too many")) \
+        unresolvable = (bool(reasons) and not reasons[0].startswith(("Insufficient", "Too many"))) \
             or pod.gpus > node.gpus or pod.cpu > node.cpu or pod.mem > node.mem
         if unresolvable:
             reasons = [NOT_HELPFUL]
@@ -242,6 +245,24 @@ def preemption_histogram(cluster: Cluster, pod: Pod) -> tuple[dict[str, int], st
     else:
         cause = VICTIMS_NOT_ENOUGH
     return counts, cause
+
+
+def group_capacity(cluster: Cluster, pod: Pod) -> str:
+    """For a gang member: the cause when the whole cluster, emptied, could not hold
+    minCount members (no eviction can help); "" otherwise."""
+    workload = pod.workload
+    if not workload.all_or_nothing:
+        return ""
+    nodes, _ = cluster.eligible_nodes(workload)
+    room = 0
+    for node in nodes:
+        room += min(int(node.gpus // pod.gpus) if pod.gpus else node.max_pods,
+                    int(node.cpu // pod.cpu) if pod.cpu else node.max_pods,
+                    int(node.mem // pod.mem) if pod.mem else node.max_pods, node.max_pods)
+    if room >= workload.min_count:
+        return ""
+    return (f"{GROUP_TOO_BIG}: minCount {workload.min_count} members of {pod.gpus} GPU(s), "
+            f"but the whole cluster, empty, holds {room}")
 
 
 # --------------------------------------------------------------------- the recorder
@@ -281,6 +302,11 @@ class Recorder:
         return message
 
     def _failure_message(self, pod: Pod, status: Status) -> tuple[str, str]:
+        message, cause = self._failure_text(pod, status)
+        too_big = group_capacity(self.cluster, pod)
+        return message, too_big or cause
+
+    def _failure_text(self, pod: Pod, status: Status) -> tuple[str, str]:
         total, counts = filter_histogram(self.cluster, pod)
         message = fit_error(total, counts)
         if status.plugin == "GangScheduling":
@@ -291,8 +317,7 @@ class Recorder:
             return f"{message} preemption: {status.reason}", NEVER
         if status.reason.startswith("not eligible due to a terminating pod"):
             return f"{message} preemption: {status.reason}", WAITING
-        if status.reason.startswith("Preemption is not helpful") or \
-                status.reason.startswith("No preemption victims"):
+        if status.reason.startswith("Preemption is not helpful"):
             histogram, cause = preemption_histogram(self.cluster, pod)
             return f"{message} preemption: {fit_error(total, histogram)}", cause
         _, cause = preemption_histogram(self.cluster, pod)
@@ -370,7 +395,7 @@ class Recorder:
 
 # --------------------------------------------------------------------- run level
 def diagnose(urgent: list[str], decisions: list[Decision], useful: set[str],
-             horizon: float) -> str:
+             horizon: float, queued: frozenset[str] = frozenset()) -> str:
     """One sentence when the urgent workloads never preempt or never become useful
     (``useful``: workloads with a pod that became Ready); "" when all went as intended.
 
@@ -384,9 +409,11 @@ def diagnose(urgent: list[str], decisions: list[Decision], useful: set[str],
     for name in urgent:
         if name in useful:
             continue
+        failed = last_failure.get(name)
+        if failed is not None and failed.cause.startswith(GROUP_TOO_BIG):
+            return f"{name}: {failed.cause}."
         if name in preempted:
             return f"{name}: {WAITING} (t={horizon:g}s)."
-        failed = last_failure.get(name)
         cause = failed.cause if failed is not None and failed.cause else "it never became ready"
         return f"{name}: {cause}."
     if urgent and not preempted.intersection(urgent):
@@ -394,6 +421,9 @@ def diagnose(urgent: list[str], decisions: list[Decision], useful: set[str],
             failed = last_failure.get(name)
             if failed is not None and failed.cause:
                 return f"{name}: {failed.cause}; it waited instead of preempting."
+        for name in urgent:
+            if name in queued:
+                return f"{name}: {QUEUED}."
         return f"{urgent[0]}: {FITS}." if len(urgent) == 1 else \
             f"{', '.join(urgent)}: {FITS}."
     return ""

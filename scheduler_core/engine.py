@@ -852,7 +852,10 @@ class Engine:
                 return ""
             urgent = [w.name for w in self.workloads if w.priority == max(values)]
         useful = {e.workload for e in log if e.reason == ev.READY}
-        return diagnose(urgent, self.recorder.decisions, useful, self.horizon)
+        arrived = {e.workload: e.time for e in log if e.reason == ev.ARRIVED}
+        queued = frozenset(e.workload for e in log if e.reason == ev.ADMITTED
+                           and e.time > arrived.get(e.workload, e.time))
+        return diagnose(urgent, self.recorder.decisions, useful, self.horizon, queued)
 
     def _finish(self) -> None:
         for pod in list(self._streaks):

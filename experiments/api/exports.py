@@ -137,3 +137,11 @@ def _record_schema() -> pa.Schema:
 
 
 RECORD_SCHEMA = _record_schema()
+DECISION_SCHEMA = pa.schema([
+    ("variant", pa.string()), ("replication", pa.int64()), ("id", pa.int64()),
+    ("time", pa.float64()), ("kind", pa.string()), ("workload", pa.string()),
+    ("pod", pa.string()), ("node", pa.string()), ("rule", pa.string()), ("cause", pa.string()),
+    ("message", pa.string()), ("victims", pa.string()), ("candidates", pa.string()),
+    ("reprieved", pa.string()), ("units", pa.string()), ("targets", pa.string()),
+])
+"""Decision records flattened: names space-joined, nested parts as JSON text."""

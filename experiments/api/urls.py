@@ -57,6 +57,7 @@ v1 = [
     api(results.RunSummaryApi, "runs/<int:pk>/summary/", "run-summary"),
     api(results.RunWorkloadsApi, "runs/<int:pk>/workloads/", "run-workloads"),
     api(results.RunEventsApi, "runs/<int:pk>/events/", "run-events"),
+    api(results.RunDecisionsApi, "runs/<int:pk>/decisions/", "run-decisions"),
     api(results.RunExportApi, "runs/<int:pk>/export/<slug:table>.<slug:fmt>", "run-export"),
     api(results.CompareApi, "compare/", "compare"),
 ]

@@ -236,14 +236,16 @@ def _store(claimed: Replication, attempt: int, result: sc.ReplicationResult) -> 
 
 
 _EVENT_COLUMNS = ("replication_id", "seq", "time", "reason", "workload", "pod", "node", "value",
-                  "related", "message")
+                  "related", "message", "decision")
 
 
 def _insert_events(replication: Replication, result: sc.ReplicationResult) -> None:
     """Bulk-insert the event log as plain rows (no model objects: a run may have
     100,000 events). PostgreSQL gets them through COPY, the others in batches."""
+    links = decision_links(result)
     rows = ((replication.pk, seq, e.time, e.reason, e.workload, e.pod, e.node, float(e.value),
-             e.related, e.message) for seq, e in enumerate(result.events))
+             e.related, e.message, links.get((e.time, e.reason, e.pod or e.workload)))
+            for seq, e in enumerate(result.events))
     table = connection.ops.quote_name(RunEvent._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(c) for c in _EVENT_COLUMNS)
     with connection.cursor() as cursor:
@@ -258,8 +260,16 @@ def _insert_events(replication: Replication, result: sc.ReplicationResult) -> No
             cursor.executemany(insert, batch)
 
 
+def decision_links(result: sc.ReplicationResult) -> dict[tuple[float, str, str], int]:
+    """(time, reason, pod or workload) of an event -> the decision that explains it; each
+    record names the events it explains, so the web app never guesses from event names."""
+    return {key: d.id for d in result.decisions for key in d.events}
+
+
 def _set_result(replication: Replication, result: sc.ReplicationResult) -> None:
     data = result.to_dict(include_events=False)
+    replication.decisions = [d.as_dict() for d in result.decisions]
+    replication.diagnosis = result.diagnosis
     for field in ("seed", "preemption", "placement", "summary", "distributions",
                   "by_priority_class", "workloads", "events_processed", "wall_seconds"):
         setattr(replication, field, data[field])

@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from scheduler_core.cluster import Cluster
+from scheduler_core.decisions import CHEAPEST
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost
-from scheduler_core.decisions import CHEAPEST
 from scheduler_core.plugins.default_preemption import (
     NEVER,
     REPRIEVED,

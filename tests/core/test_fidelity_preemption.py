@@ -385,8 +385,11 @@ def test_multi_gpu_pod_needs_its_victims_on_one_node(lab):
     out = lab.run(**scenario(layout))
     assert out.preempted() == []
     assert out.time_of(ev.NOT_HELPFUL, "p-0") == 0.0
-    assert "Preemption is not helpful for scheduling" in \
-        out.of(ev.FAILED_SCHEDULING, "p-0")[0].message
+    # §4.1 step 3: each node SelectVictimsOnNode tried keeps its Filter status (FitError,
+    # upstream preemption.go): with every victim gone it still lacks a GPU.
+    assert out.of(ev.FAILED_SCHEDULING, "p-0")[0].message == (
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are "
+        "available: 2 Insufficient nvidia.com/gpu.")
 
 
 @pytest.mark.parametrize("blocker", [

@@ -144,6 +144,9 @@ class EventSerializer(serializers.Serializer):
     value = serializers.FloatField()
     related = serializers.CharField()
     message = serializers.CharField()
+    decision = serializers.IntegerField(
+        allow_null=True, help_text="id of the decision that explains it: "
+        "GET decisions/?variant=…&replication=…&id=…")
 
 
 class RunEventsApi(APIView):
@@ -159,7 +162,57 @@ class RunEventsApi(APIView):
                                   request=request, view=self)
 
 
-TABLES = ("summary", "workloads", "events")
+class DecisionFilterSerializer(serializers.Serializer):
+    variant = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    replication = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
+    id = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
+    pod = serializers.CharField(required=False, allow_blank=True, max_length=250,
+                                help_text="preemptor, victim, reprieved or unit member")
+    workload = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    node = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                 help_text="chosen or candidate node")
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                   help_text="kind (FailedScheduling, Preemption, "
+                                   "WorkloadPreemption, QueuePreemption) or cause")
+
+
+class DecisionSerializer(serializers.Serializer):
+    variant = serializers.CharField()
+    replication = serializers.IntegerField()
+    id = serializers.IntegerField()
+    time = serializers.FloatField()
+    kind = serializers.CharField()
+    workload = serializers.CharField()
+    pod = serializers.CharField()
+    node = serializers.CharField()
+    message = serializers.CharField(help_text="kube-scheduler's wording where it has one")
+    cause = serializers.CharField()
+    rule = serializers.CharField(help_text="which node-selection rule decided")
+    victims = serializers.ListField(child=serializers.CharField())
+    candidates = serializers.ListField(child=serializers.DictField())
+    reprieved = serializers.ListField(child=serializers.DictField())
+    units = serializers.ListField(child=serializers.DictField())
+    targets = serializers.ListField(child=serializers.DictField())
+    events = serializers.ListField(child=serializers.ListField(),
+                                   help_text="[time, reason, pod or workload] it explains")
+
+
+class RunDecisionsApi(APIView):
+    """Why each scheduling and preemption decision went as it did (docs/decisions.md),
+    in (variant, replication, decision) order, filtered."""
+
+    @extend_schema(parameters=[DecisionFilterSerializer],
+                   responses={200: paginated_schema(DecisionSerializer, "PaginatedDecisions"),
+                              409: ERROR_REF})
+    def get(self, request: Request, pk: int) -> Response:
+        run = run_with_results(request, pk)
+        decisions = selectors_api.run_decisions(
+            run=run, filters=_query(DecisionFilterSerializer, request))
+        return paginated_response(items=decisions, serializer_class=DecisionSerializer,
+                                  request=request, view=self)
+
+
+TABLES = ("summary", "workloads", "events", "decisions")
 
 
 class RunExportApi(APIView):
@@ -195,6 +248,9 @@ def _table(run: Run, table: str, filters: dict[str, Any]) -> tuple[Any, Any, Any
         records = selectors_api.run_workload_records(
             run=run, variant=filters.get("variant", ""), replication=filters.get("replication"))
         return records, selectors_api.RECORD_COLUMNS, exports.RECORD_SCHEMA
+    if table == "decisions":
+        return (selectors_api.run_decision_rows(run=run, filters=filters),
+                selectors_api.DECISION_COLUMNS, exports.DECISION_SCHEMA)
     return (selectors_api.run_event_rows(run=run, filters=filters), selectors_api.EVENT_COLUMNS,
             exports.EVENT_SCHEMA)
 
