@@ -72,7 +72,8 @@ def test_a_victim_event_names_the_preemptor_as_upstream():
     """executor.go: "Preempted by <namespace>/<name> on node <node>"."""
     result = simulate(get_preset("s3-grace-period").spec(), "grace-30s")
     preempted = [e for e in result.events if e.reason == ev.PREEMPTED]
-    assert preempted and preempted[0].message == \
+    assert preempted
+    assert preempted[0].message == \
         f"Preempted by default/{preempted[0].related} on node {preempted[0].node}"
 
 
@@ -144,7 +145,8 @@ def test_candidates_and_reprieved_pods_of_a_postfilter():
     assert {c.node: c.victims for c in second.candidates} == {
         "node-b": ("train-2", "train-3"), "node-a": ("train-1",)}
     assert second.rule == RULES[2]  # smallest sum of victim priorities
-    assert second.node == "node-a" and second.victims == ("train-1",)
+    assert second.node == "node-a"
+    assert second.victims == ("train-1",)
     assert {r.pod for r in second.reprieved} >= {"eval-0", "eval-1", "eval-2"}
 
 
@@ -158,7 +160,8 @@ def test_workload_aware_units_include_whole_all_groups_and_checkpoint_costs():
     assert {name for u in decision.units for name, _ in u.cost_terms} >= {"lostWork"}
     wa = simulate(get_preset("s1-training-vs-shards").spec(), "workload-aware-all")
     groups = [u for d in wa.decisions for u in d.units if u.whole_group]
-    assert groups and all(len(u.pods) > 1 for u in groups)
+    assert groups
+    assert all(len(u.pods) > 1 for u in groups)
 
 
 def test_kueue_targets_have_reasons_and_the_others_say_why_not():
