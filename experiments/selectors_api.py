@@ -253,11 +253,17 @@ DECISION_COLUMNS = ("variant", "replication", "id", "time", "kind", "workload", 
                     "targets")
 
 
-def run_diagnoses(*, run: Run) -> list[dict[str, Any]]:
-    """Per replication that has one, in run order: its run-level diagnosis sentence."""
-    rows = (run.replications.exclude(diagnosis="")
-            .values_list("variant", "replication", "diagnosis"))
-    return [{"variant": v, "replication": r, "diagnosis": d} for v, r, d in rows]
+def variant_diagnoses(*, run: Run) -> list[dict[str, Any]]:
+    """Per variant with one, in run order: its distinct diagnosis sentences and how many
+    replications gave each (the run page shows them above the charts)."""
+    rows = (run.replications.exclude(diagnosis="").order_by("variant_index", "replication")
+            .values_list("variant", "diagnosis"))
+    out: dict[str, dict[str, int]] = {}
+    for variant, text in rows:
+        counts = out.setdefault(variant, {})
+        counts[text] = counts.get(text, 0) + 1
+    return [{"variant": v, "diagnoses": [{"text": t, "replications": n} for t, n in c.items()]}
+            for v, c in out.items()]
 
 
 def run_decisions(*, run: Run, filters: Mapping[str, Any] | None = None

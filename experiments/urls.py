@@ -2,6 +2,7 @@ from django.urls import path
 
 from experiments.views import charts as chart_views
 from experiments.views import compare as compare_views
+from experiments.views import decisions as decision_views
 from experiments.views import experiments as experiment_views
 from experiments.views import imports as import_views
 from experiments.views import manifests as manifest_views
@@ -27,6 +28,10 @@ urlpatterns = [
     path("runs/<int:pk>/manifests.yaml", manifest_views.run_manifests, name="run-manifests"),
     path("runs/<int:pk>/replications/<int:replication_pk>/events/",
          run_views.replication_events, name="replication-events"),
+    path("runs/<int:pk>/replications/<int:replication_pk>/decisions.json",
+         decision_views.replication_decisions, name="replication-decisions"),
+    path("runs/<int:pk>/replications/<int:replication_pk>/pods/<str:pod>/",
+         decision_views.pod_detail, name="pod"),
     # Charts (issue 5): the run page's chart data, the compare page, plotly.js itself.
     path("runs/<int:pk>/charts/timeline.json", chart_views.run_timeline,
          name="run-chart-timeline"),

@@ -427,3 +427,65 @@ def diagnose(urgent: list[str], decisions: list[Decision], useful: set[str],
         return f"{urgent[0]}: {FITS}." if len(urgent) == 1 else \
             f"{', '.join(urgent)}: {FITS}."
     return ""
+
+
+# --------------------------------------------------------------------- a pod, described
+@dataclass(frozen=True, slots=True)
+class Condition:
+    type: str
+    status: str
+    since: float | None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PodDescription:
+    """What `kubectl describe pod` would show at the horizon, from the pod's own events:
+    the core knows what each reason means, so the web page does not."""
+
+    name: str
+    workload: str
+    status: str
+    node: str
+    nominated_node: str
+    conditions: tuple[Condition, ...]
+
+
+_PHASE = {"Created": "Pending", "FailedScheduling": "Pending", "Nominated": "Pending",
+          "Scheduled": "Pending", "Ready": "Running", "Killing": "Terminating",
+          "Released": "Terminated", "Completed": "Succeeded"}
+
+
+def describe_pod(events: list[Any], pod: str) -> PodDescription:
+    """Status, node, nominatedNodeName and conditions (PodScheduled, Ready,
+    DisruptionTarget) of ``pod`` after its events (any objects with time, reason, pod,
+    node, workload and related attributes, in log order)."""
+    status, node, nominated, workload = "Pending", "", "", ""
+    scheduled: float | None = None
+    ready: float | None = None
+    disrupted: tuple[float, str] | None = None
+    for e in events:
+        if e.pod != pod:
+            continue
+        workload = workload or e.workload
+        status = _PHASE.get(e.reason, status)
+        if e.reason == "Nominated":
+            nominated = e.node
+        elif e.reason == "Scheduled":
+            node, nominated, scheduled = e.node, "", e.time
+        elif e.reason == "Ready":
+            ready = e.time
+        elif e.reason == "Preempted":
+            disrupted = (e.time, "PreemptionByScheduler")
+        elif e.reason == "Killing" and disrupted is None and e.related == "drain":
+            disrupted = (e.time, "EvictionByEvictionAPI")
+        elif e.reason in ("Released", "Completed"):
+            ready = None
+    conditions = (
+        Condition("PodScheduled", "True" if scheduled is not None else "False", scheduled,
+                  "" if scheduled is not None else "Unschedulable"),
+        Condition("Ready", "True" if ready is not None else "False", ready),
+        *((Condition("DisruptionTarget", "True", disrupted[0], disrupted[1]),)
+          if disrupted else ()),
+    )
+    return PodDescription(pod, workload, status, node, nominated, conditions)

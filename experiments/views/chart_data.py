@@ -195,8 +195,9 @@ def event_page(*, replication: Replication, filters: dict[str, str], page: int =
     pages = max(1, -(-total // EVENTS_PER_PAGE))
     page = min(max(1, page), pages)
     rows = events.values("time", "reason", "workload", "pod", "node", "value", "related",
-                         "message")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
-    return {"rows": [kubectl.describe(row) for row in rows], "total": total, "page": page,
+                         "message", "decision")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
+    return {"rows": [{**kubectl.describe(row), "decision": row["decision"]} for row in rows],
+            "total": total, "page": page,
             "pages": pages, "filters": filters, "replication": replication.pk,
             "reasons": selectors.replication_event_reasons(replication=replication)}
 

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 import scheduler_core as sc
-from experiments import selectors, selectors_k8s, services
+from experiments import selectors, selectors_api, selectors_k8s, services
 from experiments.models import Status
 from experiments.views.common import owned_experiment, visible_run
 
@@ -30,6 +30,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "replications": selectors.run_replications(run=run),
         "metric_names": sc.METRIC_NAMES,
         "manifest_variants": selectors_k8s.manifest_variants(spec_document=run.spec),
+        "diagnoses": selectors_api.variant_diagnoses(run=run),
     })
 
 

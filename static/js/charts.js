@@ -200,6 +200,8 @@
       table.tBodies[0].replaceChildren.apply(table.tBodies[0], state.rows.map(function (e) {
         const row = document.createElement("tr");
         row.className = e.type === "Warning" ? "warning" : "";
+        // A decision explains this event: decisions.js opens it when the row is clicked.
+        if (e.decision !== null && e.decision !== undefined) row.dataset.decision = e.decision;
         row.append(cell("td", e.type), cell("td", e.reason), cell("td", e.at, "num"), cell("td", e.object),
                    cell("td", e.node || "—"), cell("td", e.from),
                    cell("td", e.message + (e.count > 1 ? " (x" + e.count + ")" : "")));
