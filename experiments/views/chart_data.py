@@ -195,7 +195,8 @@ def event_page(*, replication: Replication, filters: dict[str, str], page: int =
     pages = max(1, -(-total // EVENTS_PER_PAGE))
     page = min(max(1, page), pages)
     rows = events.values("time", "reason", "workload", "pod", "node", "value", "related",
-                         "message", "decision")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
+                         "message", "decision")
+    rows = rows[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
     return {"rows": [{**kubectl.describe(row), "decision": row["decision"]} for row in rows],
             "total": total, "page": page,
             "pages": pages, "filters": filters, "replication": replication.pk,

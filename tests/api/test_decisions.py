@@ -35,7 +35,8 @@ def test_the_decisions_endpoint_lists_them_with_their_variant(alice_api, finishe
     assert response.status_code == 200
     results = response.json()["results"]
     preemption = next(d for d in results if d["kind"] == "Preemption")
-    assert preemption["variant"] and preemption["victims"] == ["batch-job-0"]
+    assert preemption["variant"]
+    assert preemption["victims"] == ["batch-job-0"]
     assert preemption["rule"] == "only candidate"
     assert preemption["candidates"][0]["victims"] == ["batch-job-0"]
 
@@ -51,7 +52,8 @@ def test_decisions_filter_by_pod_node_and_reason(alice_api, finished_run, query,
     response = alice_api.get(url(finished_run, f"decisions/?{query}"))
     results = response.json()["results"]
     assert response.status_code == 200
-    assert results and all(check(d) for d in results)
+    assert results
+    assert all(check(d) for d in results)
     assert len(results) <= everything
     nothing = alice_api.get(url(finished_run, f"decisions/?{query}-nope")).json()
     assert nothing["count"] == 0

@@ -38,7 +38,8 @@ def test_the_diagnosis_sits_above_the_charts(alice_client, s4_run):
     assert diagnosis < html.index('id="run-charts"')
     assert "interactive: the GPUs it needs are spread one per node (preemption cannot help)." \
         in html
-    assert "decisions.js" in html and 'id="decision-panel"' in html
+    assert "decisions.js" in html
+    assert 'id="decision-panel"' in html
 
 
 def test_the_decision_json_filters_a_replication(alice_client, charlie_client, s4_run):
@@ -67,12 +68,14 @@ def test_a_pod_page_reads_like_kubectl_describe(alice_client, s4_run):
     bin_pack = s4_run.replications.get(variant="bin-pack")
     html = alice_client.get(reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk,
                                                             "interactive-0"])).content.decode()
-    assert "PodScheduled" in html and "Ready" in html
+    assert "PodScheduled" in html
+    assert "Ready" in html
     assert 'id="decision-0"' in html
     assert "only candidate" in html
     victim = alice_client.get(reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk,
                                                               "batch-2-0"])).content.decode()
-    assert "DisruptionTarget" in victim and "PreemptionByScheduler" in victim
+    assert "DisruptionTarget" in victim
+    assert "PreemptionByScheduler" in victim
     assert "Preempted by default/interactive-0 on node gpu-0" in victim
     assert alice_client.get(reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk,
                                                             "nobody"])).status_code == 404
