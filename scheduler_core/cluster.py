@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from scheduler_core.model import Node, Pod, Workload
 from scheduler_core.spec import ExperimentSpec, NodeShape, Taint
@@ -89,6 +90,9 @@ class Cluster:
         """Bumped when nodes come or go, so cached eligibility lists know they are stale."""
         self.epoch = 0
         """Bumped by every change a scheduling verdict could depend on (see Engine)."""
+        self.watch: Any = None
+        """When set, every node whose resources or schedulability change is appended
+        (decision records keep their per-node verdicts current from it)."""
 
     # ------------------------------------------------------------------ structure
     def _add_node(self, name: str, shape: NodeShape) -> None:
@@ -116,6 +120,8 @@ class Cluster:
     def set_schedulable(self, node: Node, *, alive: bool, cordoned: bool) -> None:
         """Cordon, uncordon, lose or restore a node; it leaves or rejoins the fit index."""
         self.epoch += 1
+        if self.watch is not None:
+            self.watch.append(node)
         self._unindex(node)
         node.alive, node.cordoned = alive, cordoned
         self._index(node)
@@ -125,6 +131,8 @@ class Cluster:
     def assign(self, pod: Pod, node: Node) -> None:
         """Pod starts holding resources on ``node`` (bind)."""
         self.epoch += 1
+        if self.watch is not None:
+            self.watch.append(node)
         self._unindex(node)
         node.free_gpus -= pod.gpus
         node.free_cpu -= pod.cpu
@@ -140,6 +148,8 @@ class Cluster:
         node = pod.node
         assert node is not None, pod
         self.epoch += 1
+        if self.watch is not None:
+            self.watch.append(node)
         self._unindex(node)
         node.free_gpus += pod.gpus
         node.free_cpu += pod.cpu

@@ -29,6 +29,7 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 TOO_MANY_PODS = "Too many pods"
+GPU_SHORT = ("Insufficient nvidia.com/gpu",)
 
 # Kinds of decision.
 FAILED = "FailedScheduling"
@@ -160,25 +161,24 @@ def fit_error(total: int, reasons: dict[str, int]) -> str:
     return f"0/{total} nodes are available:{body}"
 
 
-def node_filter_reasons(cluster: Cluster, pod: Pod, node: Node) -> list[str]:
-    """The first failing Filter plugin's reasons on one node, in the default plugin order
-    (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit); none if it fits."""
+def static_reason(pod: Pod, node: Node) -> str:
+    """The first failing Filter that no eviction can change, in the default plugin order
+    (NodeUnschedulable, TaintToleration, NodeAffinity); "" if none fails."""
     spec = pod.workload.spec
     if node.cordoned:
-        return [UNSCHEDULABLE]
+        return UNSCHEDULABLE
     for taint in node.taints:
         if not any(t.tolerates(taint) for t in spec.tolerations):
-            return [f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"]
+            return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
     if any(node.labels.get(k) != v for k, v in spec.node_selector.items()):
-        return [AFFINITY]
-    gpus, cpu, mem, count = cluster.need(pod, node)
-    return _insufficient(node, gpus, cpu, mem, count, node.free_gpus, node.free_cpu,
-                         node.free_mem, node.max_pods - node.npods)
+        return AFFINITY
+    return ""
 
 
-def _insufficient(node: Node, gpus: float, cpu: float, mem: float, count: int,
-                  free_g: float, free_c: float, free_m: float, slots: int) -> list[str]:
-    """fitsRequest's reasons: pod count first, then cpu, memory, extended resources."""
+def _insufficient(gpus: float, cpu: float, mem: float, count: int, free_g: float,
+                  free_c: float, free_m: float, slots: int) -> tuple[str, ...]:
+    """NodeResourcesFit's reasons: pod count first, then cpu, memory, extended resources;
+    every resource that is short gives one (a node may give several)."""
     reasons = []
     if count > slots:
         reasons.append(TOO_MANY_PODS)
@@ -188,63 +188,149 @@ def _insufficient(node: Node, gpus: float, cpu: float, mem: float, count: int,
         reasons.append("Insufficient memory")
     if gpus > free_g:
         reasons.append("Insufficient nvidia.com/gpu")
-    return reasons
+    return tuple(reasons)
 
 
-def filter_histogram(cluster: Cluster, pod: Pod) -> tuple[int, dict[str, int]]:
-    """(number of nodes, reason -> how many nodes gave it) over the scheduler's nodes."""
-    counts: dict[str, int] = {}
-    total = 0
-    for node in cluster.nodes:
-        if not node.alive:
-            continue
-        total += 1
-        for reason in node_filter_reasons(cluster, pod, node):
-            counts[reason] = counts.get(reason, 0) + 1
-    return total, counts
+class Verdict:
+    """One node's part in a failure message: its Filter reasons, its reasons in the
+    preemption FitError (§4.1 step 3), the GPUs evicting every lower-priority pod would
+    leave free there, whether it has lower-priority pods, and whether the verdict depends
+    on the particular pod (nominations claim room on the node)."""
+
+    __slots__ = ("filter", "lower", "preemption", "reach", "volatile")
+
+    def __init__(self, filter_: tuple[str, ...], preemption: tuple[str, ...], reach: float,
+                 lower: bool, volatile: bool) -> None:
+        self.filter, self.preemption, self.reach = filter_, preemption, reach
+        self.lower, self.volatile = lower, volatile
 
 
-def preemption_histogram(cluster: Cluster, pod: Pod) -> tuple[dict[str, int], str]:
-    """The preemption FitError's histogram when no candidate was found (§4.1 step 3), and
-    the run-level cause. Nodes Filter rejected as unresolvable were never tried ("not
-    helpful"); a tried node has no lower-priority pod ("No preemption victims found"), or
-    still lacks room with all of them gone (its Filter reasons then)."""
-    counts: dict[str, int] = {}
+def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
+    """Why ``pod`` does not fit ``node`` and whether evictions could change that; None for
+    a node that has left. A tried node without lower-priority pods gives "No preemption
+    victims found"; one that still lacks room with all of them gone gives its Filter
+    reasons; nodes Filter rejected as unresolvable were never tried ("not helpful")."""
+    if not node.alive:
+        return None
+    static = static_reason(pod, node)
+    if static:
+        return Verdict((static,), (NOT_HELPFUL,), 0.0, False, False)
+    volatile = bool(node.nominated)
+    gpus, cpu, mem, count = cluster.need(pod, node) if volatile else \
+        (pod.gpus, pod.cpu, pod.mem, 1)
+    reasons = _insufficient(gpus, cpu, mem, count, node.free_gpus, node.free_cpu,
+                            node.free_mem, node.max_pods - node.npods)
+    if pod.gpus > node.gpus or pod.cpu > node.cpu or pod.mem > node.mem:
+        return Verdict(reasons, (NOT_HELPFUL,), 0.0, False, volatile)
+    if not reasons:
+        return Verdict((), (), 0.0, False, volatile)
+    # What evicting every lower-priority pod frees: GPUs from the cluster's reach index
+    # (free GPUs plus those of pods below the pod's priority); the pods themselves are
+    # looked at only when some are GPU-less or the pod is short of more than GPUs.
     prio = pod.priority
-    lower_anywhere = False
-    reach_total = 0.0
-    for node in cluster.nodes:
-        if not node.alive:
-            continue
-        reasons = node_filter_reasons(cluster, pod, node)
-        unresolvable = (bool(reasons) and not reasons[0].startswith(("Insufficient", "Too many"))) \
-            or pod.gpus > node.gpus or pod.cpu > node.cpu or pod.mem > node.mem
-        if unresolvable:
-            reasons = [NOT_HELPFUL]
+    free_g = node.reachable[cluster.threshold(prio)]
+    if reasons == GPU_SHORT and free_g > node.free_gpus:
+        return Verdict(reasons, GPU_SHORT if gpus > free_g else (NO_VICTIMS,), free_g, True,
+                       volatile)
+    lower = [p for p in node.pods if p.priority < prio]
+    if not lower:
+        return Verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile)
+    again = _insufficient(gpus, cpu, mem, count, free_g,
+                          node.free_cpu + sum(p.cpu for p in lower),
+                          node.free_mem + sum(p.mem for p in lower),
+                          node.max_pods - node.npods + len(lower))
+    return Verdict(reasons, again or (NO_VICTIMS,), free_g, True, volatile)
+
+
+class Tally:
+    """The verdicts of every node for one kind of pod (constraints, request, priority),
+    kept up to date from the recorder's change log: only nodes that changed since the
+    last failure of such a pod are looked at again, so a message costs O(changes), not
+    O(nodes). Nodes whose verdict depends on the pod (nominations) are redone each time."""
+
+    def __init__(self, cluster: Cluster, pod: Pod, seen: int) -> None:
+        self.verdicts: dict[Node, Verdict | None] = {}
+        self.filter: dict[str, int] = {}
+        self.preemption: dict[str, int] = {}
+        self.reach = 0.0
+        self.lower = 0
+        self.total = 0
+        self.volatile: set[Node] = set()
+        for node in cluster.nodes:
+            self._put(node, node_verdict(cluster, pod, node))
+        self.seen = seen
+        """The change number up to which the verdicts are current."""
+
+    def _count(self, verdict: Verdict, sign: int) -> None:
+        for reason in verdict.filter:
+            self.filter[reason] = self.filter.get(reason, 0) + sign
+        for reason in verdict.preemption:
+            self.preemption[reason] = self.preemption.get(reason, 0) + sign
+        self.reach += sign * verdict.reach
+        self.lower += sign * verdict.lower
+        self.total += sign
+
+    def _put(self, node: Node, verdict: Verdict | None) -> None:
+        old = self.verdicts.get(node)
+        if old is not None:
+            self._count(old, -1)
+        self.verdicts[node] = verdict
+        if verdict is not None:
+            self._count(verdict, +1)
+        if verdict is not None and verdict.volatile:
+            self.volatile.add(node)
         else:
-            lower = [p for p in node.pods if p.priority < prio]
-            if not lower:
-                reasons = [NO_VICTIMS]
-                reach_total += node.free_gpus
-            else:
-                lower_anywhere = True
-                gpus, cpu, mem, count = cluster.need(pod, node)
-                free_g = node.free_gpus + sum(p.gpus for p in lower)
-                reach_total += free_g
-                reasons = _insufficient(
-                    node, gpus, cpu, mem, count, free_g,
-                    node.free_cpu + sum(p.cpu for p in lower),
-                    node.free_mem + sum(p.mem for p in lower),
-                    node.max_pods - node.npods + len(lower)) or [NO_VICTIMS]
-        for reason in reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-    if not lower_anywhere:
-        cause = NO_LOWER if counts.get(NO_VICTIMS) else NO_NODE
-    elif reach_total >= pod.gpus:
-        cause = SPREAD
-    else:
-        cause = VICTIMS_NOT_ENOUGH
-    return counts, cause
+            self.volatile.discard(node)
+
+    def update(self, cluster: Cluster, pod: Pod, changes: Changes) -> None:
+        """Redo the verdicts of the nodes that changed since the last update."""
+        stale = changes.since(self.seen)
+        stale.update(self.volatile)
+        for node in sorted(stale, key=_index):
+            self._put(node, node_verdict(cluster, pod, node))
+        self.seen = changes.count
+
+    def cause(self, pod: Pod) -> str:
+        """Why no eviction can help, in the run-level diagnosis's words."""
+        if not self.lower:
+            return NO_LOWER if self.preemption.get(NO_VICTIMS) else NO_NODE
+        return SPREAD if self.reach >= pod.gpus else VICTIMS_NOT_ENOUGH
+
+
+class Changes:
+    """Which nodes changed, and when last: each node once, in the order of its latest
+    change, so "changed since change number n" walks back only over those nodes."""
+
+    __slots__ = ("count", "last", "order")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.order: dict[Node, None] = {}
+        self.last: dict[Node, int] = {}
+
+    def append(self, node: Node) -> None:
+        """Called by the cluster (as its ``watch``) and the engine on every change."""
+        self.count += 1
+        self.order.pop(node, None)
+        self.order[node] = None
+        self.last[node] = self.count
+
+    def since(self, seen: int) -> set[Node]:
+        stale: set[Node] = set()
+        last = self.last
+        for node in reversed(self.order):
+            if last[node] <= seen:
+                break
+            stale.add(node)
+        return stale
+
+
+def _index(node: Node) -> int:
+    return node.idx
+
+
+def _nonzero(counts: dict[str, int]) -> dict[str, int]:
+    return {reason: count for reason, count in counts.items() if count}
 
 
 def group_capacity(cluster: Cluster, pod: Pod) -> str:
@@ -270,45 +356,62 @@ class Recorder:
     """Collects the decisions of one engine run. The engine calls it at the moments it
     writes the events they explain; nothing here changes what the engine does."""
 
+    MAX_TALLIES = 64
+
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.decisions: list[Decision] = []
-        self._cache: dict[tuple, tuple[str, str]] = {}
+        self.changed = Changes()
+        """Nodes as they change (bind, release, cordon, nomination)."""
+        self._tallies: dict[tuple, Tally] = {}
+        self._capacity: dict[tuple, str] = {}
+
+    def touched(self, node: Node) -> None:
+        """The engine changed something a verdict on ``node`` depends on."""
+        self.changed.append(node)
 
     def _add(self, **fields: Any) -> Decision:
         decision = Decision(id=len(self.decisions), **fields)
         self.decisions.append(decision)
         return decision
 
+    def _tally(self, pod: Pod) -> Tally:
+        """The node verdicts for this kind of pod, brought up to date (at most
+        MAX_TALLIES kinds are kept: beyond that they are rebuilt on demand)."""
+        if len(self._tallies) > self.MAX_TALLIES:
+            self._tallies.clear()
+        key = (pod.workload.constraints, pod.gpus, pod.cpu, pod.mem, pod.priority)
+        tally = self._tallies.get(key)
+        if tally is None:
+            tally = self._tallies[key] = Tally(self.cluster, pod, self.changed.count)
+        else:
+            tally.update(self.cluster, pod, self.changed)
+        return tally
+
     # ----------------------------------------------------------------- failures
     def failure(self, now: float, pod: Pod, status: Status, explicit: str | None) -> str:
         """A failure streak starts: record why, return kube-scheduler's message
-        (``explicit``: the engine already has it, for a pod no node can ever hold).
-
-        Pods of one signature failing while the cluster has not changed get the same
-        message, computed once: the cache is keyed by the cluster's epoch."""
-        key = (self.cluster.epoch, pod.workload.signature, pod.gpus, pod.cpu, pod.mem,
-               pod.nominated, status)
-        cached = (explicit, NO_NODE) if explicit else self._cache.get(key)
-        if cached is None:
-            cached = self._failure_message(pod, status)
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            self._cache[key] = cached
-        message, cause = cached
+        (``explicit``: the engine already has it, for a pod no node can ever hold)."""
+        message, cause = (explicit, NO_NODE) if explicit else self._failure_message(pod, status)
         self._add(time=now, kind=FAILED, workload=pod.workload.name, pod=pod.name,
-                             node=pod.nominated.name if pod.nominated else "", message=message,
-                             cause=cause, events=((now, FAILED, pod.name),))
+                  node=pod.nominated.name if pod.nominated else "", message=message,
+                  cause=cause, events=((now, FAILED, pod.name),))
         return message
 
     def _failure_message(self, pod: Pod, status: Status) -> tuple[str, str]:
-        message, cause = self._failure_text(pod, status)
-        too_big = group_capacity(self.cluster, pod)
-        return message, too_big or cause
+        message, cause = self._failure_text(pod, status, self._tally(pod))
+        return message, self._group_capacity(pod) or cause
 
-    def _failure_text(self, pod: Pod, status: Status) -> tuple[str, str]:
-        total, counts = filter_histogram(self.cluster, pod)
-        message = fit_error(total, counts)
+    def _group_capacity(self, pod: Pod) -> str:
+        key = (pod.workload.constraints, pod.gpus, pod.cpu, pod.mem, pod.workload.min_count,
+               pod.workload.all_or_nothing, self.cluster.version)
+        found = self._capacity.get(key)
+        if found is None:
+            found = self._capacity[key] = group_capacity(self.cluster, pod)
+        return found
+
+    def _failure_text(self, pod: Pod, status: Status, tally: Tally) -> tuple[str, str]:
+        message = fit_error(tally.total, _nonzero(tally.filter))
         if status.plugin == "GangScheduling":
             return f"{message} {status.reason}", "the group has fewer than minCount pods"
         if status.plugin == "none":
@@ -317,10 +420,10 @@ class Recorder:
             return f"{message} preemption: {status.reason}", NEVER
         if status.reason.startswith("not eligible due to a terminating pod"):
             return f"{message} preemption: {status.reason}", WAITING
+        cause = tally.cause(pod)
         if status.reason.startswith("Preemption is not helpful"):
-            histogram, cause = preemption_histogram(self.cluster, pod)
-            return f"{message} preemption: {fit_error(total, histogram)}", cause
-        _, cause = preemption_histogram(self.cluster, pod)
+            histogram = fit_error(tally.total, _nonzero(tally.preemption))
+            return f"{message} preemption: {histogram}", cause
         if cause not in (NO_LOWER, SPREAD) or status.reason.startswith("not eligible"):
             cause = status.reason
         return f"{message} preemption: {status.reason}", cause
@@ -329,17 +432,19 @@ class Recorder:
     def preemption(self, now: float, pod: Pod, candidates: list[Any], chosen: Any, rule: str,
                    costs: dict[int, float] | None = None) -> None:
         """A single pod's PostFilter succeeded: every candidate, the rule, the reprieved."""
-        victims = tuple(v.name for v in chosen.victims)
+        victims = tuple([v.name for v in chosen.victims])
+        if costs is None:
+            nodes = [CandidateNode(c.node.name, tuple([v.name for v in c.victims]),
+                                   c.pdb_violations) for c in candidates]
+        else:
+            nodes = [CandidateNode(c.node.name, tuple([v.name for v in c.victims]),
+                                   c.pdb_violations, costs.get(id(c))) for c in candidates]
         self._add(
             time=now, kind=PREEMPTION, workload=pod.workload.name, pod=pod.name,
             node=chosen.node.name, cause=f"{len(victims)} victim(s) on {chosen.node.name}",
             message=f"preempting {len(victims)} pod(s) on node {chosen.node.name} "
                     f"for {qualified(pod)} ({rule})",
-            rule=rule, victims=victims,
-            candidates=tuple(CandidateNode(c.node.name, tuple(v.name for v in c.victims),
-                                           c.pdb_violations,
-                                           None if costs is None else costs.get(id(c)))
-                             for c in candidates),
+            rule=rule, victims=victims, candidates=tuple(nodes),
             reprieved=tuple(Reprieve(p.name, why) for p, why in chosen.reprieved),
             events=((now, "VictimsSelected", pod.name),
                     *((now, "Preempted", v) for v in victims)))

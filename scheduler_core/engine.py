@@ -175,6 +175,8 @@ class Engine:
         self.events_processed = 0
         self.recorder: Recorder | None = Recorder(self.cluster) if explain else None
         """Decision records (docs/decisions.md); None runs without them (the benchmark)."""
+        if self.recorder is not None:
+            self.cluster.watch = self.recorder.changed
 
     # =================================================================== setup
     def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
@@ -509,6 +511,7 @@ class Engine:
             if nominated is not None and pod.nominated is None:
                 pod.nominated = nominated
                 nominated.nominated[pod] = None
+                self._touch(nominated)
 
     def _assume(self, pods: list[Pod]) -> list[tuple[Pod, Node | None]]:
         """Place members one after another in the cluster cache, as the scheduler assumes
@@ -701,6 +704,7 @@ class Engine:
         pod.nominated = node
         node.nominated[pod] = None
         self.cluster.epoch += 1
+        self._touch(node)
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def _recorded_nomination(self, pod: Pod, node: Node) -> None:
@@ -713,13 +717,20 @@ class Engine:
         pod.nominated = node
         node.nominated[pod] = None
         self.cluster.epoch += 1
+        self._touch(node)
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
         if pod.nominated is not None:
+            self._touch(pod.nominated)
             pod.nominated.nominated.pop(pod, None)
             pod.nominated = None
             self.cluster.epoch += 1
+
+    def _touch(self, node: Node) -> None:
+        """A nomination on ``node`` changed: its decision-record verdicts are stale."""
+        if self.recorder is not None:
+            self.recorder.touched(node)
 
     # =================================================================== termination
     def evict(self, pod: Pod, grace: float, cause: str) -> None:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.workloads import cluster_spec
 from scheduler_core import events as ev
 from scheduler_core import parse_spec, simulate
 from scheduler_core.cli import main
-from scheduler_core.decisions import RULES, fit_error
+from scheduler_core.decisions import RULES, Recorder, Tally, _nonzero, fit_error
 from scheduler_core.presets import get_preset
 from scheduler_core.traces import import_trace
 from scheduler_core.traces.scenarios import add_policy_variants, inject_urgent
@@ -202,3 +203,30 @@ def test_cli_explain_prints_the_decisions_of_a_pod(capsys):
     assert "diagnosis: interactive: the GPUs it needs are spread one per node" in out
     assert "candidate gpu-0: victims batch-2-0, batch-3-0; 0 PDB violation(s)" in out
     assert "reprieved batch-0-0" in out
+
+
+@pytest.mark.parametrize(("preset", "variant"), [
+    ("s8-gang-at-scale", "pod"), ("s9-spot-reclaim", "checkpoint-on-notice"),
+    ("s5-loading-treadmill", "pdb"), ("s12-topology-placement", "spread"),
+    ("s7-three-class-setup", "three-class"), ("synthetic", "default")])
+def test_kept_up_node_verdicts_equal_a_fresh_count(monkeypatch, preset, variant):
+    """The recorder redoes only the nodes that changed since a kind of pod last failed;
+    at every failure its counts must equal counting every node afresh."""
+    checked = []
+    kept = Recorder._tally
+
+    def check(self, pod):
+        tally = kept(self, pod)
+        fresh = Tally(self.cluster, pod, self.changed.count)
+        assert (_nonzero(tally.filter), _nonzero(tally.preemption), tally.reach,
+                tally.lower, tally.total) == (_nonzero(fresh.filter),
+                                              _nonzero(fresh.preemption), fresh.reach,
+                                              fresh.lower, fresh.total)
+        checked.append(pod.name)
+        return tally
+
+    monkeypatch.setattr(Recorder, "_tally", check)
+    spec = parse_spec(cluster_spec(nodes=60, pods=500, horizon=4 * 3600, load=3.0)) \
+        if preset == "synthetic" else get_preset(preset).spec()
+    simulate(spec, variant)
+    assert checked
