@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 from django import forms
 
+import scheduler_core as sc
+
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -58,6 +60,15 @@ class SpecNumberField(SpecField):
 
     def format(self, value: Any) -> str:
         return format_number(value)
+
+
+class SpecDurationField(SpecNumberField):
+    """A duration: shown as people write it (``1800`` reads ``30m``), typed either way."""
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return sc.format_duration(value)
+        return super().format(value)
 
 
 class SpecListField(SpecField):
