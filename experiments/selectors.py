@@ -13,14 +13,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, Q, QuerySet
 
 import scheduler_core as sc
 from experiments.models import Experiment, Replication, Run, RunEvent, Status
 
 
-def experiment_visible_qs(*, user: AbstractBaseUser) -> QuerySet[Experiment]:
+def experiment_visible_qs(*, user: User | AnonymousUser) -> QuerySet[Experiment]:
     """Every experiment ``user`` may view."""
     experiments = Experiment.objects.select_related("owner")
     if not user.is_authenticated:  # e.g. the OpenAPI schema generator's fake request
@@ -30,7 +30,7 @@ def experiment_visible_qs(*, user: AbstractBaseUser) -> QuerySet[Experiment]:
     return experiments.filter(Q(owner=user) | Q(shared_with=user)).distinct()
 
 
-def experiment_list(*, user: AbstractBaseUser, filters: Mapping[str, str] | None = None,
+def experiment_list(*, user: User | AnonymousUser, filters: Mapping[str, str] | None = None,
                     ) -> QuerySet[Experiment]:
     """Visible experiments, newest first; ``filters`` may hold ``q`` (name or
     description contains), ``tag`` and ``owner`` (username)."""
@@ -48,12 +48,12 @@ def experiment_list(*, user: AbstractBaseUser, filters: Mapping[str, str] | None
         .order_by("-updated_at", "-id")
 
 
-def experiment_get(*, user: AbstractBaseUser, pk: int) -> Experiment | None:
+def experiment_get(*, user: User | AnonymousUser, pk: int) -> Experiment | None:
     """The experiment if ``user`` may view it, else None (callers answer 404)."""
     return experiment_visible_qs(user=user).filter(pk=pk).first()
 
 
-def experiment_can_edit(*, user: AbstractBaseUser, experiment: Experiment) -> bool:
+def experiment_can_edit(*, user: User | AnonymousUser, experiment: Experiment) -> bool:
     """Change, run, cancel, delete: the owner only."""
     return experiment.owner_id == user.pk
 
@@ -81,7 +81,7 @@ def experiment_facts(*, experiment: Experiment) -> dict[str, Any]:
     }
 
 
-def run_get(*, user: AbstractBaseUser, pk: int) -> Run | None:
+def run_get(*, user: User | AnonymousUser, pk: int) -> Run | None:
     """A run whose experiment ``user`` may view, else None."""
     visible = experiment_visible_qs(user=user).values("pk")
     return (Run.objects.select_related("experiment", "experiment__owner", "created_by")
@@ -106,13 +106,13 @@ def run_progress(*, run: Run) -> list[VariantProgress]:
     """Per variant: how many replications finished, and the mean progress of all."""
     rows = run.replications.order_by("variant_index", "replication") \
         .values("variant_index", "variant", "status", "progress")
-    grouped: dict[int, list[dict[str, Any]]] = {}
+    grouped: dict[int, list[Mapping[str, Any]]] = {}
     for row in rows:
         grouped.setdefault(row["variant_index"], []).append(row)
     return [_variant_progress(index, reps) for index, reps in grouped.items()]
 
 
-def _variant_progress(index: int, reps: list[dict[str, Any]]) -> VariantProgress:
+def _variant_progress(index: int, reps: list[Mapping[str, Any]]) -> VariantProgress:
     statuses = {rep["status"] for rep in reps}
     status = next((s for s in (Status.FAILED, Status.CANCELLED, Status.RUNNING, Status.QUEUED)
                    if s in statuses), Status.SUCCEEDED)
@@ -170,7 +170,7 @@ def replication_event_reasons(*, replication: Replication) -> list[str]:
     return sorted(replication.events.order_by().values_list("reason", flat=True).distinct())
 
 
-def users_by_username(*, usernames: Iterable[str]) -> tuple[list[AbstractBaseUser], list[str]]:
+def users_by_username(*, usernames: Iterable[str]) -> tuple[list[User], list[str]]:
     """The users named, and the names that match nobody."""
     wanted = [name for name in dict.fromkeys(usernames) if name]
     found = {u.get_username(): u for u in get_user_model().objects.filter(username__in=wanted)}
