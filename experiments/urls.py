@@ -20,6 +20,7 @@ urlpatterns = [
     path("experiments/<int:pk>/run/", experiment_views.experiment_run, name="run-start"),
     path("experiments/<int:pk>/manifests.yaml", manifest_views.experiment_manifests,
          name="manifests"),
+    path("runs/", run_views.run_overview, name="runs"),
     path("runs/<int:pk>/", run_views.run_detail, name="run"),
     path("runs/<int:pk>/status.json", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),

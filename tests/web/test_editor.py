@@ -284,7 +284,7 @@ def test_tags_and_sharing_are_saved(alice_client, alice, bob):
     _post(alice_client, NEW, data)
 
     experiment = Experiment.objects.get(owner=alice)
-    assert experiment.tag_names == ["grace", "q3"]
+    assert experiment.tag_names == ["from-preset", "grace", "q3"]  # from a preset: tagged so
     assert list(experiment.shared_with.all()) == [bob]
 
 
