@@ -40,7 +40,7 @@ class SpecField(forms.CharField):
         text = super().to_python(value)
         if isinstance(text, str):
             text = text.replace("\r\n", "\n")  # browsers send CRLF from a textarea
-        return text if text.strip() != "" else None
+        return text if text is not None and text.strip() != "" else None
 
     def format(self, value: Any) -> str:
         """A spec value as the text this field shows."""

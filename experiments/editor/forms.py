@@ -9,7 +9,7 @@ editing in the form never drops what was written in the YAML tab.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from django import forms
 from pydantic.alias_generators import to_camel
@@ -69,8 +69,9 @@ class SpecForm(forms.Form):
     def _keep_unknown_choice(self, name: str, field: SpecChoiceField) -> None:
         value = self.data.get(self.add_prefix(name)) if self.is_bound else \
             self.initial.get(name)
-        if value and value not in {key for key, _ in field.choices}:
-            field.choices = [*field.choices, (value, f"{value} (unknown)")]
+        known = cast("list[tuple[str, str]]", field.choices)  # ChoiceField normalises them
+        if value and value not in {key for key, _ in known}:
+            field.choices = [*known, (value, f"{value} (unknown)")]
 
     @classmethod
     def spec_fields(cls) -> dict[str, str]:
