@@ -281,6 +281,17 @@ class Editor:
         return links
 
 
+def kind_defaults() -> dict[str, dict[str, str]]:
+    """Per workload kind, the text each kind-dependent field of a workload row shows
+    with that kind's defaults (field name without the row prefix → text). The page
+    re-applies them when the user picks another kind and says yes."""
+    paths = set(doc.kind_default_paths())
+    fields = {name: path for name, path in WorkloadForm.spec_fields().items() if path in paths}
+    return {kind: {name: WorkloadForm.base_fields[name].format(  # type: ignore[attr-defined]
+        doc.get_path(defaults, path)) for name, path in fields.items()}
+        for kind, defaults in doc.KIND_DEFAULTS.items()}
+
+
 # --------------------------------------------------------------------------- helpers
 def _form_links(form: forms.Form, where: str, anchor: str = "") -> list[ErrorLink]:
     """A form's errors as banner lines: a field's link to the field, the others' to

@@ -83,3 +83,44 @@ def test_the_runs_page_and_the_last_run_of_each_experiment(browser, server):
     page.click("form.filters button[type=submit]")
     page.wait_for_selector("#run-list tbody tr >> text=worker lost")
     assert page.locator("#run-list tbody tr").count() == 1
+
+
+def test_add_and_remove_happen_in_place_and_a_new_kind_offers_its_defaults(browser, server):
+    page, user = _logged_in(browser, server)
+    page.click("nav >> text=New experiment")
+    page.wait_for_selector("input[name='workloads-0-gpus']")
+    page.evaluate("() => { window.sameDocument = true; }")  # gone if the page reloads
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    page.click("button[value='add:workloads:batch']")
+    page.wait_for_selector("input[name='workloads-2-name']")
+    assert page.evaluate("() => window.sameDocument") is True
+    assert page.evaluate("() => window.scrollY") > 0  # not back at the top
+    assert page.input_value("input[name='workloads-2-name']") == "batch-1"
+    page.screenshot(path=SCREENSHOTS / "16-1-added-in-place.png")
+
+    page.check("input[name='workloads-1-DELETE']")
+    assert not page.locator("input[name='workloads-1-gpus']").is_visible()
+    page.uncheck("input[name='workloads-1-DELETE']")
+    assert page.locator("input[name='workloads-1-gpus']").is_visible()
+    page.check("input[name='workloads-1-DELETE']")
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.select_option("select[name='workloads-2-kind']", "training")
+    assert page.input_value("input[name='workloads-2-members']") == "4"
+    assert page.input_value("input[name='workloads-2-gpus']") == "8"
+    assert page.input_value("input[name='workloads-2-checkpoint__interval_seconds']") == "30m"
+    assert page.input_value("input[name='workloads-2-name']") == "batch-1"  # kept
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.select_option("select[name='workloads-2-kind']", "notebook")
+    assert page.input_value("input[name='workloads-2-members']") == "4"  # said no: untouched
+
+    page.fill("input[name='workloads-2-members']", "1")
+    page.fill("input[name='workloads-2-pod_group__min_count']", "")
+    page.click("#save")
+    page.wait_for_selector("#run-button")
+    experiment = user.experiments.get()
+    assert [w["name"] for w in experiment.spec["workloads"]] == ["training", "batch-1"]
+    assert experiment.spec["workloads"][1]["kind"] == "notebook"
+    assert errors == []
