@@ -3,6 +3,7 @@ from django.urls import path
 from experiments.views import charts as chart_views
 from experiments.views import compare as compare_views
 from experiments.views import decisions as decision_views
+from experiments.views import docs as doc_views
 from experiments.views import experiments as experiment_views
 from experiments.views import imports as import_views
 from experiments.views import manifests as manifest_views
@@ -39,5 +40,7 @@ urlpatterns = [
          name="run-chart-workloads"),
     path("runs/<int:pk>/charts/events.json", chart_views.run_events, name="run-chart-events"),
     path("compare/", compare_views.compare, name="compare"),
+    path("docs/", doc_views.doc_index, name="docs"),
+    path("docs/<slug:slug>/", doc_views.doc_page, name="doc"),
     path("charts/plotly.min.js", chart_views.plotly_js, name="plotly-js"),
 ]

@@ -107,7 +107,13 @@ def to_yaml(document: Any) -> str:
 
 
 def blank_document() -> dict[str, Any]:
-    """A small, valid starting point for "New experiment" without a preset."""
+    """A small, valid starting point for "New experiment" without a preset, that shows
+    what the product is for: a two-node training gang fills all 16 GPUs, an urgent
+    notebook arrives at 10 minutes, and the two variants differ (with preemption the
+    notebook runs at once; without, it waits past the horizon)."""
+    training = new_workload("training", [])
+    training.update(name="training", members=2,
+                    podGroup={**training["podGroup"], "minCount": 2})
     return {
         "name": "my-experiment",
         "description": "",
@@ -119,7 +125,7 @@ def blank_document() -> dict[str, Any]:
             {"name": "high", "value": 1000},
         ],
         "workloads": [
-            {**new_workload("training", []), "name": "training"},
+            training,
             {**new_workload("notebook", []), "name": "notebook", "arrival": 600,
              "priorityClassName": "high", "urgent": True},
         ],
@@ -160,6 +166,25 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
         "members": 1, "gpus": 1, "durationSeconds": 3600, "checkpoint": {"intervalSeconds": 600},
         "recovery": {"model": "independent"}, "controller": {"kind": "job"}},
 }
+
+
+def kind_default_paths() -> list[str]:
+    """Every field some kind sets a default for: picking another kind re-applies these
+    (a field the new kind leaves out is cleared, e.g. a notebook has no pod group)."""
+    paths: list[str] = []
+    for defaults in KIND_DEFAULTS.values():
+        for path in _leaf_paths(defaults):
+            if path not in paths:
+                paths.append(path)
+    return paths
+
+
+def _leaf_paths(item: Mapping[str, Any], prefix: str = "") -> list[str]:
+    found = []
+    for key, value in item.items():
+        path = f"{prefix}{key}"
+        found += _leaf_paths(value, f"{path}.") if isinstance(value, Mapping) else [path]
+    return found
 
 
 def new_workload(kind: str, existing: list[Any]) -> dict[str, Any]:
