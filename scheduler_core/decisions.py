@@ -191,18 +191,16 @@ def _insufficient(gpus: float, cpu: float, mem: float, count: int, free_g: float
     return tuple(reasons)
 
 
-class Verdict:
-    """One node's part in a failure message: its Filter reasons, its reasons in the
-    preemption FitError (§4.1 step 3), the GPUs evicting every lower-priority pod would
-    leave free there, whether it has lower-priority pods, and whether the verdict depends
-    on the particular pod (nominations claim room on the node)."""
+Verdict = tuple
+"""One node's part in a failure message, as a plain tuple (it holds only strings and
+numbers, so the garbage collector stops tracking it): (Filter reasons, reasons in the
+preemption FitError (§4.1 step 3), GPUs free with every lower-priority pod gone, has
+lower-priority pods, depends on the particular pod (nominations claim room))."""
 
-    __slots__ = ("filter", "lower", "preemption", "reach", "volatile")
 
-    def __init__(self, filter_: tuple[str, ...], preemption: tuple[str, ...], reach: float,
-                 lower: bool, volatile: bool) -> None:
-        self.filter, self.preemption, self.reach = filter_, preemption, reach
-        self.lower, self.volatile = lower, volatile
+def _verdict(filter_: tuple[str, ...], preemption: tuple[str, ...], reach: float,
+             lower: bool, volatile: bool) -> Verdict:
+    return (filter_, preemption, reach, lower, volatile)
 
 
 def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
@@ -214,32 +212,32 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
         return None
     static = static_reason(pod, node)
     if static:
-        return Verdict((static,), (NOT_HELPFUL,), 0.0, False, False)
+        return _verdict((static,), (NOT_HELPFUL,), 0.0, False, False)
     volatile = bool(node.nominated)
     gpus, cpu, mem, count = cluster.need(pod, node) if volatile else \
         (pod.gpus, pod.cpu, pod.mem, 1)
     reasons = _insufficient(gpus, cpu, mem, count, node.free_gpus, node.free_cpu,
                             node.free_mem, node.max_pods - node.npods)
     if pod.gpus > node.gpus or pod.cpu > node.cpu or pod.mem > node.mem:
-        return Verdict(reasons, (NOT_HELPFUL,), 0.0, False, volatile)
+        return _verdict(reasons, (NOT_HELPFUL,), 0.0, False, volatile)
     if not reasons:
-        return Verdict((), (), 0.0, False, volatile)
+        return _verdict((), (), 0.0, False, volatile)
     # What evicting every lower-priority pod frees: GPUs from the cluster's reach index
     # (free GPUs plus those of pods below the pod's priority); the pods themselves are
     # looked at only when some are GPU-less or the pod is short of more than GPUs.
     prio = pod.priority
     free_g = node.reachable[cluster.threshold(prio)]
     if reasons == GPU_SHORT and free_g > node.free_gpus:
-        return Verdict(reasons, GPU_SHORT if gpus > free_g else (NO_VICTIMS,), free_g, True,
+        return _verdict(reasons, GPU_SHORT if gpus > free_g else (NO_VICTIMS,), free_g, True,
                        volatile)
     lower = [p for p in node.pods if p.priority < prio]
     if not lower:
-        return Verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile)
+        return _verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile)
     again = _insufficient(gpus, cpu, mem, count, free_g,
                           node.free_cpu + sum(p.cpu for p in lower),
                           node.free_mem + sum(p.mem for p in lower),
                           node.max_pods - node.npods + len(lower))
-    return Verdict(reasons, again or (NO_VICTIMS,), free_g, True, volatile)
+    return _verdict(reasons, again or (NO_VICTIMS,), free_g, True, volatile)
 
 
 class Tally:
@@ -262,12 +260,13 @@ class Tally:
         """The change number up to which the verdicts are current."""
 
     def _count(self, verdict: Verdict, sign: int) -> None:
-        for reason in verdict.filter:
+        filter_, preemption, reach, lower, _ = verdict
+        for reason in filter_:
             self.filter[reason] = self.filter.get(reason, 0) + sign
-        for reason in verdict.preemption:
+        for reason in preemption:
             self.preemption[reason] = self.preemption.get(reason, 0) + sign
-        self.reach += sign * verdict.reach
-        self.lower += sign * verdict.lower
+        self.reach += sign * reach
+        self.lower += sign * lower
         self.total += sign
 
     def _put(self, node: Node, verdict: Verdict | None) -> None:
@@ -277,7 +276,7 @@ class Tally:
         self.verdicts[node] = verdict
         if verdict is not None:
             self._count(verdict, +1)
-        if verdict is not None and verdict.volatile:
+        if verdict is not None and verdict[4]:
             self.volatile.add(node)
         else:
             self.volatile.discard(node)
@@ -360,7 +359,9 @@ class Recorder:
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.decisions: list[Decision] = []
+        self._raw: list[dict[str, Any]] = []
+        """Decisions as plain fields (nested parts as tuples of strings and numbers, which
+        the garbage collector soon stops tracking); :meth:`records` builds the objects."""
         self.changed = Changes()
         """Nodes as they change (bind, release, cordon, nomination)."""
         self._tallies: dict[tuple, Tally] = {}
@@ -370,10 +371,19 @@ class Recorder:
         """The engine changed something a verdict on ``node`` depends on."""
         self.changed.append(node)
 
-    def _add(self, **fields: Any) -> Decision:
-        decision = Decision(id=len(self.decisions), **fields)
-        self.decisions.append(decision)
-        return decision
+    def _add(self, **fields: Any) -> None:
+        fields["id"] = len(self._raw)
+        self._raw.append(fields)
+
+    def records(self) -> list[Decision]:
+        """Every decision, in order, as frozen records."""
+        out = []
+        for fields in self._raw:
+            fields = dict(fields)
+            fields["candidates"] = tuple(CandidateNode(*c) for c in fields.get("candidates", ()))
+            fields["reprieved"] = tuple(Reprieve(*r) for r in fields.get("reprieved", ()))
+            out.append(Decision(**fields))
+        return out
 
     def _tally(self, pod: Pod) -> Tally:
         """The node verdicts for this kind of pod, brought up to date (at most
@@ -434,18 +444,18 @@ class Recorder:
         """A single pod's PostFilter succeeded: every candidate, the rule, the reprieved."""
         victims = tuple([v.name for v in chosen.victims])
         if costs is None:
-            nodes = [CandidateNode(c.node.name, tuple([v.name for v in c.victims]),
-                                   c.pdb_violations) for c in candidates]
+            nodes = [(c.node.name, tuple([v.name for v in c.victims]), c.pdb_violations)
+                     for c in candidates]
         else:
-            nodes = [CandidateNode(c.node.name, tuple([v.name for v in c.victims]),
-                                   c.pdb_violations, costs.get(id(c))) for c in candidates]
+            nodes = [(c.node.name, tuple([v.name for v in c.victims]), c.pdb_violations,
+                      costs.get(id(c))) for c in candidates]
         self._add(
             time=now, kind=PREEMPTION, workload=pod.workload.name, pod=pod.name,
             node=chosen.node.name, cause=f"{len(victims)} victim(s) on {chosen.node.name}",
             message=f"preempting {len(victims)} pod(s) on node {chosen.node.name} "
                     f"for {qualified(pod)} ({rule})",
             rule=rule, victims=victims, candidates=tuple(nodes),
-            reprieved=tuple(Reprieve(p.name, why) for p, why in chosen.reprieved),
+            reprieved=tuple([(p.name, why) for p, why in chosen.reprieved]),
             events=((now, "VictimsSelected", pod.name),
                     *((now, "Preempted", v) for v in victims)))
 
@@ -476,10 +486,10 @@ class Recorder:
             cause=f"{len(names)} victim(s) for the group",
             message=f"preempting {len(names)} pod(s) for group {workload.name} on "
                     f"{', '.join(nodes)} ({rule})",
-            candidates=tuple(CandidateNode(n, tuple(v.name for v in victims
-                                                    if v.node is not None and v.node.name == n),
-                                           0) for n in nodes),
-            reprieved=tuple(Reprieve(p, "the group still fits with its unit back")
+            candidates=tuple((n, tuple(v.name for v in victims
+                                       if v.node is not None and v.node.name == n), 0)
+                             for n in nodes),
+            reprieved=tuple((p, "the group still fits with its unit back")
                             for r in records if not r.evicted for p in r.pods),
             units=tuple(records),
             events=((now, "VictimsSelected", lead.name),

@@ -849,9 +849,9 @@ class Engine:
 
     # =================================================================== end
     def decisions(self) -> list[Decision]:
-        return [] if self.recorder is None else self.recorder.decisions
+        return [] if self.recorder is None else self.recorder.records()
 
-    def diagnosis(self, log: list[Event]) -> str:
+    def diagnosis(self, log: list[Event], decisions: list[Decision] | None = None) -> str:
         """The run-level diagnosis (decisions.diagnose) for the urgent workloads: those the
         spec marks urgent, else the highest-priority ones when priorities differ."""
         if self.recorder is None:
@@ -866,7 +866,9 @@ class Engine:
         arrived = {e.workload: e.time for e in log if e.reason == ev.ARRIVED}
         queued = frozenset(e.workload for e in log if e.reason == ev.ADMITTED
                            and e.time > arrived.get(e.workload, e.time))
-        return diagnose(urgent, self.recorder.decisions, useful, self.horizon, queued)
+        if decisions is None:
+            decisions = self.recorder.records()
+        return diagnose(urgent, decisions, useful, self.horizon, queued)
 
     def _finish(self) -> None:
         for pod in list(self._streaks):

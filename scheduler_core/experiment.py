@@ -83,6 +83,7 @@ def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, rep
     started = time.perf_counter()
     engine = Engine(resolved, run_seed, progress, max_events=max_events, explain=explain)
     log = engine.run()
+    decisions = engine.decisions()
     metrics = compute(log, workload_infos(resolved.spec), horizon=resolved.spec.horizon_seconds,
                       total_gpus=engine.cluster.total_gpus_at_start)
     return ReplicationResult(
@@ -92,7 +93,7 @@ def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, rep
         by_priority_class=metrics.by_priority_class, workloads=metrics.workloads,
         events=tuple(log), events_processed=engine.events_processed,
         wall_seconds=time.perf_counter() - started,
-        decisions=tuple(engine.decisions()), diagnosis=engine.diagnosis(log))
+        decisions=tuple(decisions), diagnosis=engine.diagnosis(log, decisions))
 
 
 def workload_infos(spec: ExperimentSpec) -> list[WorkloadInfo]:
