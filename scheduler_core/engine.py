@@ -862,13 +862,22 @@ class Engine:
             if len(values) < 2:
                 return ""
             urgent = [w.name for w in self.workloads if w.priority == max(values)]
-        useful = {e.workload for e in log if e.reason == ev.READY}
-        arrived = {e.workload: e.time for e in log if e.reason == ev.ARRIVED}
-        queued = frozenset(e.workload for e in log if e.reason == ev.ADMITTED
-                           and e.time > arrived.get(e.workload, e.time))
+        useful: set[str] = set()
+        arrived: dict[str, float] = {}
+        queued: set[str] = set()
+        wanted = set(urgent)
+        for e in log:  # one pass, the urgent workloads' events only
+            if e.workload not in wanted:
+                continue
+            if e.reason == ev.READY:
+                useful.add(e.workload)
+            elif e.reason == ev.ARRIVED:
+                arrived.setdefault(e.workload, e.time)
+            elif e.reason == ev.ADMITTED and e.time > arrived.get(e.workload, e.time):
+                queued.add(e.workload)
         if decisions is None:
             decisions = self.recorder.records()
-        return diagnose(urgent, decisions, useful, self.horizon, queued)
+        return diagnose(urgent, decisions, useful, self.horizon, frozenset(queued))
 
     def _finish(self) -> None:
         for pod in list(self._streaks):
