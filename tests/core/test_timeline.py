@@ -23,6 +23,7 @@ from scheduler_core import events as ev
 from scheduler_core import timeline as tl
 from scheduler_core.events import REASONS, Reason
 from tests.core.test_properties import specs
+from tests.gang_case import gang_document, stranded_interval_from_events
 
 PROPERTY = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -33,13 +34,15 @@ def test_every_reason_has_a_kubernetes_type_a_source_and_a_meaning():
     assert set(REASONS) == set(Reason)
     assert {info.type for info in REASONS.values()} <= {"Normal", "Warning"}
     for reason, info in REASONS.items():
-        assert info.source and info.doc, reason
+        assert info.source, reason
+        assert info.doc, reason
         assert bool(info.value) == bool(info.unit), f"{reason}: a value needs a unit"
 
 
 def test_reasons_compare_equal_to_the_strings_stored_and_filtered_on():
     """Stored rows and API filters keep the plain strings."""
-    assert Reason.STRANDED == "Stranded" and str(Reason.SUSPENDED) == "WorkloadEvicted"
+    assert Reason.STRANDED == "Stranded"
+    assert str(Reason.SUSPENDED) == "WorkloadEvicted"
     assert ev.KILLING is Reason.KILLING
     assert ev.Event(1.0, Reason.READY, "w").as_dict()["reason"].__class__ is str
     assert ev.reason_info("Preempted") is REASONS[Reason.PREEMPTED]
@@ -48,14 +51,7 @@ def test_reasons_compare_equal_to_the_strings_stored_and_filtered_on():
 
 # ------------------------------------------------------ the stranded band (issue #12)
 def gang_one_member_preempted() -> sc.ExperimentSpec:
-    """S1 with a one-pod urgent workload at t=600: `pod` preemption evicts one worker of
-    the synchronous 4-worker training, whose 3 survivors hold 6 GPUs without progress
-    until the replacement is Ready."""
-    document = yaml.safe_load(sc.get_preset("s1-training-vs-shards").text)
-    urgent = next(w for w in document["workloads"] if w["name"] == "urgent")
-    urgent.update(members=1, arrival=600, podGroup={"minCount": 1})
-    document["variants"] = [{"name": "pod", "preemption": "pod"}]
-    return sc.parse_spec(document)
+    return sc.parse_spec(gang_document())
 
 
 def test_a_synchronous_gangs_stranded_band_spans_exactly_the_interval_the_events_give():
@@ -68,7 +64,7 @@ def test_a_synchronous_gangs_stranded_band_spans_exactly_the_interval_the_events
                        and e.time > preempted.time)
     survivors = sorted({e.pod for e in events if e.reason == Reason.READY
                         and e.workload == "train" and e.time < 0} - {preempted.pod})
-    assert len(stranded) == 1 and stranded[0].time == replacement.time
+    assert [e.time for e in stranded] == [replacement.time]
 
     found = tl.for_variant(spec, "pod", events)
 
@@ -77,6 +73,7 @@ def test_a_synchronous_gangs_stranded_band_spans_exactly_the_interval_the_events
     bands = sorted((s.pod, s.start, s.end, s.under) for s in found.spans
                    if s.state == "stranded")
     assert bands == [(pod, preempted.time, replacement.time, "running") for pod in survivors]
+    assert stranded_interval_from_events(events) == (preempted.time, replacement.time)
     assert (preempted.time, replacement.time) == (600.0, 2585.0)  # the log as it stands
     drawn = sum((s.end - s.start) * s.gpus for s in found.spans if s.state == "stranded")
     assert drawn == pytest.approx(result.summary["stranded_capacity"])
@@ -84,7 +81,8 @@ def test_a_synchronous_gangs_stranded_band_spans_exactly_the_interval_the_events
 
 def test_a_stranded_interval_leaves_out_a_member_killed_before_it_and_one_ready_at_its_end():
     row = ev.Event
-    events = [row(0, Reason.SCHEDULED, "w", "a", "n", 2), row(0, Reason.SCHEDULED, "w", "b", "n", 2),
+    events = [row(0, Reason.SCHEDULED, "w", "a", "n", 2),
+              row(0, Reason.SCHEDULED, "w", "b", "n", 2),
               row(0, Reason.SCHEDULED, "w", "c", "n", 2),
               row(10, Reason.READY, "w", "a", "n"), row(10, Reason.READY, "w", "b", "n"),
               row(10, Reason.READY, "w", "c", "n"),
@@ -115,8 +113,8 @@ def test_concurrent_spans_never_share_a_gpu_slot(data: dict[str, Any]) -> None:
     by_node: dict[str, list[tl.Span]] = defaultdict(list)
     for span in base_spans(found):
         by_node[span.node].append(span)
-        assert len(span.slots) == span.gpus and all(0 <= i < capacity[span.node]
-                                                    for i in span.slots), span
+        assert len(span.slots) == span.gpus, span
+        assert all(0 <= i < capacity[span.node] for i in span.slots), span
     for node, spans in by_node.items():
         spans.sort(key=lambda s: s.start)
         for i, a in enumerate(spans):
