@@ -185,3 +185,13 @@ def test_a_timeline_survives_its_json_column():
 
     assert tl.is_current(stored)
     assert tl.Timeline.from_json(stored) == found
+
+
+def test_the_event_log_page_lists_every_reason_as_the_registry_says():
+    """docs/events.md is the reader's copy of the registry: it must not drift."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): [c.strip() for c in line.split("|")[2:4]]
+            for line in page.splitlines() if line.startswith("| `")}
+    assert rows == {r.value: [info.type, info.source] for r, info in REASONS.items()}
