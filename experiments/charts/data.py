@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from scheduler_core.timeline import Cost, EventLike, Recovery
+from scheduler_core.timeline import Cost, Recovery
 
-__all__ = ["ROW_FIELDS", "Aggregate", "EventLike", "Row", "VariantCosts", "VariantResults"]
+__all__ = ["ROW_FIELDS", "Aggregate", "Row", "VariantCosts", "VariantResults"]
 
 
 class Row(NamedTuple):

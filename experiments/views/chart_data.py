@@ -25,9 +25,10 @@ from experiments.charts.tradeoff import tradeoff_figure
 from experiments.charts.work import cumulative_cost_figure, recovery_figure
 from experiments.models import Replication, Run, Status
 from experiments.services.timelines import replication_costs
-from experiments.services.timelines import replication_timeline as stored_timeline
+from experiments.services.timelines import replication_timeline as timeline_of
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+"""2: figures drawn from the core's timeline (stranded bands fixed, issue #12)."""
 CACHE_SECONDS = 24 * 3600
 SMALL_CLUSTER = 64
 """Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of
@@ -158,7 +159,7 @@ def _spans(run: Run, replication_id: int) -> tuple[list[spans.Span], list[spans.
     key = f"run-spans:{_run_key(run)}:{replication_id}"
     found = cache.get(key)
     if found is None:
-        derived = stored_timeline(replication_id=replication_id)
+        derived = timeline_of(replication_id=replication_id)
         found = (derived.spans, derived.preemptions)
         cache.set(key, found, CACHE_SECONDS)
     return found
