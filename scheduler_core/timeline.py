@@ -136,11 +136,11 @@ class Timeline:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Timeline:
-        return cls(spans=[Span(*row[:8], tuple(row[8])) for row in data.get("spans", ())],
+        return cls(spans=[Span._make([*row[:8], tuple(row[8])]) for row in data.get("spans", ())],
                    preemptions=[Preemption(*row) for row in data.get("preemptions", ())],
                    costs=costs_from_json(data.get("costs", ())),
                    recoveries=recoveries_from_json(data.get("recoveries", ())),
-                   stranded=[Stranded(*row[:4], tuple(row[4]))
+                   stranded=[Stranded._make([*row[:4], tuple(row[4])])
                              for row in data.get("stranded", ())])
 
 
