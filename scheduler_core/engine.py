@@ -165,7 +165,7 @@ class Engine:
         self._wake_at: float | None = None
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
-        self._doomed: dict[tuple, tuple[int, Status, int | None]] = {}
+        self._doomed: dict[tuple[object, ...], tuple[int, Status, int | None]] = {}
         """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
         self._drawn: int | None = None
         self.events_processed = 0
@@ -232,7 +232,7 @@ class Engine:
             self._progress(1.0)
         return ev.sort_log(self.log)
 
-    def emit(self, reason: str, workload: Workload | None, pod: Pod | None = None, *,
+    def emit(self, reason: ev.Reason, workload: Workload | None, pod: Pod | None = None, *,
              time: float | None = None, value: float = 0.0, related: str = "",
              message: str = "", node: Node | None = None, nodeless: bool = False) -> None:
         where = None if nodeless else node or (pod.node if pod is not None else None)

@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -171,7 +171,7 @@ def _claim(replication_id: int) -> tuple[Replication, int] | Outcome:
     return replication, attempt
 
 
-def _is_stale(replication: Replication, now: timezone.datetime) -> bool:
+def _is_stale(replication: Replication, now: datetime) -> bool:
     limit = timedelta(seconds=settings.LAB_HEARTBEAT_STALE_SECONDS)
     return replication.heartbeat_at is None or now - replication.heartbeat_at > limit
 
@@ -203,7 +203,7 @@ class _ProgressReporter:
             _drop_connection()
 
     def beat(self, fraction: float | None = None) -> None:
-        values = {"heartbeat_at": timezone.now()}
+        values: dict[str, datetime | float] = {"heartbeat_at": timezone.now()}
         if fraction is not None:
             values["progress"] = fraction
         updated = Replication.objects.filter(
