@@ -136,13 +136,22 @@ def run_progress(*, run: Run) -> list[VariantProgress]:
 
 
 def _variant_progress(index: int, reps: list[Mapping[str, Any]]) -> VariantProgress:
-    statuses = {rep["status"] for rep in reps}
-    status = next((s for s in (Status.FAILED, Status.CANCELLED, Status.RUNNING, Status.QUEUED)
-                   if s in statuses), Status.SUCCEEDED)
+    status = _variant_status({rep["status"] for rep in reps})
     succeeded = sum(rep["status"] == Status.SUCCEEDED for rep in reps)
     progress = sum(1.0 if rep["status"] == Status.SUCCEEDED else rep["progress"] for rep in reps)
     return VariantProgress(index=index, name=reps[0]["variant"], total=len(reps),
                            succeeded=succeeded, progress=progress / len(reps), status=str(status))
+
+
+def _variant_status(statuses: set[str]) -> Status:
+    """A variant is running from its first claimed replication to its last: one whose
+    first replications are done and the next still queued is running, not queued."""
+    for final in (Status.FAILED, Status.CANCELLED):
+        if final in statuses:
+            return final
+    if Status.RUNNING in statuses or {Status.SUCCEEDED, Status.QUEUED} <= statuses:
+        return Status.RUNNING
+    return Status.QUEUED if Status.QUEUED in statuses else Status.SUCCEEDED
 
 
 def run_status(*, run: Run) -> dict[str, Any]:

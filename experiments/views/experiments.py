@@ -14,6 +14,7 @@ from experiments import selectors, selectors_k8s, services
 from experiments.api.throttles import run_start_rate
 from experiments.editor import Editor, MetaForm, blank_document
 from experiments.editor.document import KIND_LABELS
+from experiments.editor.editor import kind_defaults
 from experiments.models import Experiment
 from experiments.specs import preset_or_none, spec_yaml
 from experiments.users import signed_in
@@ -103,7 +104,8 @@ def _editor_page(request: HttpRequest, editor: Editor, experiment: Experiment | 
                  status: int = 200) -> HttpResponse:
     return render(request, "experiments/experiment_form.html", {
         "editor": editor, "experiment": experiment, "source_preset": source_preset,
-        "kinds": KIND_LABELS.items(), "version": version, "conflict": conflict},
+        "kinds": KIND_LABELS.items(), "version": version, "conflict": conflict,
+        "kind_defaults": kind_defaults(), "kind_labels": KIND_LABELS},
         status=status)
 
 

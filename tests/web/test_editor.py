@@ -500,3 +500,19 @@ def test_durations_show_as_people_write_them_and_read_back(alice_client, alice):
     data["workloads-0-duration_seconds"] = "1h30m"
     assert _post(alice_client, NEW, data).status_code == 302
     assert Experiment.objects.get(owner=alice).spec["workloads"][0]["durationSeconds"] == 5400
+
+
+def test_the_page_carries_each_kinds_defaults_for_the_kind_picker(alice_client):
+    """What static/js/editor.js re-applies when the user picks another kind: every field
+    some kind sets, and blank where the new kind leaves it out (a notebook has no gang)."""
+    import json
+
+    html = alice_client.get(NEW).content.decode()
+    blob = html.split('<script id="kind-defaults" type="application/json">', 1)[1]
+    defaults = json.loads(blob.split("</script>", 1)[0])
+    assert defaults["training"]["members"] == "4"
+    assert defaults["training"]["pod_group__min_count"] == "4"
+    assert defaults["training"]["checkpoint__interval_seconds"] == "30m"
+    assert defaults["notebook"]["pod_group__min_count"] == ""
+    assert defaults["notebook"]["recovery__model"] == "interactive"
+    assert "name" not in defaults["notebook"]  # the name is the user's
