@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('experiments', '0002_experiment_version'),
+        ('experiments', '0003_replication_timeline'),
     ]
 
     operations = [
