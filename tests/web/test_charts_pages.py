@@ -92,7 +92,8 @@ def test_charts_come_before_the_summary_and_use_the_local_plotly(alice_client, s
 
     assert html.index('id="charts-glance"') < html.index('id="summary"')
     sources = re.findall(r'<script src="([^"]+)"', html)
-    assert sources == [f"/charts/plotly.min.js?v={plotly.__version__}", "/static/js/charts.js"]
+    assert sources == [f"/charts/plotly.min.js?v={plotly.__version__}", "/static/js/charts.js",
+                       "/static/js/decisions.js"]
     assert re.findall(r'(?:src|href)="(?:https?:)?//', html) == []
 
 
@@ -179,8 +180,8 @@ def test_the_event_endpoint_filters_like_the_event_log(alice_client, s1_run):
 
     assert answer["total"] == 2
     assert [(r["type"], r["object"], r["message"]) for r in answer["rows"]] == [
-        ("Warning", "pod/train-1", "Preempted by pod urgent-1 on node node-a"),
-        ("Warning", "pod/train-0", "Preempted by pod urgent-2 on node node-a")]
+        ("Warning", "pod/train-1", "Preempted by default/urgent-1 on node node-a"),
+        ("Warning", "pod/train-0", "Preempted by default/urgent-2 on node node-a")]
     assert answer["filters"] == {"reason": "Preempted", "node": "node-a"}
 
 
