@@ -182,13 +182,16 @@ class Admission:
         queue = self.of.get(workload)
         if queue is None or workload not in queue.evicting or workload.holding():
             return
-        self._requeue(queue, workload)
+        self._requeue(queue, workload, held=True)
         self.admit_ready()
 
-    def _requeue(self, queue: QueueState, workload: Workload) -> None:
+    def _requeue(self, queue: QueueState, workload: Workload, *, held: bool = False) -> None:
         queue.evicting.discard(workload)
         self._release(queue, workload)
         self._enqueue(queue, workload, workload.arrival)
+        if held:
+            self.host.queued(workload, queue.spec.name, "pods gone: quota released, waiting "
+                                                        "for admission")
 
     def _release(self, queue: QueueState, workload: Workload) -> None:
         del queue.admitted[workload]
@@ -337,44 +340,44 @@ class Admission:
             asked = {r: wanted[r] for r in covered if wanted[r] > 0}
             if not asked:
                 continue
-            best: tuple[int, int, str] | None = None
+            best: tuple[int, int, str, set[str]] | None = None
             for flavor in flavors:
-                mode, borrow = self._flavor_mode(queue, workload, flavor, asked)
+                mode, borrow, short = self._flavor_mode(queue, workload, flavor, asked)
                 if not self._try_next(queue, mode, borrow):
-                    best = (mode, borrow, flavor)
+                    best = (mode, borrow, flavor, short)
                     break
                 if best is None or _preferred((mode, borrow), best[:2]):
-                    best = (mode, borrow, flavor)
+                    best = (mode, borrow, flavor, short)
             assert best is not None
-            mode, _, flavor = best
+            mode, _, flavor, short = best
             worst = min(worst, mode)
             for r, v in asked.items():
                 assignment[(flavor, r)] = v
-                if mode != FIT:
-                    needed.add((flavor, r))
+            needed |= {(flavor, r) for r in short}
         if worst == NO_CANDIDATES:
             worst = PREEMPT  # the preemption search itself will find none
         return assignment, worst, needed
 
     def _flavor_mode(self, queue: QueueState, workload: Workload, flavor: str,
-                     asked: dict[str, float]) -> tuple[int, int]:
-        """fitsResourceQuota per resource, the worst one representing the flavor."""
+                     asked: dict[str, float]) -> tuple[int, int, set[str]]:
+        """fitsResourceQuota per resource, the worst one representing the flavor; also
+        the resources that need preemption in it (mode Preempt, frsNeedPreemption)."""
         modes: list[tuple[int, int]] = []
+        short: set[str] = set()
         for r, v in asked.items():
             fr = (flavor, r)
             borrow = int(queue.used(fr) + v > queue.nominal(fr) + EPS)
             if v > self._potential(queue, fr) + EPS:
-                return NO_FIT, 0
+                return NO_FIT, 0, set()
             if v <= self._available(queue, fr) + EPS:
                 modes.append((FIT, borrow))
                 continue
             if queue.nominal(fr) + EPS >= v or self._may_preempt_while_borrowing(queue):
                 modes.append((self._oracle(queue, workload, {fr: v}), borrow))
+                short.add(r)
             else:
-                return NO_FIT, borrow
-        mode = min(m for m, _ in modes)
-        borrow = max(b for _, b in modes)
-        return mode, borrow
+                return NO_FIT, borrow, set()
+        return min(m for m, _ in modes), max(b for _, b in modes), short
 
     def _may_preempt_while_borrowing(self, queue: QueueState) -> bool:
         policy = queue.spec.preemption
@@ -417,8 +420,9 @@ class Admission:
 
     def _evicted(self, queue: QueueState, workload: Workload) -> None:
         queue.evicting.add(workload)
-        if not holds_quota_until_gone(workload) or not workload.holding():
-            self._requeue(queue, workload)
+        held = holds_quota_until_gone(workload)
+        if not held or not workload.holding():
+            self._requeue(queue, workload, held=held)
 
     def _targets(self, queue: QueueState, head: Workload, assignment: dict[FR, float],
                  needed: set[FR]) -> list[Candidate]:
