@@ -52,7 +52,7 @@ NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
 class AdmissionHost(Protocol):
     now: float
 
-    def admit(self, workload: Workload, queue: str) -> None: ...
+    def admit(self, workload: Workload, queue: str, message: str = "") -> None: ...
 
     def suspend(self, workload: Workload, by: Workload, reason: str) -> None:
         """Evict ``workload`` for ``by``; ``reason`` is Kueue's Preempted reason (§7.5)."""
@@ -242,7 +242,7 @@ class Admission:
                 # by identity: a victim re-enqueued by the preemption may now sort first
                 queue.waiting.remove(entry)
                 self._reserve(queue, workload, assignment)
-                self.host.admit(workload, queue.spec.name)
+                self.host.admit(workload, queue.spec.name, _flavors_text(queue, assignment))
                 return True
         return False
 
@@ -641,6 +641,14 @@ class Admission:
             if best is None or rank > best:
                 best, chosen = rank, owner
         return chosen
+
+
+def _flavors_text(queue: QueueState, assignment: Mapping[FR, float]) -> str:
+    """``flavors: gpus=spot, cpu=spot`` for a queue given by resourceGroups (Kueue's
+    status.admission.podSetAssignments[].flavors); nothing for ``nominalGpus``."""
+    if not queue.spec.resource_groups or not assignment:
+        return ""
+    return "flavors: " + ", ".join(f"{r}={f}" for f, r in assignment)
 
 
 def _strategy_allows(strategy: str, preemptor_new: float, target_old: float,

@@ -282,10 +282,11 @@ class Engine:
     def queued(self, workload: Workload, queue: str, reason: str) -> None:
         self.emit(ev.QUEUED, workload, related=queue, message=reason)
 
-    def admit(self, workload: Workload, queue: str) -> None:
-        """Admitted by its queue: now its pods exist (again, after an eviction)."""
+    def admit(self, workload: Workload, queue: str, message: str = "") -> None:
+        """Admitted by its queue: now its pods exist (again, after an eviction).
+        ``message`` names the flavors assigned, where the queue has several."""
         workload.suspended = False
-        self.emit(ev.ADMITTED, workload, related=queue)
+        self.emit(ev.ADMITTED, workload, related=queue, message=message)
         for member, pod in enumerate(workload.slots):
             if pod is None:
                 self._submit(self._new_pod(workload, member))
