@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from scheduler_core.model import Workload
@@ -435,7 +435,7 @@ class Admission:
         if not candidates or (concurrency_full and not any(c.own for c in candidates)):
             return []
         if self.fair is not None:
-            return self._fair_targets(queue, head, assignment, candidates)
+            return self._fair_targets(queue, head, assignment, candidates, needed)
         for borrowing in self._attempts(queue, candidates, needed):
             targets = self._attempt(queue, assignment, candidates, borrowing, needed)
             if targets:
@@ -567,62 +567,57 @@ class Admission:
         return ratio / weight
 
     def _fair_targets(self, queue: QueueState, head: Workload, assignment: dict[FR, float],
-                      candidates: list[Candidate]) -> list[Candidate]:
+                      candidates: list[Candidate], needed: set[FR]) -> list[Candidate]:
         """fairPreemptions (§7.4) for one cohort level: repeatedly pick the queue with the
         highest share (the preemptor's own queue always in the running) and preempt its
-        next workload if the strategy allows; then the second strategy over the workloads
+        next workload: at once while the preemptor stays within its nominal quota for the
+        contested resources (FairSharingPreemptWithinNominal, on by default), else if the
+        first strategy allows; then the second strategy (rule S2-b) over the workloads
         kept for retry; fill back if the head fits."""
         assert self.fair is not None
         strategies = self.fair.preemption_strategies
         removed: set[Workload] = set()
         targets: list[Candidate] = []
-        pending: dict[str, list[Candidate]] = {}
-        for c in candidates:
-            pending.setdefault(c.owner.name, []).append(c)
+        pending = _by_queue(candidates)
         retry: dict[str, list[Candidate]] = {}
+        frs = needed or set(assignment)
+        within_nominal = all(queue.used(fr) + assignment.get(fr, 0.0)
+                             <= queue.nominal(fr) + EPS for fr in frs)
 
-        def fits() -> bool:
-            return self._fits(queue, assignment, removed, True)
-
-        def take(c: Candidate) -> None:
+        def take(c: Candidate) -> bool:
             removed.add(c.workload)
             targets.append(c)
+            return self._fits(queue, assignment, removed, True)
 
-        while pending:
-            target = self._next_target(queue, pending, removed)
-            if target is None:
-                break
+        while (target := self._next_target(queue, pending, removed)) is not None:
             items = pending[target.name]
-            if target is queue:
-                take(items.pop(0))
+            if target is queue or within_nominal:
+                c = items.pop(0)
                 if not items:
                     del pending[target.name]
-                if fits():
+                if take(c if c.own else replace(c, variant=HIERARCHICAL)):
                     return self._fill_back(queue, assignment, targets, removed, True)
                 continue
             mine = self._drs(queue, removed, assignment)
             old = self._drs(target, removed)
             picked = False
-            while items:
+            while items and not picked:
                 c = items.pop(0)
                 new = self._drs(target, removed | {c.workload})
                 if _strategy_allows(strategies[0], mine, old, new):
-                    take(c)
                     picked = True
-                    break
-                retry.setdefault(target.name, []).append(c)
-            if not items:
-                del pending[target.name]
-            if picked and fits():
-                return self._fill_back(queue, assignment, targets, removed, True)
-        if len(strategies) > 1:
-            for name in list(retry):
-                owner = self.queues[name]
-                mine = self._drs(queue, removed, assignment)
-                if mine < self._drs(owner, removed) and retry[name]:
-                    take(retry[name][0])
-                    if fits():
+                    if take(c):
                         return self._fill_back(queue, assignment, targets, removed, True)
+                else:
+                    retry.setdefault(target.name, []).append(c)
+            if not items:
+                pending.pop(target.name, None)
+        if len(strategies) > 1:
+            while (target := self._next_target(queue, retry, removed)) is not None:
+                c = retry.pop(target.name)[0]
+                mine = self._drs(queue, removed, assignment)
+                if mine < self._drs(target, removed) - EPS and take(c):
+                    return self._fill_back(queue, assignment, targets, removed, True)
         return []
 
     def _next_target(self, queue: QueueState, pending: dict[str, list[Candidate]],
@@ -641,6 +636,13 @@ class Admission:
             if best is None or rank > best:
                 best, chosen = rank, owner
         return chosen
+
+
+def _by_queue(candidates: list[Candidate]) -> dict[str, list[Candidate]]:
+    grouped: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        grouped.setdefault(c.owner.name, []).append(c)
+    return grouped
 
 
 def _flavors_text(queue: QueueState, assignment: Mapping[FR, float]) -> str:
