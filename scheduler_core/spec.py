@@ -355,6 +355,10 @@ class FlavorResourceQuota(Model):
 
     @model_validator(mode="after")
     def _lending_within_nominal(self) -> FlavorResourceQuota:
+        if self.name == "gpus" and any(
+                v is not None and not float(v).is_integer()
+                for v in (self.nominal_quota, self.borrowing_limit, self.lending_limit)):
+            raise ValueError("a GPU quota must be a whole number")
         if self.lending_limit is not None and self.lending_limit > self.nominal_quota:
             raise ValueError(f"lendingLimit ({self.lending_limit:g}) is above nominalQuota "
                              f"({self.nominal_quota:g})")
