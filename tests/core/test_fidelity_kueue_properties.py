@@ -291,20 +291,35 @@ def flat_cohorts(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def busy_queues(draw: st.DrawFn) -> dict[str, Any]:
-    """Queues (some in a cohort, some ordered by queuePriority, some with CPU quota too)
-    with Jobs and bare pods arriving and finishing over time, so preemptions, quota held
-    by terminating victims, re-queues and re-admissions interleave."""
+    """Queues (some in a cohort, some ordered by queuePriority, some with CPU quota and a
+    second flavor too, classic or fair-sharing preemption) with Jobs and bare pods
+    arriving and finishing over time, so preemptions, quota held by terminating victims,
+    re-queues and re-admissions interleave."""
     multi = draw(st.booleans())
     resources = RESOURCES if multi else ("gpus",)
     queues = []
     for i in range(draw(st.integers(1, 3))):
         reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
-        nominal = {r: draw(st.integers(1, 6)) for r in resources}
+        flavors = ["f", "g"][:draw(st.integers(1, 2))] if multi else ["default"]
+        nominal = {(f, r): draw(st.integers(1, 6)) for f in flavors for r in resources}
+        if multi:
+            quota: dict[str, Any] = {"resourceGroups": [{
+                "coveredResources": list(resources),
+                "flavors": [{"name": f, "resources": [
+                    {"name": r, "nominalQuota": nominal[(f, r)]} for r in resources]}
+                    for f in flavors]}],
+                "flavorFungibility": {
+                    "whenCanBorrow": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+                    "whenCanPreempt": draw(st.sampled_from(["MayStopSearch",
+                                                            "TryNextFlavor"]))}}
+        else:
+            quota = {"nominalGpus": nominal[("default", "gpus")]}
         queues.append({
-            "name": f"q{i}", **quota_fields(nominal, {}), "_nominal": nominal,
+            "name": f"q{i}", **quota, "_quota": nominal,
             "cohort": draw(st.sampled_from([None, "c"])),
             "orderBy": draw(st.sampled_from(["priority", "queuePriority"])),
             "queueingStrategy": draw(st.sampled_from(["StrictFIFO", "BestEffortFIFO"])),
+            "fairSharing": {"weight": draw(st.sampled_from([0.5, 1, 2]))},
             "preemption": {"withinClusterQueue": draw(st.sampled_from(
                 ["Never", "LowerPriority", "LowerOrNewerEqualPriority"])),
                 "reclaimWithinCohort": reclaim}})
@@ -318,10 +333,14 @@ def busy_queues(draw: st.DrawFn) -> dict[str, Any]:
                   "terminationGracePeriodSeconds": draw(st.sampled_from([0, 5, 10])),
                   "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES)))}
                  for i in range(draw(st.integers(2, 8)))]
-    return {"horizonSeconds": 400, "cluster": {"nodes": [{"name": "n", "gpus": 64,
-                                                          "cpu": 64}]},
-            "priorityClasses": classes(), "queues": queues, "workloads": workloads,
-            "policy": {"preemption": "none"}}
+    doc = {"horizonSeconds": 400, "cluster": {"nodes": [{"name": "n", "gpus": 64, "cpu": 64}]},
+           "priorityClasses": classes(), "queues": queues, "workloads": workloads,
+           "policy": {"preemption": "none"}}
+    if draw(st.booleans()):
+        doc["fairSharing"] = {"preemptionStrategies": draw(st.sampled_from([
+            ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+            ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]]))}
+    return doc
 
 
 def simulate(doc: Mapping[str, Any]) -> tuple[list[ev.Event], Engine]:
@@ -361,57 +380,69 @@ def test_classic_preemption_matches_the_reference_on_flat_cohorts(doc):
 RELEASED_MESSAGE = "pods gone: quota released"
 
 
+def flavors_of(message: str, request: Mapping[str, int]) -> dict[tuple[str, str], int]:
+    """The (flavor, resource) usage an Admitted event names (``flavors: gpus=f, cpu=f``);
+    the short form nominalGpus has one flavor, 'default'."""
+    if not message.startswith("flavors: "):
+        return {("default", "gpus"): request["gpus"]}
+    pairs = (item.split("=") for item in message[len("flavors: "):].split(", "))
+    return {(flavor, r): request[r] for r, flavor in pairs}
+
+
 def replay_usage(doc: Mapping[str, Any], log: list[ev.Event]) -> Any:
-    """Replay Admitted / WorkloadEvicted / quota released / WorkloadCompleted; yields
-    (admitted, held) after each event. A bare pod's workload (Kueue's Pod integration)
-    keeps its quota from its eviction until its pods are gone; a Job's returns at once."""
+    """Replay Admitted / WorkloadEvicted / quota released / WorkloadCompleted; yields the
+    (flavor, resource) usage reserved per workload after each event. A bare pod's workload
+    (Kueue's Pod integration) keeps its quota from its eviction until its pods are gone;
+    a Job's returns at once."""
     kind = {w["name"]: w["controller"]["kind"] for w in doc["workloads"]}
-    admitted: set[str] = set()
-    held: set[str] = set()
+    request = {w["name"]: {"gpus": w["gpus"], "cpu": w["cpu"]} for w in doc["workloads"]}
+    admitted: dict[str, dict[tuple[str, str], int]] = {}
+    held: dict[str, dict[tuple[str, str], int]] = {}
     for e in log:
         if e.reason == ev.ADMITTED:
-            assert e.workload not in admitted | held, f"{e.workload} admitted twice at {e.time}"
-            admitted.add(e.workload)
+            assert e.workload not in admitted.keys() | held.keys(), \
+                f"{e.workload} admitted twice at {e.time}"
+            admitted[e.workload] = flavors_of(e.message, request[e.workload])
         elif e.reason in (ev.SUSPENDED, ev.WORKLOAD_DONE):
             assert e.workload in admitted
-            admitted.discard(e.workload)
+            usage = admitted.pop(e.workload)
             if e.reason == ev.SUSPENDED and kind[e.workload] == "none":
-                held.add(e.workload)
+                held[e.workload] = usage
         elif e.reason == ev.QUEUED and e.message.startswith(RELEASED_MESSAGE):
             assert e.workload in held
-            held.discard(e.workload)
-        yield e, admitted, held
+            del held[e.workload]
+        yield {**admitted, **held}
 
 
 @PROPERTY
 @given(busy_queues())
 def test_quota_is_never_counted_twice(doc):
     """Replaying the log: a workload is admitted only while it neither runs nor holds
-    quota; for every covered resource each queue stays within nominal (alone) or the
+    quota; for every (flavor, resource) each queue stays within nominal (alone) or the
     cohort within the sum of nominals, counting the quota evicted workloads still hold;
-    and the engine's final usage equals what the log says is still reserved."""
+    and the engine's final usage equals what the log says is still reserved. Classic and
+    fair-sharing preemption, one or two flavors, GPUs alone or with CPU."""
     log, engine = simulate(doc)
     queues = {q["name"]: q for q in doc["queues"]}
-    req = {w["name"]: {"gpus": w["gpus"], "cpu": w["cpu"]} for w in doc["workloads"]}
     queue_of = {w["name"]: w["queue"] for w in doc["workloads"]}
-    reserved: set[str] = set()
-    for _, admitted, held in replay_usage(doc, log):
-        reserved = admitted | held
-        for r in RESOURCES:
-            usage: dict[str, int] = defaultdict(int)
-            for name in reserved:
-                usage[queue_of[name]] += req[name][r]
-            covering = {n: q for n, q in queues.items() if r in q["_nominal"]}
-            for name, q in covering.items():
+    reserved: dict[str, dict[tuple[str, str], int]] = {}
+    for reserved in replay_usage(doc, log):
+        usage: dict[tuple[str, tuple[str, str]], int] = defaultdict(int)
+        for name, frs in reserved.items():
+            for fr, value in frs.items():
+                usage[(queue_of[name], fr)] += value
+        frs_all = {fr for q in queues.values() for fr in q["_quota"]}
+        for fr in frs_all:
+            for name, q in queues.items():
                 if q["cohort"] is None:
-                    assert usage[name] <= q["_nominal"][r]
-            cohort = [n for n, q in covering.items() if q["cohort"] == "c"]
-            assert sum(usage[n] for n in cohort) <= sum(queues[n]["_nominal"][r]
-                                                        for n in cohort)
+                    assert usage[(name, fr)] <= q["_quota"].get(fr, 0), (name, fr)
+            cohort = [n for n, q in queues.items() if q["cohort"] == "c"]
+            assert sum(usage[(n, fr)] for n in cohort) <= \
+                sum(queues[n]["_quota"].get(fr, 0) for n in cohort), fr
     for name, state in engine.admission.queues.items():
-        mine = [w for w in reserved if queue_of[w] == name]
-        for (_, r), used in state.usage.items():
-            assert used == pytest.approx(sum(req[w][r] for w in mine))
+        mine = {w: frs for w, frs in reserved.items() if queue_of[w] == name}
+        for fr, used in state.usage.items():
+            assert used == pytest.approx(sum(frs.get(fr, 0) for frs in mine.values()))
         assert {w.name for w in state.admitted} == set(mine)
 
 
