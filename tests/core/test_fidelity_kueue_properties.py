@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -188,6 +189,102 @@ class Model:
 REASON = {"own": "InClusterQueue", "hierarchical": "InCohortReclamation",
           "without-borrowing": "InCohortReclamation",
           "while-borrowing": "InCohortReclaimWhileBorrowing"}
+
+
+class FairModel(Model):
+    """§7.4 on the same flat cohort: dominant resource shares with weights, the target
+    queue with the highest share, FairSharingPreemptWithinNominal, the first strategy,
+    then rule S2-b with LessThanInitialShare; fill-back with borrowing."""
+
+    def __init__(self, queues: list[Mapping[str, Any]], strategies: list[str]) -> None:
+        super().__init__(queues)
+        self.strategies = strategies
+
+    def share(self, queue: str, removed: frozenset[str],
+              extra: Mapping[str, int] | None = None) -> float:
+        borrowed = {r: self.usage(queue, r, removed) + (extra or {}).get(r, 0)
+                    - self.nominal(queue, r) for r in self.covered(queue)}
+        ratios = [b * 1000 / sum(self.nominal(n, r) for n in self.queues)
+                  for r, b in borrowed.items() if b > 0
+                  and sum(self.nominal(n, r) for n in self.queues) > 0]
+        if not any(b > 0 for b in borrowed.values()):
+            return 0.0
+        weight = self.queues[queue].get("fairSharing", {}).get("weight", 1)
+        ratio = max(ratios, default=0.0)
+        return math.inf if weight == 0 else ratio / weight
+
+    def targets(self, queue: str, priority: int, req: Mapping[str, int],
+                arrival: float) -> dict[str, str] | None:
+        policy = self.queues[queue]["preemption"]
+        needed = {r for r in self.covered(queue)
+                  if req[r] > 0 and req[r] > self.available(queue, r, frozenset())}
+        for r in needed:
+            if req[r] > self.potential(queue, r) or (
+                    req[r] > self.nominal(queue, r) and policy["reclaimWithinCohort"] == "Never"):
+                return None
+        uses = [w for w in self.admitted if any(w.req[r] > 0 for r in needed)]
+        own = [w for w in uses if w.queue == queue
+               and satisfies(policy["withinClusterQueue"], priority, arrival, w)]
+        others = [w for w in uses if w.queue != queue and self.borrows(w.queue, needed)
+                  and policy["reclaimWithinCohort"] != "Never"
+                  and satisfies(policy["reclaimWithinCohort"], priority, arrival, w)]
+
+        def order(w: Ref) -> tuple:
+            return (1 if w.queue == queue else 0, w.priority, -w.admitted_at, w.idx)
+
+        pending: dict[str, list[Ref]] = {}
+        for w in sorted(own + others, key=order):
+            pending.setdefault(w.queue, []).append(w)
+        gone: list[tuple[Ref, str]] = []
+        within = all(self.usage(queue, r) + req[r] <= self.nominal(queue, r) for r in needed)
+
+        def removed() -> frozenset[str]:
+            return frozenset(w.name for w, _ in gone)
+
+        def pick(lists: dict[str, list[Ref]]) -> str | None:
+            best = None
+            for name, items in lists.items():
+                share = self.share(name, removed())
+                if not items or (name != queue and share <= 0):
+                    continue
+                rank = (share, tuple(-x for x in order(items[0])))
+                if best is None or rank > best[0]:
+                    best = (rank, name)
+            return best[1] if best else None
+
+        def done() -> dict[str, str]:
+            return {w.name: reason for w, reason in self.fill_back(queue, req, gone, True)}
+
+        retry: dict[str, list[Ref]] = {}
+        while (target := pick(pending)) is not None:
+            items = pending[target]
+            if target == queue or within:
+                w = items.pop(0)
+                gone.append((w, "InClusterQueue" if target == queue else "InCohortReclamation"))
+                if self.fits(queue, req, removed()):
+                    return done()
+                continue
+            mine = self.share(queue, removed(), req)
+            old = self.share(target, removed())
+            while items:
+                w = items.pop(0)
+                new = self.share(target, removed() | {w.name})
+                ok = mine <= new if self.strategies[0] == "LessThanOrEqualToFinalShare" \
+                    else mine < old
+                if ok:
+                    gone.append((w, "InCohortFairSharing"))
+                    if self.fits(queue, req, removed()):
+                        return done()
+                    break
+                retry.setdefault(target, []).append(w)
+        if len(self.strategies) > 1:
+            while (target := pick(retry)) is not None:
+                w = retry.pop(target)[0]
+                if self.share(queue, removed(), req) < self.share(target, removed()):
+                    gone.append((w, "InCohortFairSharing"))
+                    if self.fits(queue, req, removed()):
+                        return done()
+        return None
 
 
 def ordering(item: tuple[Ref, str]) -> tuple[int, float, int]:
@@ -462,3 +559,72 @@ def test_every_evicted_workload_is_requeued(doc):
                         for x in log[i + 1:])
             assert later or e.workload in waiting | evicting, \
                 f"{e.workload} evicted at {e.time} is lost"
+
+
+@st.composite
+def fair_cohorts(draw: st.DrawFn) -> dict[str, Any]:
+    """2-4 queues in one cohort with Kueue's fairSharing on, random weights and
+    strategies; small workloads admitted one after another until the cohort is about
+    full, some queues borrowing; then one head arrives in a random queue."""
+    multi = draw(st.booleans())
+    resources = RESOURCES if multi else ("gpus",)
+    queues = []
+    for i in range(draw(st.integers(2, 4))):
+        nominal = {r: draw(st.integers(0, 4)) for r in resources}
+        limit = {r: draw(st.integers(0, 3)) if draw(st.integers(0, 4)) == 0 else None
+                 for r in resources}
+        queues.append({
+            "name": f"cq{i}", "cohort": "c", "orderBy": "priority",
+            "preemption": {
+                "withinClusterQueue": draw(st.sampled_from(
+                    ["Never", "LowerPriority", "LowerOrNewerEqualPriority"])),
+                "reclaimWithinCohort": draw(st.sampled_from(
+                    ["Any", "Any", "LowerPriority", "Never"]))},
+            "fairSharing": {"weight": draw(st.sampled_from([0, 0.5, 1, 1, 2]))},
+            **quota_fields(nominal, limit), "_nominal": nominal, "_limit": limit})
+    model = Model(queues)
+    workloads = []
+    for i in range(draw(st.integers(1, 10))):
+        queue = draw(st.sampled_from(queues))["name"]
+        req = {"gpus": draw(st.integers(1, 2)), "cpu": draw(st.integers(0, 2)) if multi else 0}
+        if not model.fits(queue, req):
+            continue
+        priority = draw(st.sampled_from(PRIORITIES))
+        model.admitted.append(Ref(f"w{i}", queue, priority, req, float(i), float(i),
+                                  len(workloads)))
+        workloads.append({**BASE, "name": f"w{i}", "gpus": req["gpus"], "cpu": req["cpu"],
+                          "queue": queue, "arrival": float(i),
+                          "priorityClassName": class_of(priority)})
+    head = {**BASE, "name": "head", "gpus": draw(st.integers(1, 4)),
+            "cpu": draw(st.integers(0, 2)) if multi else 0,
+            "queue": draw(st.sampled_from(queues))["name"], "arrival": 10.0,
+            "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES)))}
+    return {"horizonSeconds": 20, "cluster": {"nodes": [{"name": "n", "gpus": 64,
+                                                         "cpu": 64}]},
+            "priorityClasses": classes(), "queues": queues,
+            "workloads": [*workloads, head], "policy": {"preemption": "none"},
+            "fairSharing": {"preemptionStrategies": draw(st.sampled_from([
+                ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]]))}}
+
+
+@PROPERTY
+@given(fair_cohorts())
+def test_fair_sharing_preemption_matches_the_reference_on_flat_cohorts(doc):
+    """§7.4: same victims and reasons as the reference, and the head admitted at once
+    exactly when it fits or the reference finds targets."""
+    model = FairModel(doc["queues"], doc["fairSharing"]["preemptionStrategies"])
+    for i, w in enumerate(doc["workloads"][:-1]):
+        model.admitted.append(Ref(w["name"], w["queue"], priority_of(doc, w),
+                                  {"gpus": w["gpus"], "cpu": w["cpu"]}, w["arrival"],
+                                  w["arrival"], i))
+    head = doc["workloads"][-1]
+    req = {"gpus": head["gpus"], "cpu": head["cpu"]}
+    fits = model.fits(head["queue"], req)
+    expected = {} if fits else model.targets(head["queue"], priority_of(doc, head), req, 10.0)
+    log, _ = simulate(doc)
+    evicted = {e.workload: e.message.rsplit("(", 1)[-1].rstrip(")")
+               for e in log if e.reason == ev.SUSPENDED and e.related == "head"}
+    admitted_now = any(e.reason == ev.ADMITTED and e.workload == "head" for e in log)
+    assert evicted == (expected or {})
+    assert admitted_now == (expected is not None)

@@ -222,12 +222,14 @@ def test_classic_preemption_does_not_reclaim_for_a_head_that_would_borrow(lab):
     assert all(w != "h" or t >= 100 for t, w, _ in admissions(out))
 
 
-def test_fair_sharing_preempts_from_the_queue_with_the_highest_share(lab):
+@pytest.mark.parametrize("strategies", [None, ["LessThanOrEqualToFinalShare"]])
+def test_fair_sharing_preempts_from_the_queue_with_the_highest_share(lab, strategies):
     """§7.4 LessThanOrEqualToFinalShare: a's share with `h` is 2/12 (167), b's is 4/12
     (333), and 167 after losing one 2-GPU workload: 167 <= 167, so b's newest workload
     is preempted (reason InCohortFairSharing) and `h` is admitted."""
+    fair = {} if strategies is None else {"preemptionStrategies": strategies}
     out = run(lab, teams(), [*borrowed([2, 2, 2, 2]), job("h", "p1", 10, gpus=2, q="a")],
-              fair={})
+              fair=fair)
     assert evicted(out) == [(10.0, "b3", "InCohortFairSharing")]
     assert (10.0, "h", "flavors: gpus=f") in admissions(out)
 
