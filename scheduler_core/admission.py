@@ -152,6 +152,8 @@ class Admission:
         self.queues = {q.name: queue_state(q) for q in spec.queues}
         self.of: dict[Workload, QueueState] = {}
         self.fair: FairSharingConfig | None = spec.fair_sharing
+        self._simulated: tuple[tuple, list[Candidate]] | None = None
+        """The last oracle search (key, targets), reused when preemption asks the same."""
 
     # ------------------------------------------------------------------ lifecycle
     def arrive(self, workload: Workload) -> None:
@@ -249,6 +251,7 @@ class Admission:
     def _admissible(self, queue: QueueState, workload: Workload) -> dict[FR, float] | None:
         """The flavor assignment to admit ``workload`` with now (after issuing any
         preemptions it needs), or None if it must wait."""
+        self._simulated = None
         assignment, mode, needed = self._assign_flavors(queue, workload)
         if mode == FIT and self._concurrency_ok(queue, frozenset()):
             return assignment
@@ -342,7 +345,8 @@ class Admission:
                 continue
             best: tuple[int, int, str, set[str]] | None = None
             for flavor in flavors:
-                mode, borrow, short = self._flavor_mode(queue, workload, flavor, asked)
+                mode, borrow, short = self._flavor_mode(queue, workload, flavor, asked,
+                                                        simulate=len(flavors) > 1)
                 if not self._try_next(queue, mode, borrow):
                     best = (mode, borrow, flavor, short)
                     break
@@ -359,9 +363,12 @@ class Admission:
         return assignment, worst, needed
 
     def _flavor_mode(self, queue: QueueState, workload: Workload, flavor: str,
-                     asked: dict[str, float]) -> tuple[int, int, set[str]]:
+                     asked: dict[str, float], *,
+                     simulate: bool = True) -> tuple[int, int, set[str]]:
         """fitsResourceQuota per resource, the worst one representing the flavor; also
-        the resources that need preemption in it (mode Preempt, frsNeedPreemption)."""
+        the resources that need preemption in it (mode Preempt, frsNeedPreemption).
+        Without ``simulate`` (a group of one flavor: nothing to choose between) the
+        preemption search is left to the preemption itself."""
         modes: list[tuple[int, int]] = []
         short: set[str] = set()
         for r, v in asked.items():
@@ -373,7 +380,8 @@ class Admission:
                 modes.append((FIT, borrow))
                 continue
             if queue.nominal(fr) + EPS >= v or self._may_preempt_while_borrowing(queue):
-                modes.append((self._oracle(queue, workload, {fr: v}), borrow))
+                mode = self._oracle(queue, workload, {fr: v}) if simulate else PREEMPT
+                modes.append((mode, borrow))
                 short.add(r)
             else:
                 return NO_FIT, borrow, set()
@@ -389,6 +397,8 @@ class Admission:
         """SimulatePreemption for one (flavor, resource): targets found (from other
         queues only: reclaim), or none."""
         targets = self._targets(queue, workload, part, set(part))
+        self._simulated = ((queue.name, workload.idx, tuple(part.items()), tuple(part)),
+                           targets)
         if not targets:
             return NO_CANDIDATES
         return RECLAIM if all(not t.own for t in targets) else PREEMPT
@@ -408,7 +418,12 @@ class Admission:
                      needed: set[FR]) -> bool:
         """Find targets (§7.3 classic or §7.4 fair sharing) and issue them (§7.5); targets
         already evicted count as preempted. True when targets were found."""
-        targets = self._targets(queue, head, assignment, needed)
+        key = (queue.name, head.idx, tuple(assignment.items()), tuple(sorted(needed)))
+        cached = self._simulated
+        self._simulated = None
+        # one flavor and one resource short: the oracle already searched exactly this
+        targets = cached[1] if cached is not None and cached[0] == key else \
+            self._targets(queue, head, assignment, needed)
         if not targets:
             return False
         for target in targets:
@@ -744,8 +759,8 @@ def _uses_needed(queue: QueueState, workload: Workload, needed: set[FR]) -> bool
     preemption (any workload, when only the concurrency limit is in the way)."""
     if not needed:
         return True
-    assignment = queue.assigned.get(workload, {})
-    return any(assignment.get(fr, 0.0) > 0 for fr in needed)
+    assignment = queue.assigned.get(workload)
+    return assignment is not None and not needed.isdisjoint(assignment)  # only asks > 0
 
 
 def _satisfies(policy: str, preemptor: Workload, candidate: Workload) -> bool:
