@@ -116,10 +116,11 @@ class QueueState:
 def queue_state(spec: AdmissionQueue) -> QueueState:
     """Normalise a queue's quota into per-(flavor, resource) entries."""
     if spec.resource_groups:
-        groups, quota = [], {}
+        groups: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+        quota: dict[FR, Quota] = {}
         for group in spec.resource_groups:
             flavors = tuple(f.name for f in group.flavors)
-            groups.append((tuple(group.covered_resources), flavors))
+            groups.append((tuple(str(r) for r in group.covered_resources), flavors))
             for flavor in group.flavors:
                 for r in flavor.resources:
                     quota[(flavor.name, r.name)] = Quota(r.nominal_quota, r.borrowing_limit,
@@ -152,7 +153,7 @@ class Admission:
         self.queues = {q.name: queue_state(q) for q in spec.queues}
         self.of: dict[Workload, QueueState] = {}
         self.fair: FairSharingConfig | None = spec.fair_sharing
-        self._simulated: tuple[tuple, list[Candidate]] | None = None
+        self._simulated: tuple[tuple[object, ...], list[Candidate]] | None = None
         """The last oracle search (key, targets), reused when preemption asks the same."""
 
     # ------------------------------------------------------------------ lifecycle
@@ -640,7 +641,7 @@ class Admission:
         """TargetClusterQueueOrdering (§7.4): the queue with the highest share among those
         that borrow (and the preemptor's own); equal shares go to the queue whose first
         candidate comes first in §7.2."""
-        best: tuple[float, tuple] | None = None
+        best: tuple[float, tuple[float, ...]] | None = None
         chosen = None
         for name, items in pending.items():
             owner = self.queues[name]
@@ -730,7 +731,7 @@ class Candidate:
         admitted, then a stable id."""
         return (self.workload.priority, -self.admitted_at, self.workload.idx)
 
-    def fair_order(self) -> tuple:
+    def fair_order(self) -> tuple[int, int, int, float, int]:
         """The whole §7.2 ordering: evicted first, other queues before the preemptor's."""
         return (0 if self.evicted else 1, 1 if self.own else 0, *self.order())
 

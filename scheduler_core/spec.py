@@ -407,13 +407,17 @@ class QueueFairSharing(Model):
                           description="a larger weight lowers the queue's share (DRS / weight)")
 
 
+FairSharingStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+DEFAULT_FAIR_SHARING_STRATEGIES: tuple[FairSharingStrategy, ...] = (
+    "LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
 class FairSharingConfig(Model):
     """Kueue Configuration ``fairSharing`` (kubernetes-preemption.md §7.4): with it, cohort
     preemption follows dominant resource shares instead of classic preemption."""
 
-    preemption_strategies: list[Literal["LessThanOrEqualToFinalShare",
-                                        "LessThanInitialShare"]] = Field(
-        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
+    preemption_strategies: list[FairSharingStrategy] = Field(
+        default_factory=lambda: list(DEFAULT_FAIR_SHARING_STRATEGIES))
 
     @model_validator(mode="after")
     def _allowed_lists(self) -> FairSharingConfig:
