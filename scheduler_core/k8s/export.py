@@ -18,6 +18,9 @@ can restore them:
   their workload's controller, with ``status.startTime`` that long before the snapshot
   time, which every Node's Ready heartbeat records.
 
+Kueue's own ``fairSharing`` setting lives in its manager configuration: it is written as
+the ConfigMap ``kueue-system/kueue-manager-config`` (Kueue reads it when it starts).
+
 The output is deterministic: the same spec gives byte-identical YAML.
 """
 
