@@ -413,8 +413,8 @@ DEFAULT_FAIR_SHARING_STRATEGIES: tuple[FairSharingStrategy, ...] = (
 
 
 class FairSharingConfig(Model):
-    """Kueue Configuration ``fairSharing`` (kubernetes-preemption.md §7.4): with it, cohort
-    preemption follows dominant resource shares instead of classic preemption."""
+    """Kueue Configuration ``fairSharing`` (docs/kubernetes-rules.md "Fair sharing"): with
+    it, cohort preemption follows dominant resource shares instead of classic preemption."""
 
     preemption_strategies: list[FairSharingStrategy] = Field(
         default_factory=lambda: list(DEFAULT_FAIR_SHARING_STRATEGIES))
@@ -623,7 +623,7 @@ class ExperimentSpec(Model):
     queues: list[AdmissionQueue] = Field(default_factory=list)
     fair_sharing: FairSharingConfig | None = Field(
         default=None, description="Kueue's fairSharing configuration: cohorts preempt by "
-        "dominant resource share (kubernetes-preemption.md §7.4)")
+        "dominant resource share (docs/kubernetes-rules.md, Fair sharing)")
     resource_quotas: list[ResourceQuota] = Field(default_factory=list)
     events: list[TimelineEvent] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
