@@ -453,7 +453,9 @@ class Admission:
                 if self._still_valid(c, False, taken, needed) else \
                 "not valid: its queue no longer borrows once the targets are gone"
             rows.append(QueueTarget(c.workload.name, c.owner.spec.name, c.reason, False, why))
-        recorder.queue_preemption(self.host.now, head, queue.spec.name, rows)
+        rule = "Kueue fair sharing (§7.4)" if self.fair is not None else \
+            "Kueue classic preemption (§7.3)"
+        recorder.queue_preemption(self.host.now, head, queue.spec.name, rows, rule)
 
     def _evicted(self, queue: QueueState, workload: Workload) -> None:
         queue.evicting.add(workload)

@@ -497,14 +497,15 @@ class Recorder:
 
     # ----------------------------------------------------------------- Kueue
     def queue_preemption(self, now: float, head: Workload, queue: str,
-                         targets: list[QueueTarget]) -> None:
+                         targets: list[QueueTarget],
+                         rule: str = "Kueue classic preemption (§7.3)") -> None:
         taken = [t for t in targets if t.taken]
         self._add(
             time=now, kind=QUEUE_PREEMPTION, workload=head.name, node="",
             cause=f"{len(taken)} workload(s) evicted from their queues",
             message=f"queue {queue} admits {head.name} by evicting "
                     f"{', '.join(f'{t.workload} ({t.reason})' for t in taken)}",
-            rule="Kueue classic preemption", victims=(), targets=tuple(targets),
+            rule=rule, victims=(), targets=tuple(targets),
             events=tuple((now, "WorkloadEvicted", t.workload) for t in taken))
 
 

@@ -109,7 +109,11 @@ KEY_DECISIONS = [
      "urgent-op: it waited in its admission queue, where it has no pods yet, so its priority "
      "could not preempt anyone."),
     ("s10-queue-priority", "kueue-priority-and-preemption", "QueuePreemption", "", (),
-     "Kueue classic preemption", ""),
+     "Kueue classic preemption (§7.3)", ""),
+    ("s15-fair-sharing", "classic-cohort-borrowing", "QueuePreemption", "", (),
+     "Kueue classic preemption (§7.3)", ""),
+    ("s15-fair-sharing", "fair-sharing", "QueuePreemption", "", (),
+     "Kueue fair sharing (§7.4)", ""),
     ("s11-pod-replacement-policy", "failed", "Preemption", "urgent-0", ("job-0", "filler-0"),
      "only candidate", ""),
     ("s12-topology-placement", "rack-best-fit", "Preemption", "urgent-0",
