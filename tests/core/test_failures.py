@@ -3,6 +3,7 @@ failure costs, Kubernetes' NotReady semantics, determinism and the errors."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -49,7 +50,7 @@ def test_the_sampled_mtbf_of_a_cluster_wide_process_is_within_its_confidence_int
         "repair": {"distribution": "constant", "meanSeconds": 60}}],
         horizonSeconds=60 * DAY), limits=sc.LIBRARY_LIMITS)
     times = [e.at for e in draw_events(spec, seed=7)]
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     mean, half = mean_ci(gaps)
     assert len(gaps) > 1000
     assert abs(mean - mtbf) <= half
@@ -71,7 +72,7 @@ def test_per_node_up_times_have_the_mtbf_and_each_failure_waits_for_the_repair()
         by_node.setdefault(node, []).append(event.at)
     assert len(by_node) == 20
     up = [b - a - repair for times in by_node.values()
-          for a, b in zip(times, times[1:], strict=False)]
+          for a, b in itertools.pairwise(times)]
     assert min(up) >= 0  # a node does not fail again while it is being repaired
     mean, half = mean_ci(up)
     assert abs(mean - mtbf) <= half
@@ -112,7 +113,9 @@ def test_draws_are_deterministic_and_replications_redraw_them() -> None:
     other = sc.simulate(spec, "default", 1)
     assert first.events == again.events
     lost = [[e.time for e in r.events if e.reason == ev.NODE_LOST] for r in (first, other)]
-    assert lost[0] and lost[1] and lost[0] != lost[1]
+    assert lost[0]
+    assert lost[1]
+    assert lost[0] != lost[1]
 
 
 def test_every_variant_of_a_replication_sees_the_same_failures() -> None:
@@ -123,7 +126,8 @@ def test_every_variant_of_a_replication_sees_the_same_failures() -> None:
         grid={"workloads.train.checkpoint.intervalSeconds": [600, 3600]}))
     logs = [[(e.time, e.node) for e in sc.simulate(spec, name).events if e.reason == ev.NODE_LOST]
             for name in sc.variant_names(spec)]
-    assert logs[0] and logs[0] == logs[1]
+    assert logs[0]
+    assert logs[0] == logs[1]
 
 
 # ------------------------------------------------------------------------- what a failure costs
@@ -138,7 +142,7 @@ def single_job(csv: str, **checkpoint: Any) -> sc.ReplicationResult:
     return sc.simulate(spec, "default")
 
 
-def test_a_failure_during_a_checkpoint_write_loses_the_work_since_the_previous_durable_one() -> None:
+def test_a_failure_during_a_write_loses_the_work_since_the_previous_durable_checkpoint() -> None:
     # cycles of 100 s work + 20 s write: checkpoint 1 durable at 120 s (100 s of work);
     # at 230 s the second write (220-240 s, 200 s of work) is not durable yet.
     result = single_job("time,target,duration\n230,a,\n")
@@ -217,7 +221,8 @@ def test_an_unknown_distribution_is_refused_naming_the_field() -> None:
     errors = errors_of(fleet([{"interArrival": {"distribution": "gaussian",
                                                 "meanSeconds": 5}}]))
     message = errors["failures[0].interArrival.distribution"]
-    assert "'exponential'" in message and "'weibull'" in message
+    assert "'exponential'" in message
+    assert "'weibull'" in message
 
 
 def test_a_selector_matching_no_node_is_refused_naming_the_field() -> None:
