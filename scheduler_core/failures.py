@@ -115,6 +115,18 @@ def _clocks(spec: ExperimentSpec, model: FailureModel) -> int:
     return max(1, len(values))
 
 
+def expected_nodes_hit(spec: ExperimentSpec) -> float:
+    """Node failures expected over the horizon, over every model: what the cost estimate
+    counts as disrupted nodes (a correlated failure takes ``fraction`` of a domain)."""
+    total = 0.0
+    for model in spec.failures:
+        per_event = 1.0
+        if model.kind == "correlated":
+            per_event = max(1.0, model.fraction * _scope_size(spec, model) / _clocks(spec, model))
+        total += expected_events(spec, model) * per_event
+    return total
+
+
 def count_checks(spec: ExperimentSpec) -> Iterator[tuple[str, float]]:
     """(path, expected timeline events) per failure model, for the limits check."""
     for i, model in enumerate(spec.failures):

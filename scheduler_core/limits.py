@@ -34,7 +34,7 @@ class Limits:
     max_workloads: int = 5000
     max_pods: int = 50_000
     max_horizon_seconds: float = 60 * 86400.0
-    max_tasks: int = 200
+    max_tasks: int = 5000
     max_timeline_events: int = 1000
     max_events_per_replication: int | None = 5_000_000
     """Events one replication may log (and store as rows) before it is stopped."""

@@ -258,3 +258,11 @@ def test_the_expected_failure_count_is_checked_against_the_limits_before_drawing
     errors = errors_of(document, limits=sc.Limits())
     assert errors == {"failures[0]": "864,000 expected failure events is above the limit of "
                                      "1,000 (LAB_MAX_TIMELINE_EVENTS)"}
+
+
+def test_the_cost_estimate_counts_the_expected_failures() -> None:
+    quiet = sc.parse_spec(fleet([]))
+    failing = sc.parse_spec(fleet([{"interArrival": {"distribution": "exponential",
+                                                     "meanSeconds": DAY}}]))
+    assert sc.estimate_cost(failing).events_per_replication > \
+        sc.estimate_cost(quiet).events_per_replication + 20 * 30  # 600 failures expected
