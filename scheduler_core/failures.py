@@ -315,9 +315,11 @@ def _hit(model: FailureModel, members: list[str], rng: random.Random) -> tuple[s
 
 def _event(model: FailureModel, at: float, nodes: Iterable[str],
            repair: float | None) -> TimelineEvent:
-    return TimelineEvent(at=at, type="node-failure", nodes=list(nodes),
-                         recover_after_seconds=repair,
-                         toleration_seconds=model.toleration_seconds)
+    # Built without re-validation: every value comes from a validated spec (a draw is
+    # finite and non-negative), and a replication may draw thousands of them.
+    return TimelineEvent.model_construct(at=at, type="node-failure", nodes=list(nodes),
+                                         recover_after_seconds=repair,
+                                         toleration_seconds=model.toleration_seconds)
 
 
 def with_failures(variant: ResolvedVariant, seed: int) -> ResolvedVariant:
