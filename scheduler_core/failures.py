@@ -1,4 +1,4 @@
-"""Failure models: random node failures and failure-trace replay, as timeline events.
+"""Failure models: random node failures, spot reclaims and trace replay, as timeline events.
 
 A spec's ``failures:`` section describes *how* nodes fail (docs/failures.md); each
 replication draws *when* and *which* from its own seed and gets plain ``node-failure``
@@ -317,9 +317,11 @@ def _event(model: FailureModel, at: float, nodes: Iterable[str],
            repair: float | None) -> TimelineEvent:
     # Built without re-validation: every value comes from a validated spec (a draw is
     # finite and non-negative), and a replication may draw thousands of them.
-    return TimelineEvent.model_construct(at=at, type="node-failure", nodes=list(nodes),
-                                         recover_after_seconds=repair,
-                                         toleration_seconds=model.toleration_seconds)
+    spot = model.disruption == "spot-reclaim"
+    return TimelineEvent.model_construct(
+        at=at, type=model.disruption, nodes=list(nodes), recover_after_seconds=repair,
+        notice_seconds=model.notice_seconds,
+        toleration_seconds=None if spot else model.toleration_seconds)
 
 
 def with_failures(variant: ResolvedVariant, seed: int) -> ResolvedVariant:

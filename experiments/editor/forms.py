@@ -257,8 +257,13 @@ class FailureModelForm(SpecForm):
     csv = SpecField(label="Trace rows", strip=False,
                     widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
                     help_text="trace: time,target,duration (target: node or label=value)")
-    LAYOUT = (("name", "kind", "pool", "selector", "per", "domain_label", "fraction",
-               "toleration_seconds"), ("inter_arrival", "repair"), ("csv",))
+    disruption = SpecChoiceField(label="Disruption",
+                                 choices=_choices(["node-failure", "spot-reclaim"]),
+                                 blank="node-failure")
+    notice_seconds = SpecDurationField(label="Spot notice", help_text="spot-reclaim: 2m, 30s")
+    LAYOUT = (("name", "kind", "disruption", "pool", "selector", "per", "domain_label",
+               "fraction"), ("toleration_seconds", "notice_seconds", "inter_arrival", "repair"),
+              ("csv",))
 
 
 class AdmissionQueueForm(SpecForm):

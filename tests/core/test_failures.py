@@ -266,3 +266,27 @@ def test_the_cost_estimate_counts_the_expected_failures() -> None:
                                                      "meanSeconds": DAY}}]))
     assert sc.estimate_cost(failing).events_per_replication > \
         sc.estimate_cost(quiet).events_per_replication + 20 * 30  # 600 failures expected
+
+
+def test_spot_reclaims_as_a_random_process_give_notice_and_recapture() -> None:
+    """A reclaim is the spot-reclaim source: SIGTERM with the notice as grace, so a
+    checkpoint on SIGTERM that fits is kept; repair is the time to recapture the node."""
+    spec = sc.parse_spec({
+        "horizonSeconds": 5 * DAY,
+        "cluster": {"nodePools": [{"name": "spot", "count": 4, "gpus": 8, "spot": True}]},
+        "workloads": [{"name": "job", "members": 2, "gpus": 8, "durationSeconds": 10 * DAY,
+                       "terminationGracePeriodSeconds": 120,
+                       "checkpoint": {"intervalSeconds": 3600, "writeSeconds": 20,
+                                      "onSigterm": True}}],
+        "failures": [{"disruption": "spot-reclaim", "noticeSeconds": 30,
+                      "interArrival": {"distribution": "exponential", "meanSeconds": DAY},
+                      "repair": {"distribution": "constant", "meanSeconds": 600}}]})
+    drawn = draw_events(spec, seed=2)
+    assert drawn
+    assert {(e.type, e.notice_seconds, e.recover_after_seconds) for e in drawn} == {
+        ("spot-reclaim", 30.0, 600.0)}
+    result = sc.simulate(spec, "default")
+    assert any(e.message == "checkpoint on SIGTERM" for e in result.events)
+    kills = [e for e in result.events if e.reason == ev.KILLING]
+    assert kills
+    assert all(e.related == "spot-reclaim" for e in kills)

@@ -126,6 +126,9 @@ RICH: dict[str, typing.Any] = {
                   "interArrival": {"distribution": "weibull", "meanSeconds": 86400,
                                    "shape": 0.7},
                   "repair": {"distribution": "lognormal", "meanSeconds": 3600, "sigma": 0.5}},
+                 {"name": "spot", "disruption": "spot-reclaim", "noticeSeconds": 30,
+                  "interArrival": {"distribution": "empirical",
+                                   "samplesSeconds": [3600, 7200]}},
                  {"name": "incidents", "kind": "trace", "csv": "time,target,duration\n"
                                                               "600,gpu-0,1h\n"}],
     "policy": {"preemption": "pod", "minCandidateNodesPercentage": 20,
