@@ -317,11 +317,11 @@ def _event(model: FailureModel, at: float, nodes: Iterable[str],
            repair: float | None) -> TimelineEvent:
     # Built without re-validation: every value comes from a validated spec (a draw is
     # finite and non-negative), and a replication may draw thousands of them.
-    spot = model.disruption == "spot-reclaim"
+    failure = model.disruption == "node-failure"
     return TimelineEvent.model_construct(
         at=at, type=model.disruption, nodes=list(nodes), recover_after_seconds=repair,
         notice_seconds=model.notice_seconds,
-        toleration_seconds=None if spot else model.toleration_seconds)
+        toleration_seconds=model.toleration_seconds if failure else None)
 
 
 def with_failures(variant: ResolvedVariant, seed: int) -> ResolvedVariant:

@@ -664,9 +664,10 @@ class FailureModel(Model):
     toleration_seconds: Seconds = Field(
         default=300.0, description="pods on the NotReady node are evicted after this "
         "(the default node.kubernetes.io/not-ready and unreachable tolerations)")
-    disruption: Literal["node-failure", "spot-reclaim"] = Field(
+    disruption: Literal["node-failure", "spot-reclaim", "drain"] = Field(
         default="node-failure", description="spot-reclaim: the provider takes the node "
-        "back after noticeSeconds (its pods get SIGTERM); repair is the recapture time")
+        "back after noticeSeconds (its pods get SIGTERM); repair is the recapture time. "
+        "drain: planned maintenance (kubectl drain, PDBs honoured); repair is its length")
     notice_seconds: Seconds = Field(default=120.0, description="spot-reclaim: the "
                                     "provider's notice (AWS 120 s, GCP and Azure 30 s)")
 

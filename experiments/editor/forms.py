@@ -262,7 +262,7 @@ class FailureModelForm(SpecForm):
                     widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
                     help_text="trace: time,target,duration (target: node or label=value)")
     disruption = SpecChoiceField(label="Disruption",
-                                 choices=_choices(["node-failure", "spot-reclaim"]),
+                                 choices=_choices(["node-failure", "spot-reclaim", "drain"]),
                                  blank="node-failure")
     notice_seconds = SpecDurationField(label="Spot notice", help_text="spot-reclaim: 2m, 30s")
     LAYOUT = (("name", "kind", "disruption", "pool", "selector", "per", "domain_label",

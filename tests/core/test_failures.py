@@ -290,3 +290,19 @@ def test_spot_reclaims_as_a_random_process_give_notice_and_recapture() -> None:
     kills = [e for e in result.events if e.reason == ev.KILLING]
     assert kills
     assert all(e.related == "spot-reclaim" for e in kills)
+
+
+def test_planned_drains_on_a_schedule_evict_gracefully_and_uncordon_after_the_window() -> None:
+    spec = sc.parse_spec(fleet([{"disruption": "drain", "per": "scope",
+                                 "interArrival": {"distribution": "constant", "meanSeconds": DAY},
+                                 "repair": {"distribution": "constant", "meanSeconds": 3600}}],
+                               horizonSeconds=3.5 * DAY))
+    drawn = draw_events(spec, seed=0)
+    assert [(e.at, e.type, e.recover_after_seconds) for e in drawn] == [
+        (DAY * k, "drain", 3600.0) for k in (1, 2, 3)]
+    result = sc.simulate(spec, "default")
+    cordoned = [e for e in result.events if e.reason == ev.NODE_CORDONED]
+    assert [e.time for e in cordoned] == [DAY, 2 * DAY, 3 * DAY]
+    back = [e.time for e in result.events if e.reason == ev.NODE_BACK]
+    assert back == [DAY + 3600, 2 * DAY + 3600, 3 * DAY + 3600]
+    assert all(e.related == "drain" for e in result.events if e.reason == ev.KILLING)
