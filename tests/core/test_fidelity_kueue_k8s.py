@@ -191,7 +191,7 @@ def test_the_export_writes_the_flavors_fungibility_weight_and_configuration() ->
 
 
 def test_the_fair_sharing_preset_round_trips_with_its_variant_applied() -> None:
-    exported = export_spec(sc.get_preset("s13-fair-sharing").spec(), "fair-sharing")
+    exported = export_spec(sc.get_preset("s15-fair-sharing").spec(), "fair-sharing")
     back = imported(export_manifests(exported)).spec
     assert back.fair_sharing is not None
     assert normalised(back) == normalised(exported)
