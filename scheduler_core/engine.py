@@ -850,6 +850,30 @@ class Engine:
             else:
                 self.evict(pod, 0.0, "node-failure")
 
+    def fail_node(self, node: Node, reason: str, evict_after: float) -> None:
+        """The node goes NotReady: its processes die now (the apps lose their unsaved
+        work), but the pod objects stay bound until the taint manager evicts them
+        ``evict_after`` seconds later; only then do controllers create replacements."""
+        if not node.alive:
+            return
+        self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        for pod in list(node.pods):
+            if pod.state in (PodState.STARTING, PodState.READY):
+                pod.workload.app.interrupt(pod, 0.0, "node-failure")
+                pod.state = PodState.TERMINATING
+                pod.stop_at = self.now + evict_after
+                self.at(pod.stop_at, self._taint_evicted, pod)
+
+    def _taint_evicted(self, pod: Pod) -> None:
+        """NoExecute taint manager: the pod on the NotReady node is deleted (Killing); it
+        is gone at once, as no kubelet is left to wait for."""
+        if pod.state is not PodState.TERMINATING:
+            return
+        self.emit(ev.KILLING, pod.workload, pod, value=0.0, related="node-failure")
+        self._replace_if_controlled(pod, terminating=True)
+        self._stopped(pod)
+
     def restore_node(self, node: Node) -> None:
         if node.alive and not node.cordoned:
             return
