@@ -110,6 +110,9 @@ KEY_DECISIONS = [
      "could not preempt anyone."),
     ("s10-queue-priority", "kueue-priority-and-preemption", "QueuePreemption", "", (),
      "Kueue classic preemption (§7.3)", ""),
+    # Node failures and checkpoint intervals, one priority: nothing to preempt, no diagnosis.
+    ("s13-fleet-reliability", "checkpoint-every-30m", None, None, None, None, ""),
+    ("s14-checkpoint-planner", "intervalSeconds=1800", None, None, None, None, ""),
     ("s15-fair-sharing", "classic-cohort-borrowing", "QueuePreemption", "", (),
      "Kueue classic preemption (§7.3)", ""),
     ("s15-fair-sharing", "fair-sharing", "QueuePreemption", "", (),
