@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from scheduler_core.events import Reason as R
+
 if TYPE_CHECKING:
     from scheduler_core.cluster import Cluster
     from scheduler_core.model import Node, Pod, Workload
@@ -32,7 +34,7 @@ TOO_MANY_PODS = "Too many pods"
 GPU_SHORT = ("Insufficient nvidia.com/gpu",)
 
 # Kinds of decision.
-FAILED = "FailedScheduling"
+FAILED = R.FAILED_SCHEDULING.value
 PREEMPTION = "Preemption"
 GROUP_PREEMPTION = "WorkloadPreemption"
 QUEUE_PREEMPTION = "QueuePreemption"
@@ -456,8 +458,8 @@ class Recorder:
                     f"for {qualified(pod)} ({rule})",
             rule=rule, victims=victims, candidates=tuple(nodes),
             reprieved=tuple([(p.name, why) for p, why in chosen.reprieved]),
-            events=((now, "VictimsSelected", pod.name),
-                    *((now, "Preempted", v) for v in victims)))
+            events=((now, R.VICTIMS_SELECTED.value, pod.name),
+                    *((now, R.PREEMPTED.value, v) for v in victims)))
 
     def group_preemption(self, now: float, workload: Workload,
                          assignment: list[tuple[Pod, Node]], units: list[Any],
@@ -492,8 +494,8 @@ class Recorder:
             reprieved=tuple((p, "the group still fits with its unit back")
                             for r in records if not r.evicted for p in r.pods),
             units=tuple(records),
-            events=((now, "VictimsSelected", lead.name),
-                    *((now, "Preempted", v) for v in names)))
+            events=((now, R.VICTIMS_SELECTED.value, lead.name),
+                    *((now, R.PREEMPTED.value, v) for v in names)))
 
     # ----------------------------------------------------------------- Kueue
     def queue_preemption(self, now: float, head: Workload, queue: str,
@@ -506,7 +508,7 @@ class Recorder:
             message=f"queue {queue} admits {head.name} by evicting "
                     f"{', '.join(f'{t.workload} ({t.reason})' for t in taken)}",
             rule=rule, victims=(), targets=tuple(targets),
-            events=tuple((now, "WorkloadEvicted", t.workload) for t in taken))
+            events=tuple((now, R.SUSPENDED.value, t.workload) for t in taken))
 
 
 # --------------------------------------------------------------------- run level
@@ -567,9 +569,9 @@ class PodDescription:
     conditions: tuple[Condition, ...]
 
 
-_PHASE = {"Created": "Pending", "FailedScheduling": "Pending", "Nominated": "Pending",
-          "Scheduled": "Pending", "Ready": "Running", "Killing": "Terminating",
-          "Released": "Terminated", "Completed": "Succeeded"}
+_PHASE = {R.CREATED: "Pending", R.FAILED_SCHEDULING: "Pending", R.NOMINATED: "Pending",
+          R.SCHEDULED: "Pending", R.READY: "Running", R.KILLING: "Terminating",
+          R.RELEASED: "Terminated", R.COMPLETED: "Succeeded"}
 
 
 def describe_pod(events: list[Any], pod: str) -> PodDescription:
@@ -585,17 +587,17 @@ def describe_pod(events: list[Any], pod: str) -> PodDescription:
             continue
         workload = workload or e.workload
         status = _PHASE.get(e.reason, status)
-        if e.reason == "Nominated":
+        if e.reason == R.NOMINATED:
             nominated = e.node
-        elif e.reason == "Scheduled":
+        elif e.reason == R.SCHEDULED:
             node, nominated, scheduled = e.node, "", e.time
-        elif e.reason == "Ready":
+        elif e.reason == R.READY:
             ready = e.time
-        elif e.reason == "Preempted":
+        elif e.reason == R.PREEMPTED:
             disrupted = (e.time, "PreemptionByScheduler")
-        elif e.reason == "Killing" and disrupted is None and e.related == "drain":
+        elif e.reason == R.KILLING and disrupted is None and e.related == "drain":
             disrupted = (e.time, "EvictionByEvictionAPI")
-        elif e.reason in ("Released", "Completed"):
+        elif e.reason in (R.RELEASED, R.COMPLETED):
             ready = None
     conditions = (
         Condition("PodScheduled", "True" if scheduled is not None else "False", scheduled,
