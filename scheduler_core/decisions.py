@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from scheduler_core.events import Reason as R
+from scheduler_core.events import Reason as R  # noqa: N817 (short: used in tables below)
 
 if TYPE_CHECKING:
     from scheduler_core.cluster import Cluster
