@@ -16,6 +16,10 @@ from experiments.models import Status
 from experiments.views.common import owned_experiment, visible_run
 
 EVENTS_PER_PAGE = 200
+DOWNLOAD_TABLES = (("summary", "Summary"), ("workloads", "Workloads"), ("events", "Events"))
+DOWNLOAD_FORMATS = ("csv", "json", "parquet")
+"""What the run page offers to download: the API's exports (the browser's session
+authenticates them)."""
 
 
 @require_GET
@@ -30,6 +34,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "replications": selectors.run_replications(run=run),
         "metric_names": sc.METRIC_NAMES,
         "manifest_variants": selectors_k8s.manifest_variants(spec_document=run.spec),
+        "download_tables": DOWNLOAD_TABLES, "download_formats": DOWNLOAD_FORMATS,
     })
 
 
