@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import signal
 import socket
 import subprocess
@@ -39,69 +40,111 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 BASELINES = Path(__file__).with_name("baselines.json")
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/disruption_lab_bench"
-DEFAULT_BROKER = "redis://127.0.0.1:6379/12"
+DEFAULT_BROKER = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
 REQUEST_TIMEOUT = 30.0
 
 
 # ------------------------------------------------------------------------ the load
-def read_paths(run_id: int, experiment_id: int, busy_run_id: int) -> list[str]:
-    """What a notebook polling a run and pulling its results asks for, in turn."""
-    return [f"/api/v1/runs/{run_id}/",
-            f"/api/v1/runs/{busy_run_id}/",
-            f"/api/v1/runs/?experiment={experiment_id}",
-            f"/api/v1/runs/{run_id}/summary/",
-            f"/api/v1/runs/{run_id}/events/?page_size=100",
-            f"/api/v1/runs/{run_id}/events/?reason=Preempted",
-            f"/api/v1/runs/{run_id}/workloads/",
-            f"/api/v1/runs/{run_id}/export/summary.csv"]
+@dataclass(frozen=True)
+class Read:
+    """One request of the mix: a label for the per-endpoint figures, and its path.
+    ``page`` reads go with the browser's session cookie, the others with the token."""
+
+    label: str
+    path: str
+    page: bool = False
+
+
+def read_paths(run_id: int, experiment_id: int, busy_run_id: int,
+               replication_id: int | None = None) -> list[Read]:
+    """What a notebook polling a run and pulling its results asks for, in turn, and
+    what the run page's browser reads (with ``replication_id``, its chart data)."""
+    api = f"/api/v1/runs/{run_id}"
+    reads = [Read("run detail", f"{api}/"),
+             Read("busy run detail", f"/api/v1/runs/{busy_run_id}/"),
+             Read("run list", f"/api/v1/runs/?experiment={experiment_id}"),
+             Read("summary", f"{api}/summary/"),
+             Read("events page 1", f"{api}/events/?page_size=100"),
+             Read("events reason filter", f"{api}/events/?reason=Preempted"),
+             Read("events page 20", f"{api}/events/?page=20&page_size=100"),
+             Read("events workload filter", f"{api}/events/?workload=w7"),
+             Read("workloads", f"{api}/workloads/"),
+             Read("export summary.csv", f"{api}/export/summary.csv"),
+             Read("export events.csv", f"{api}/export/events.csv")]
+    if replication_id is not None:
+        charts = f"/runs/{run_id}/charts"
+        reads += [Read("run page", f"/runs/{run_id}/", page=True),
+                  Read("chart timeline", f"{charts}/timeline.json?replication={replication_id}",
+                       page=True),
+                  Read("chart workloads", f"{charts}/workloads.json?replication={replication_id}",
+                       page=True),
+                  Read("chart events", f"{charts}/events.json?replication={replication_id}",
+                       page=True)]
+    return reads
 
 
 @dataclass
 class Samples:
-    """Every request's latency, and the failures with what they were."""
+    """Every request's latency by label, and the failures with what they were."""
 
-    latencies: list[float] = field(default_factory=list)
+    latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    accepted: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, seconds: float, error: str | None) -> None:
+    def add(self, label: str, seconds: float, error: str | None, accepted: bool) -> None:
         with self.lock:
-            self.latencies.append(seconds)
+            self.latencies.setdefault(label, []).append(seconds)
+            self.accepted += accepted
             if error:
                 self.errors.append(error)
 
 
-def _client(base_url: str, token: str, paths: list[str], offset: int, deadline: float,
-            samples: Samples) -> None:
-    """One client: its own connection, requests back to back until the deadline."""
-    session = requests.Session()
-    session.headers["Authorization"] = f"Token {token}"
-    index = offset
-    while time.monotonic() < deadline:
-        path = paths[index % len(paths)]
+def _client(base_url: str, token: str, cookies: dict[str, str], reads: list[Read],
+            offset: int, deadline: float, budget: int, samples: Samples) -> None:
+    """One client: its own connections (one for the API, one for the pages), requests
+    back to back until the deadline or its request budget. A 202 (an export being
+    built) is waited for as its ``Retry-After`` says, then asked again."""
+    api, browser = requests.Session(), requests.Session()
+    api.headers["Authorization"] = f"Token {token}"
+    browser.cookies.update(cookies)
+    index, sent = offset, 0
+    while time.monotonic() < deadline and sent < budget:
+        read = reads[index % len(reads)]
         index += 1
-        started = time.perf_counter()
-        error = _request(session, base_url + path)
-        samples.add(time.perf_counter() - started, error)
+        while sent < budget:
+            sent += 1
+            started = time.perf_counter()
+            error, retry_after = _request(browser if read.page else api, base_url + read.path)
+            samples.add(read.label, time.perf_counter() - started, error, retry_after is not None)
+            if retry_after is None or time.monotonic() + retry_after > deadline:
+                break
+            time.sleep(retry_after)
 
 
-def _request(session: requests.Session, url: str) -> str | None:
+def _request(session: requests.Session, url: str) -> tuple[str | None, float | None]:
+    """(an error or None, seconds to wait before asking again after a 202 or None)."""
     try:
-        response = session.get(url, timeout=REQUEST_TIMEOUT)
-        response.content  # noqa: B018 (read the whole body, streamed exports included)
+        response = session.get(url, timeout=REQUEST_TIMEOUT, allow_redirects=False)
+        response.content  # noqa: B018 (read the whole body, exports included)
     except requests.RequestException as exc:
-        return f"{url}: {type(exc).__name__}: {exc}"
-    return None if response.status_code == 200 else f"{url}: HTTP {response.status_code}"
+        return f"{url}: {type(exc).__name__}: {exc}", None
+    if response.status_code == 202:
+        return None, min(5.0, float(response.headers.get("Retry-After", "1")))
+    return (None if response.status_code == 200 else f"{url}: HTTP {response.status_code}"), None
 
 
-def run_load(*, base_url: str, token: str, paths: list[str], clients: int,
-             seconds: float) -> dict[str, Any]:
-    """``clients`` threads for ``seconds``; returns throughput, latency percentiles and
-    the first errors (an empty list is the pass condition)."""
+def run_load(*, base_url: str, token: str, paths: list[Read], clients: int, seconds: float,
+             cookies: dict[str, str] | None = None, requests_per_client: int = 10_000,
+             ) -> dict[str, Any]:
+    """``clients`` threads for ``seconds`` (or ``requests_per_client`` each); returns
+    throughput, latency percentiles overall and per endpoint, and the first errors (an
+    empty list is the pass condition)."""
     samples = Samples()
     deadline = time.monotonic() + seconds
     threads = [threading.Thread(target=_client, daemon=True,
-                                args=(base_url, token, paths, n, deadline, samples))
+                                args=(base_url, token, cookies or {}, paths, n, deadline,
+                                      requests_per_client, samples))
                for n in range(clients)]
     started = time.perf_counter()
     for thread in threads:
@@ -112,12 +155,19 @@ def run_load(*, base_url: str, token: str, paths: list[str], clients: int,
 
 
 def summarize(samples: Samples, elapsed: float, clients: int) -> dict[str, Any]:
-    latencies = sorted(samples.latencies)
+    latencies = sorted(s for group in samples.latencies.values() for s in group)
     return {"clients": clients, "seconds": round(elapsed, 1), "requests": len(latencies),
             "errors": len(samples.errors), "first_errors": samples.errors[:5],
+            "accepted_202": samples.accepted,
             "requests_per_s": round(len(latencies) / elapsed, 1),
-            "p50_ms": _percentile(latencies, 0.50), "p95_ms": _percentile(latencies, 0.95),
-            "p99_ms": _percentile(latencies, 0.99), "max_ms": _percentile(latencies, 1.0)}
+            **_figures(latencies),
+            "endpoints": {label: {"requests": len(group), **_figures(sorted(group))}
+                          for label, group in samples.latencies.items()}}
+
+
+def _figures(ordered: list[float]) -> dict[str, float | None]:
+    return {"p50_ms": _percentile(ordered, 0.50), "p95_ms": _percentile(ordered, 0.95),
+            "p99_ms": _percentile(ordered, 0.99), "max_ms": _percentile(ordered, 1.0)}
 
 
 def _percentile(ordered: list[float], fraction: float) -> float | None:
@@ -160,6 +210,31 @@ class Api:
 
     def experiment_from_preset(self, preset: str) -> int:
         return self.call("POST", "/api/v1/experiments/from-preset/", json={"preset": preset})["id"]
+
+    def experiment_from_spec(self, spec: dict[str, Any]) -> int:
+        return self.call("POST", "/api/v1/experiments/", json={"spec": spec})["id"]
+
+    def session_cookies(self, username: str, password: str) -> dict[str, str]:
+        """Log in through the login form, as a browser does; its cookies."""
+        session = requests.Session()
+        session.get(f"{self.base_url}/accounts/login/", timeout=REQUEST_TIMEOUT)
+        response = session.post(
+            f"{self.base_url}/accounts/login/", timeout=REQUEST_TIMEOUT, allow_redirects=False,
+            data={"username": username, "password": password,
+                  "csrfmiddlewaretoken": session.cookies.get("csrftoken", "")})
+        if response.status_code != 302:
+            raise RuntimeError(f"login failed: HTTP {response.status_code}")
+        return session.cookies.get_dict()
+
+    def first_replication(self, run_id: int, cookies: dict[str, str]) -> int:
+        """The id of the run's first replication, read off the run page's links."""
+        page = requests.get(f"{self.base_url}/runs/{run_id}/", cookies=cookies,
+                            timeout=REQUEST_TIMEOUT)
+        page.raise_for_status()
+        found = re.search(rf"/runs/{run_id}/replications/(\d+)/events/", page.text)
+        if found is None:
+            raise RuntimeError(f"run {run_id}'s page links no replication")
+        return int(found.group(1))
 
     def start_run(self, experiment_id: int) -> int:
         return self.call("POST", f"/api/v1/experiments/{experiment_id}/runs/")["id"]
@@ -215,7 +290,7 @@ def server_command(port: int, workers: int, threads: int) -> list[str]:
 
 def worker_command(queue: str) -> list[str]:
     return [sys.executable, "-m", "celery", "-A", "config.celery", "worker", "-Q", queue,
-            "--concurrency", "1", "--loglevel", "WARNING", "--without-gossip",
+            "--concurrency", "2", "--loglevel", "WARNING", "--without-gossip",
             "--without-mingle", "-n", f"{queue}@%h"]
 
 
@@ -241,18 +316,39 @@ def processes(commands: list[list[str]], env: dict[str, str], logs: Path) -> Ite
                 os.killpg(process.pid, signal.SIGKILL)
 
 
+PASSWORD = "bench-password-0"  # a throwaway user of a throwaway database
+
+
 def make_token(env: dict[str, str]) -> str:
-    """A bench user and its token, made by ``manage.py shell`` in the stack's environment."""
+    """A bench user (with a password, for the pages) and its token, made by
+    ``manage.py shell`` in the stack's environment."""
     code = ("from django.contrib.auth import get_user_model;"
             "from rest_framework.authtoken.models import Token;"
             "u, _ = get_user_model().objects.get_or_create(username='bench');"
+            f"u.set_password({PASSWORD!r}); u.save();"
             "print(Token.objects.get_or_create(user=u)[0].key)")
     done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT,
                           env=env, capture_output=True, text=True, check=True, timeout=120)
     return done.stdout.strip().splitlines()[-1]
 
 
-def bench(clients: int, seconds: float, workers: int, threads: int) -> dict[str, Any]:
+MID_SIZE = {"nodes": 50, "pods": 3600, "horizon": 7 * 86400.0}
+"""≈118,000 events in one replication: the mid-size run of issue #10 §4."""
+
+
+def results_run(api: Api, size: str) -> tuple[int, int]:
+    """(experiment, finished run) to read: the S3 preset, or the mid-size cluster."""
+    if size == "tiny":
+        experiment = api.experiment_from_preset("s3-grace-period")
+        return experiment, api.finished_run(experiment)
+    from bench.workloads import cluster_spec
+
+    experiment = api.experiment_from_spec(cluster_spec(**MID_SIZE))
+    return experiment, api.finished_run(experiment, timeout=900)
+
+
+def bench(*, clients: int, seconds: float, workers: int, threads: int, size: str,
+          requests_per_client: int) -> dict[str, Any]:
     database_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE)
     fresh_database(database_url)
     with tempfile.TemporaryDirectory(prefix="api-bench-") as tmp:
@@ -266,14 +362,20 @@ def bench(clients: int, seconds: float, workers: int, threads: int) -> dict[str,
         with processes(commands, env, Path(tmp)):
             wait_for(lambda: api_ready(base_url), timeout=60, what="the server")
             api = Api(base_url, token)
-            experiment = api.experiment_from_preset("s3-grace-period")
-            run_id = api.finished_run(experiment)
+            built = time.perf_counter()
+            experiment, run_id = results_run(api, size)
+            built = time.perf_counter() - built
+            cookies = api.session_cookies("bench", PASSWORD)
+            replication = api.first_replication(run_id, cookies)
+            events = api.call("GET", f"/api/v1/runs/{run_id}/events/?page_size=1")["count"]
             busy = api.start_run(api.experiment_from_preset("s8-gang-at-scale"))
-            paths = read_paths(run_id, experiment, busy)
+            paths = read_paths(run_id, experiment, busy, replication)
             load_before = os.getloadavg()[0]  # the machine is shared: say how busy it was
             result = run_load(base_url=base_url, token=token, paths=paths, clients=clients,
-                              seconds=seconds)
-    return {**result, "server": f"gunicorn gthread {workers}x{threads}",
+                              seconds=seconds, cookies=cookies,
+                              requests_per_client=requests_per_client)
+    return {**result, "size": size, "events": events, "run_seconds": round(built, 1),
+            "server": f"gunicorn gthread {workers}x{threads}",
             "load_average_before": round(load_before, 2),
             "database": "postgresql", "machine": platform.machine(),
             "cpus": os.cpu_count(), "python": platform.python_version(),
@@ -281,8 +383,10 @@ def bench(clients: int, seconds: float, workers: int, threads: int) -> dict[str,
 
 
 def record(figures: dict[str, Any]) -> None:
+    """Under ``api_load`` (the tiny preset) or ``api_load_mid`` (the mid-size run)."""
     baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-    baselines["api_load"] = {k: v for k, v in figures.items() if k != "first_errors"}
+    key = "api_load" if figures["size"] == "tiny" else "api_load_mid"
+    baselines[key] = {k: v for k, v in figures.items() if k != "first_errors"}
     BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
 
 
@@ -290,11 +394,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--requests-per-client", type=int, default=400,
+                        help="each client stops after this many requests")
+    parser.add_argument("--size", choices=("mid", "tiny"), default="mid",
+                        help="mid: a 50-node, 3,600-pod, 7-day run (≈118k events); "
+                             "tiny: the S3 preset")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per process")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
-    figures = bench(args.clients, args.seconds, args.workers, args.threads)
+    sys.path.insert(0, str(ROOT))  # bench.workloads, when run as a script
+    figures = bench(clients=args.clients, seconds=args.seconds, workers=args.workers,
+                    threads=args.threads, size=args.size,
+                    requests_per_client=args.requests_per_client)
     print(json.dumps(figures, indent=2))
     if args.record:
         record(figures)

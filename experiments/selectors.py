@@ -88,6 +88,22 @@ def run_get(*, user: AbstractBaseUser, pk: int) -> Run | None:
             .filter(pk=pk, experiment__in=visible).first())
 
 
+def run_get_brief(*, user: AbstractBaseUser, pk: int) -> Run | None:
+    """``run_get`` without the run's and its experiment's specs: the reads that answer
+    from the cache need neither, and a large spec (thousands of workloads) costs more to
+    load than the rest of the request. ``run.spec`` still loads on first use."""
+    visible = experiment_visible_qs(user=user).values("pk")
+    return (Run.objects.select_related("experiment", "experiment__owner", "created_by")
+            .defer("spec", "experiment__spec").filter(pk=pk, experiment__in=visible).first())
+
+
+def run_replication_count(*, run: Run) -> int:
+    """Replications per variant, as the run's spec asked: read from the stored spec by
+    the database (one key), not by loading the whole document."""
+    found = Run.objects.filter(pk=run.pk).values_list("spec__replications", flat=True).first()
+    return int(found) if isinstance(found, int | float) else 1
+
+
 def run_list(*, experiment: Experiment) -> QuerySet[Run]:
     return experiment.runs.select_related("created_by").order_by("-created_at", "-id")
 

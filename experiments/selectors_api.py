@@ -153,6 +153,17 @@ def run_workload_records(*, run: Run, variant: str = "",
     return WorkloadRecords(replications)
 
 
+def run_event_count(*, run: Run, variant: str = "", replication: int | None = None) -> int:
+    """Stored event rows of the run (of one variant and/or replication number), from the
+    replications' own counts: no event row is read."""
+    replications = run.replications.all()
+    if variant:
+        replications = replications.filter(variant=variant)
+    if replication is not None:
+        replications = replications.filter(replication=replication)
+    return sum(replications.values_list("event_count", flat=True))
+
+
 def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> QuerySet[RunEvent]:
     """The run's event log in (variant, replication, simulator) order, each row annotated
     with its variant name and replication number. ``filters``: ``variant``,

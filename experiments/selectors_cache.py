@@ -1,0 +1,67 @@
+"""Hot reads of a run kept in the shared cache (issue #10 §4): its detail, summary,
+event and workload pages, the run page's chart data.
+
+Why it is safe:
+- **Authorization first.** A caller looks the run up with the visibility rule (one
+  small query: ``selectors.run_get``) and only then asks here; what is cached is the
+  same for everyone allowed to see the run (no user-specific field), so one user's
+  entry never answers a request another user could not make.
+- **Invalidated by its key.** The key holds the run's state as the database has it
+  now (status, finish time, task token); a run that changes state (starts, succeeds,
+  fails, is cancelled, or is a new row with a reused id) names new entries, and the old
+  ones are never read again (they expire). A finished run never changes, so its entries
+  live ``LAB_READ_CACHE_SECONDS``; an active run's progress moves, so its entries live
+  ``LAB_READ_CACHE_ACTIVE_SECONDS`` (a poller sees progress at most that old).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.conf import settings
+from django.core.cache import cache
+
+from experiments.models import Run
+
+T = TypeVar("T")
+logger = logging.getLogger(__name__)
+CACHE_VERSION = 1
+"""Bump when the shape of a cached read changes, so a rolling deploy never serves an
+older process's shape."""
+
+
+def run_state(*, run: Run) -> str:
+    """The part of every key that changes whenever the run does."""
+    finished = run.finished_at.timestamp() if run.finished_at else 0.0
+    return f"{run.pk}:{run.task_token}:{run.status}:{finished:.6f}"
+
+
+def read_key(*, run: Run, kind: str, params: str = "") -> str:
+    digest = hashlib.sha256(params.encode()).hexdigest()[:24] if params else "-"
+    return f"run-read:{CACHE_VERSION}:{kind}:{run_state(run=run)}:{digest}"
+
+
+def run_cached(*, run: Run, kind: str, build: Callable[[], T], params: str = "") -> T:
+    """``build()``'s value for this run in its current state, from the shared cache when
+    another request (of any process) already built it. ``params`` names the variant of
+    the read (a query string); an exception in ``build`` is raised and nothing is kept."""
+    timeout = settings.LAB_READ_CACHE_SECONDS if run.is_terminal \
+        else settings.LAB_READ_CACHE_ACTIVE_SECONDS
+    if timeout <= 0:
+        return build()
+    key = read_key(run=run, kind=kind, params=params)
+    try:
+        found = cache.get(key)
+    except Exception:  # the cache is down: answer from the database, slower but right
+        logger.warning("read cache unavailable", exc_info=True)
+        return build()
+    if found is None:
+        found = build()
+        try:
+            cache.set(key, found, timeout)
+        except Exception:
+            logger.warning("read cache unavailable", exc_info=True)
+    return found
