@@ -374,6 +374,10 @@ def bench(*, clients: int, seconds: float, workers: int, threads: int, size: str
             result = run_load(base_url=base_url, token=token, paths=paths, clients=clients,
                               seconds=seconds, cookies=cookies,
                               requests_per_client=requests_per_client)
+            if result["errors"]:  # the server's side of the story, before its folder goes
+                for log in sorted(Path(tmp).glob("process-*.log")):
+                    print(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}",
+                          file=sys.stderr)
     return {**result, "size": size, "events": events, "run_seconds": round(built, 1),
             "server": f"gunicorn gthread {workers}x{threads}",
             "load_average_before": round(load_before, 2),

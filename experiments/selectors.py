@@ -105,7 +105,10 @@ def run_replication_count(*, run: Run) -> int:
 
 
 def run_list(*, experiment: Experiment) -> QuerySet[Run]:
-    return experiment.runs.select_related("created_by").order_by("-created_at", "-id")
+    """An experiment's runs, newest first, without their specs and aggregates (a list
+    shows neither, and on a large run each is megabytes)."""
+    return experiment.runs.select_related("created_by").defer("spec", "aggregate") \
+        .order_by("-created_at", "-id")
 
 
 @dataclass(frozen=True, slots=True)

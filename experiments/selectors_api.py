@@ -33,6 +33,7 @@ def run_visible_list(*, user: AbstractBaseUser) -> QuerySet[Run]:
     """Every run of every experiment ``user`` may view, newest first."""
     visible = selectors.experiment_visible_qs(user=user).values("pk")
     return (Run.objects.select_related("experiment", "created_by")
+            .defer("spec", "aggregate", "experiment__spec")  # megabytes each on a large run
             .filter(experiment__in=visible).order_by("-created_at", "-id"))
 
 

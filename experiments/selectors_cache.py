@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -47,7 +48,11 @@ def read_key(*, run: Run, kind: str, params: str = "") -> str:
 def run_cached(*, run: Run, kind: str, build: Callable[[], T], params: str = "") -> T:
     """``build()``'s value for this run in its current state, from the shared cache when
     another request (of any process) already built it. ``params`` names the variant of
-    the read (a query string); an exception in ``build`` is raised and nothing is kept."""
+    the read (a query string); an exception in ``build`` is raised and nothing is kept.
+
+    One request builds a missing entry while the others that want it at the same moment
+    wait for it (up to ``WAIT_SECONDS``): fifty clients opening a run page at once must
+    not draw its charts fifty times. With the cache down, every read is built."""
     timeout = settings.LAB_READ_CACHE_SECONDS if run.is_terminal \
         else settings.LAB_READ_CACHE_ACTIVE_SECONDS
     if timeout <= 0:
@@ -55,13 +60,42 @@ def run_cached(*, run: Run, kind: str, build: Callable[[], T], params: str = "")
     key = read_key(run=run, kind=kind, params=params)
     try:
         found = cache.get(key)
+        if found is None and not cache.add(f"{key}:building", 1, BUILD_LOCK_SECONDS):
+            found = _wait_for(key)
     except Exception:  # the cache is down: answer from the database, slower but right
         logger.warning("read cache unavailable", exc_info=True)
         return build()
-    if found is None:
+    if found is not None:
+        return found
+    try:
         found = build()
-        try:
-            cache.set(key, found, timeout)
-        except Exception:
-            logger.warning("read cache unavailable", exc_info=True)
+        cache.set(key, found, timeout)
+    finally:
+        _forget(f"{key}:building")
     return found
+
+
+BUILD_LOCK_SECONDS = 30
+WAIT_SECONDS = 10.0
+POLL_SECONDS = 0.05
+
+
+def _wait_for(key: str) -> Any:
+    """The entry another request is building, or None if it did not come in time
+    (that request failed or is slow: then this one builds it too)."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+        found = cache.get(key)
+        if found is not None:
+            return found
+        if cache.get(f"{key}:building") is None:  # the builder gave up
+            return None
+    return None
+
+
+def _forget(key: str) -> None:
+    try:
+        cache.delete(key)
+    except Exception:
+        logger.warning("read cache unavailable", exc_info=True)
