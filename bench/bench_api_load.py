@@ -42,6 +42,9 @@ BASELINES = Path(__file__).with_name("baselines.json")
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/disruption_lab_bench"
 DEFAULT_BROKER = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/12")
 REQUEST_TIMEOUT = 30.0
+KEEP_ALIVE_SECONDS = 30
+"""As the Dockerfile: gunicorn's default (2 s) closes a client's idle connection while
+the client may be sending its next request on it (a reset, not a retry)."""
 
 
 # ------------------------------------------------------------------------ the load
@@ -285,7 +288,8 @@ def stack_env(database_url: str, var_dir: Path) -> dict[str, str]:
 
 def server_command(port: int, workers: int, threads: int) -> list[str]:
     return [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
-            "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread"]
+            "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
+            "--keep-alive", str(KEEP_ALIVE_SECONDS)]
 
 
 def worker_command(queue: str) -> list[str]:
