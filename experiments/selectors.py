@@ -105,8 +105,16 @@ def run_get_brief(*, user: AbstractBaseUser, pk: int) -> Run | None:
     from the cache need neither, and a large spec (thousands of workloads) costs more to
     load than the rest of the request. ``run.spec`` still loads on first use."""
     visible = experiment_visible_qs(user=user).values("pk")
-    return (Run.objects.select_related("experiment", "experiment__owner", "created_by")
-            .defer("spec", "experiment__spec").filter(pk=pk, experiment__in=visible).first())
+    return (Run.objects.select_related("experiment", "created_by")
+            .only(*BRIEF_RUN_FIELDS).filter(pk=pk, experiment__in=visible).first())
+
+
+BRIEF_RUN_FIELDS = (
+    "experiment__id", "experiment__owner_id", "experiment__name", "experiment__version",
+    "experiment__updated_at", "created_by__id", "created_by__username", "status", "progress",
+    "error", "aggregate", "product_version", "task_token", "created_at", "started_at",
+    "finished_at")
+"""What the cached reads use of a run (``can_edit`` needs only the owner's id)."""
 
 
 def run_replication_count(*, run: Run) -> int:
