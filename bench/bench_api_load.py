@@ -283,6 +283,7 @@ def stack_env(database_url: str, var_dir: Path) -> dict[str, str]:
             "PYTHONPATH": str(ROOT), "DATABASE_URL": database_url,
             "CELERY_BROKER_URL": DEFAULT_BROKER, "CELERY_RESULT_BACKEND": DEFAULT_BROKER,
             "CELERY_TASK_DEFAULT_QUEUE": f"bench-{os.getpid()}", "LAB_VAR_DIR": str(var_dir),
+            "CACHE_KEY_PREFIX": f"bench-{os.getpid()}",  # nothing cached by an earlier run
             "LAB_API_RUN_START_RATE": "1000/hour", "DB_CONN_MAX_AGE": "60"}
 
 

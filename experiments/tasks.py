@@ -70,10 +70,11 @@ def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
 @shared_task(name="experiments.tasks.build_export", acks_late=True,
              reject_on_worker_lost=True)
 def build_export(run_id: int, task_token: str, table: str, fmt: str,
-                 filters: dict[str, Any], user_id: int) -> str | None:
-    """Write one export of a succeeded run to its file (issue #10 §4), once."""
+                 filters: dict[str, Any], slot: str) -> str | None:
+    """Write one export of a succeeded run to its file (issue #10 §4), once; ``slot``
+    is the requesting user's build slot, let go when done."""
     return export_build(run_id=run_id, task_token=task_token, table=table, fmt=fmt,
-                        filters=filters, user_id=user_id)
+                        filters=filters, slot=slot)
 
 
 @shared_task(name="experiments.tasks.sweep_stale_runs")

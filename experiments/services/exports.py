@@ -12,16 +12,19 @@ Who writes it:
 - a larger one by a Celery worker (``tasks.build_export``); the request answers 202 with
   ``Retry-After`` and ``Location`` (the same URL) until the file is there. One build per
   export at a time (a lock in the shared cache), at most ``LAB_EXPORT_BUILDS_PER_USER``
-  builds per user at a time (429 past it): no user can fill the workers with exports.
+  builds per user at a time (slots in the shared cache; 429 past them): no user can
+  fill the workers with exports.
 
-A lock outlives a vanished worker by at most ``LAB_EXPORT_BUILD_SECONDS``; then the next
-request starts the build again. A run's files are removed when the run is deleted.
+The worker keeps its lock and slot fresh while it writes; a build that stopped (its
+worker killed, its message lost) lets go of both within ``LAB_EXPORT_BUILD_SECONDS``,
+and the next request starts it again. A run's files are removed when the run is
+deleted.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,9 +102,9 @@ def export_request(*, run: Run, export: Export, user: AbstractBaseUser) -> Expor
     if rows <= settings.LAB_EXPORT_INLINE_ROWS:
         return ExportState(export_write(run=run, export=export))
     retry_after = max(1, min(30, rows // ROWS_PER_SECOND))
-    if cache.add(export.lock_key, user.pk, settings.LAB_EXPORT_BUILD_SECONDS):
-        _claim_user_slot(export, user, retry_after)
-        _enqueue(export, user)
+    if cache.add(export.lock_key, 1, settings.LAB_EXPORT_BUILD_SECONDS):
+        slot = _claim_slot(export, user, retry_after)
+        _enqueue(export, slot)
         if export.path.exists():  # built at once (eager tasks: tests, CELERY_TASK_ALWAYS_EAGER)
             return ExportState(export.path)
     return ExportState(None, retry_after)
@@ -119,64 +122,76 @@ def _row_estimate(run: Run, export: Export) -> int:
                                          replication=export.filters.get("replication"))
 
 
-def _user_key(user_id: int) -> str:
-    return f"export-builds-of:{user_id}"
+def _claim_slot(export: Export, user: AbstractBaseUser, retry_after: int) -> str:
+    """One of the user's ``LAB_EXPORT_BUILDS_PER_USER`` build slots: a cache key taken
+    atomically (``add``), held by the build and let go when it ends. A slot whose build
+    vanished expires with it, so nothing leaks for longer than
+    ``LAB_EXPORT_BUILD_SECONDS``. Past the cap the export's lock is let go again."""
+    limit = settings.LAB_EXPORT_BUILDS_PER_USER
+    for number in range(limit):
+        slot = f"export-slot:{user.pk}:{number}"
+        if cache.add(slot, export.lock_key, settings.LAB_EXPORT_BUILD_SECONDS):
+            return slot
+    cache.delete(export.lock_key)
+    raise ExportBuildsBusyError(retry_after, limit)
 
 
-def _claim_user_slot(export: Export, user: AbstractBaseUser, retry_after: int) -> None:
-    """Count one more build for ``user`` in the shared cache, or refuse past the cap
-    (and let go of the export's lock, so a later request may start it)."""
-    key, limit = _user_key(user.pk), settings.LAB_EXPORT_BUILDS_PER_USER
-    cache.add(key, 0, settings.LAB_EXPORT_BUILD_SECONDS)
-    try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, count := 1, settings.LAB_EXPORT_BUILD_SECONDS)
-    if count > limit:
-        _release(export_lock=export.lock_key, user_id=user.pk)
-        raise ExportBuildsBusyError(retry_after, limit)
-
-
-def _release(*, export_lock: str, user_id: int) -> None:
-    cache.delete(export_lock)
-    try:
-        if cache.decr(_user_key(user_id)) < 0:
-            cache.set(_user_key(user_id), 0, settings.LAB_EXPORT_BUILD_SECONDS)
-    except ValueError:
-        pass  # the count expired: nothing to give back
-
-
-def _enqueue(export: Export, user: AbstractBaseUser) -> None:
+def _enqueue(export: Export, slot: str) -> None:
     from experiments.tasks import build_export
 
     try:
         build_export.delay(export.run_id, export.task_token, export.table, export.fmt,
-                           export.filters, user.pk)
+                           export.filters, slot)
     except Exception:
-        _release(export_lock=export.lock_key, user_id=user.pk)
+        cache.delete_many([export.lock_key, slot])
         raise
 
 
 def export_build(*, run_id: int, task_token: str, table: str, fmt: str,
-                 filters: dict[str, Any], user_id: int) -> str | None:
-    """What the worker does: write the file (unless it is there already), then let go of
-    the lock and the user's slot. None when the run is gone or has no results."""
+                 filters: dict[str, Any], slot: str) -> str | None:
+    """What the worker does: write the file (unless it is there already), keeping the
+    lock and the user's slot alive while it writes, then let go of both. None when the
+    run is gone or has no results."""
     export = Export(run_id=run_id, task_token=task_token, table=table, fmt=fmt,
                     filters=filters)
+    held = [export.lock_key, slot]
     try:
         run = Run.objects.filter(pk=run_id, task_token=task_token,
                                  status=Status.SUCCEEDED).first()
         if run is None:
             return None
-        return str(export.path if export.path.exists() else export_write(run=run, export=export))
+        if export.path.exists():
+            return str(export.path)
+        return str(export_write(run=run, export=export, alive=lambda: _touch(held)))
     finally:
-        _release(export_lock=export.lock_key, user_id=user_id)
+        cache.delete_many(held)
 
 
-def export_write(*, run: Run, export: Export) -> Path:
+def _touch(keys: list[str]) -> None:
+    for key in keys:
+        cache.touch(key, settings.LAB_EXPORT_BUILD_SECONDS)
+
+
+HEARTBEAT_ROWS = 5000
+
+
+def export_write(*, run: Run, export: Export, alive: Callable[[], None] | None = None) -> Path:
+    """Write the export's file; ``alive`` is called every ``HEARTBEAT_ROWS`` rows (the
+    worker keeps its lock fresh, so only a build that stopped is started again)."""
     rows, columns, schema = export_table(run=run, table=export.table, filters=export.filters)
+    if alive is not None:
+        rows = _beating(rows, alive)
     return exports.write_file(export.path, rows=rows, columns=columns, schema=schema,
                               fmt=export.fmt)
+
+
+def _beating(rows: Iterable[dict[str, Any]], alive: Callable[[], None]
+             ) -> Iterator[dict[str, Any]]:
+    alive()
+    for number, row in enumerate(rows, start=1):
+        if number % HEARTBEAT_ROWS == 0:
+            alive()
+        yield row
 
 
 def export_table(*, run: Run, table: str, filters: dict[str, Any]

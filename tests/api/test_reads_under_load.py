@@ -12,7 +12,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
+from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 
 from experiments import selectors_api, selectors_cache, services
@@ -65,9 +67,9 @@ def queued_builds(monkeypatch) -> list[tuple]:
 
 
 def build(args: tuple) -> str | None:
-    run_id, token, table, fmt, filters, user_id = args
+    run_id, token, table, fmt, filters, slot = args
     return export_services.export_build(run_id=run_id, task_token=token, table=table, fmt=fmt,
-                                        filters=filters, user_id=user_id)
+                                        filters=filters, slot=slot)
 
 
 # ----------------------------------------------------------------- stored exports
@@ -147,18 +149,41 @@ def test_a_user_may_have_only_so_many_exports_being_built(
     assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 200
 
 
-def test_a_vanished_build_is_started_again_once_its_lock_expires(
+def test_a_vanished_build_lets_go_of_its_lock_and_slot_when_they_expire(
         alice_api, finished_run, settings, queued_builds):
     settings.LAB_EXPORT_INLINE_ROWS = 0
+    settings.LAB_EXPORT_BUILDS_PER_USER = 1
     assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 202
-    from django.core.cache import cache
-
+    assert alice_api.get(url(finished_run, "export/events.json")).status_code == 429
     export = export_services.export_of(run=finished_run, table="events", fmt="csv", filters={})
-    cache.delete(export.lock_key)  # what LAB_EXPORT_BUILD_SECONDS does to a lost build
-    cache.delete(f"export-builds-of:{finished_run.created_by_id}")
+    slot = queued_builds[0][5]
+    assert cache.get(slot) == export.lock_key
+    cache.delete_many([export.lock_key, slot])  # what LAB_EXPORT_BUILD_SECONDS does to both
 
-    assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 202
+    assert alice_api.get(url(finished_run, "export/events.json")).status_code == 202
+    assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 429  # cap 1
     assert len(queued_builds) == 2
+
+
+def test_a_build_keeps_its_lock_and_slot_fresh_and_lets_go_at_the_end(
+        alice_api, finished_run, settings, queued_builds, monkeypatch):
+    settings.LAB_EXPORT_INLINE_ROWS = 0
+    assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 202
+    export = export_services.export_of(run=finished_run, table="events", fmt="csv", filters={})
+    slot = queued_builds[0][5]
+    touched: list[str] = []
+    original_touch = cache.touch
+    monkeypatch.setattr(export_services, "HEARTBEAT_ROWS", 10)
+    monkeypatch.setattr(cache, "touch", lambda key, timeout=None: touched.append(key)
+                        or original_touch(key, timeout))
+
+    build(queued_builds[0])
+
+    rows = finished_run.replications.aggregate(n=Sum("event_count"))["n"]
+    assert touched.count(export.lock_key) == 1 + rows // 10
+    assert touched.count(slot) == touched.count(export.lock_key)
+    assert cache.get(export.lock_key) is None
+    assert cache.get(slot) is None
 
 
 def test_deleting_the_experiment_removes_its_runs_files(
@@ -179,7 +204,7 @@ def test_a_deleted_runs_build_writes_nothing(alice, finished_run, settings):
     finished_run.delete()
 
     assert export_services.export_build(run_id=pk, task_token=token, table="events", fmt="csv",
-                                        filters={}, user_id=alice.pk) is None
+                                        filters={}, slot=f"export-slot:{alice.pk}:0") is None
     assert not exports.run_directory(run_id=pk, task_token=token).exists()
 
 
