@@ -51,8 +51,9 @@ def run_cached(*, run: Run, kind: str, build: Callable[[], T], params: str = "")
     the read (a query string); an exception in ``build`` is raised and nothing is kept.
 
     One request builds a missing entry while the others that want it at the same moment
-    wait for it (up to ``WAIT_SECONDS``): fifty clients opening a run page at once must
-    not draw its charts fifty times. With the cache down, every read is built."""
+    wait for it (while its builder holds the lock, up to ``WAIT_SECONDS``): fifty
+    clients opening a run page at once must not draw its charts fifty times. With the
+    cache down, every read is built."""
     timeout = settings.LAB_READ_CACHE_SECONDS if run.is_terminal \
         else settings.LAB_READ_CACHE_ACTIVE_SECONDS
     if timeout <= 0:
@@ -76,7 +77,9 @@ def run_cached(*, run: Run, kind: str, build: Callable[[], T], params: str = "")
 
 
 BUILD_LOCK_SECONDS = 30
-WAIT_SECONDS = 10.0
+WAIT_SECONDS = 25.0
+"""As long as a builder may hold its lock, nearly: building a second copy on a busy
+machine only makes the first one slower."""
 POLL_SECONDS = 0.05
 
 
