@@ -73,7 +73,9 @@ def _cached_json(request: HttpRequest, run: Run, kind: str,
                  build: Callable[[], dict[str, Any]]) -> HttpResponse:
     """The chart data as JSON text, built once per run state and query (any process):
     a finished run's figures never change, and rebuilding them per request was the
-    run page's largest cost under load."""
+    run page's largest cost under load. ``build`` checks that the ``?replication=`` is
+    of this run (404 otherwise, and nothing is kept), so an entry only exists for a
+    replication that was found in this run, and a hit needs no second look."""
     text = selectors_cache.run_cached(run=run, kind=kind, params=request.GET.urlencode(),
                                       build=lambda: json.dumps(build(), cls=DjangoJSONEncoder))
     return HttpResponse(text, content_type="application/json")
@@ -82,25 +84,23 @@ def _cached_json(request: HttpRequest, run: Run, kind: str,
 @require_GET
 def run_timeline(request: HttpRequest, pk: int) -> HttpResponse:
     run = readable_run(request, pk)
-    replication = _replication(request, run)
     raw = request.GET.get("group", "")
     return _cached_json(request, run, "chart-timeline", lambda: chart_data.replication_timeline(
-        run=run, replication_id=replication.pk, group=int(raw) if raw.isdigit() else None))
+        run=run, replication_id=_replication(request, run).pk,
+        group=int(raw) if raw.isdigit() else None))
 
 
 @require_GET
 def run_workloads(request: HttpRequest, pk: int) -> HttpResponse:
     run = readable_run(request, pk)
-    replication = _replication(request, run)
     return _cached_json(request, run, "chart-workloads", lambda: chart_data.workload_table(
-        replication_id=replication.pk, query=request.GET.get("q", "").strip(),
+        replication_id=_replication(request, run).pk, query=request.GET.get("q", "").strip(),
         sort=request.GET.get("sort", "-lost_work"), page=_page(request)))
 
 
 @require_GET
 def run_events(request: HttpRequest, pk: int) -> HttpResponse:
     run = readable_run(request, pk)
-    replication = _replication(request, run)
     filters = {key: value for key in FILTERS if (value := request.GET.get(key, "").strip())}
     return _cached_json(request, run, "chart-events", lambda: chart_data.event_page(
-        replication=replication, filters=filters, page=_page(request)))
+        replication=_replication(request, run), filters=filters, page=_page(request)))

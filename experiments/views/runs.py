@@ -31,7 +31,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "status": selectors_cache.run_cached(run=run, kind="page-status",
                                              build=lambda: selectors.run_status(run=run)),
         "table": selectors.run_summary_table(run=run),
-        "replications": selectors.run_replications(run=run),
+        "replications": selectors_cache.run_cached(
+            run=run, kind="page-replications",
+            build=lambda: list(selectors.run_replications(run=run))),
         "replication_count": selectors_cache.run_cached(
             run=run, kind="page-replication-count",
             build=lambda: selectors.run_replication_count(run=run)),
