@@ -100,7 +100,7 @@ def run_get(*, user: User | AnonymousUser, pk: int) -> Run | None:
             .filter(pk=pk, experiment__in=visible).first())
 
 
-def run_get_brief(*, user: AbstractBaseUser, pk: int) -> Run | None:
+def run_get_brief(*, user: User | AnonymousUser, pk: int) -> Run | None:
     """``run_get`` without the run's and its experiment's specs: the reads that answer
     from the cache need neither, and a large spec (thousands of workloads) costs more to
     load than the rest of the request. ``run.spec`` still loads on first use."""

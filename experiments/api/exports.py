@@ -22,7 +22,7 @@ import shutil
 import tempfile
 import types
 import typing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from itertools import islice
 from pathlib import Path
@@ -156,7 +156,9 @@ def _parquet_chunks(rows: Iterable[dict[str, Any]], columns: Sequence[str],
     yield sink.drain()
 
 
-_CHUNKS = {"csv": _csv_chunks, "json": _json_chunks, "parquet": _parquet_chunks}
+_CHUNKS: dict[str, Callable[[Iterable[dict[str, Any]], Sequence[str], pa.Schema],
+                            Iterator[str] | Iterator[bytes]]] = {
+    "csv": _csv_chunks, "json": _json_chunks, "parquet": _parquet_chunks}
 
 
 # ----------------------------------------------------------------- Arrow schemas

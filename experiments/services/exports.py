@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
 from django.db import transaction
 
@@ -92,7 +92,7 @@ def export_of(*, run: Run, table: str, fmt: str, filters: dict[str, Any]) -> Exp
     return Export(run_id=run.pk, task_token=run.task_token, table=table, fmt=fmt, filters=kept)
 
 
-def export_request(*, run: Run, export: Export, user: AbstractBaseUser) -> ExportState:
+def export_request(*, run: Run, export: Export, user: User | AnonymousUser) -> ExportState:
     """The file of ``export`` if it exists or is cheap to write now; otherwise make sure
     a worker is building it and say when to look again. Raises ExportBuildsBusyError
     when this would be one build too many for ``user``."""
@@ -122,7 +122,7 @@ def _row_estimate(run: Run, export: Export) -> int:
                                          replication=export.filters.get("replication"))
 
 
-def _claim_slot(export: Export, user: AbstractBaseUser, retry_after: int) -> str:
+def _claim_slot(export: Export, user: User | AnonymousUser, retry_after: int) -> str:
     """One of the user's ``LAB_EXPORT_BUILDS_PER_USER`` build slots: a cache key taken
     atomically (``add``), held by the build and let go when it ends. A slot whose build
     vanished expires with it, so nothing leaks for longer than
