@@ -302,16 +302,17 @@ def worker_command(queue: str) -> list[str]:
 
 
 @contextmanager
-def processes(commands: list[list[str]], env: dict[str, str], logs: Path) -> Iterator[None]:
+def processes(commands: list[list[str]], env: dict[str, str], logs: Path
+              ) -> Iterator[list[subprocess.Popen[bytes]]]:
     """Start each command in its own process group; stop them all on the way out."""
-    started = []
+    started: list[subprocess.Popen[bytes]] = []
     try:
         for number, command in enumerate(commands):
             with (logs / f"process-{number}.log").open("ab") as out:
                 started.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
                                                 stderr=subprocess.STDOUT,
                                                 start_new_session=True))
-        yield
+        yield started
     finally:
         for process in started:
             if process.poll() is None:
@@ -321,6 +322,40 @@ def processes(commands: list[list[str]], env: dict[str, str], logs: Path) -> Ite
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
+
+
+def cpu_seconds(*, group: int | None = None, pids: set[int] | None = None) -> float:
+    """CPU seconds (user + system) used so far by the live processes of a process group
+    (gunicorn's master and workers) or of a set of pids (the database's backends), from
+    /proc: on a shared machine the CPU a request costs is a steadier figure than how
+    long it waited for a core."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            pid = int(stat.parent.name)
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, ValueError):
+            continue  # the process ended meanwhile
+        if (group is not None and int(fields[2]) == group) or (pids and pid in pids):
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def database_backends(url: str) -> set[int]:
+    """The pids of the server processes connected to the bench database."""
+    import psycopg
+
+    name = urlparse(url).path.lstrip("/")
+    with psycopg.connect(url, autocommit=True) as connection:
+        rows = connection.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s "
+                                  "AND pid <> pg_backend_pid()", (name,)).fetchall()
+    return {int(row[0]) for row in rows}
+
+
+def client_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
 
 
 PASSWORD = "bench-password-0"  # a throwaway user of a throwaway database
@@ -376,7 +411,7 @@ def bench(*, clients: int, seconds: float, workers: int, threads: int, size: str
         base_url = f"http://127.0.0.1:{port}"
         commands = [server_command(port, workers, threads),
                     worker_command(env["CELERY_TASK_DEFAULT_QUEUE"])]
-        with processes(commands, env, Path(tmp)):
+        with processes(commands, env, Path(tmp)) as (server, _worker):
             wait_for(lambda: api_ready(base_url), timeout=60, what="the server")
             api = Api(base_url, token)
             built = time.perf_counter()
@@ -389,9 +424,17 @@ def bench(*, clients: int, seconds: float, workers: int, threads: int, size: str
             paths = read_paths(run_id, experiment, busy, replication)
             warm = warm_up(base_url, token, cookies, paths) if warm_first else None
             load_before = os.getloadavg()[0]  # the machine is shared: say how busy it was
+            backends = database_backends(database_url)  # persistent (DB_CONN_MAX_AGE)
+            before = (cpu_seconds(group=server.pid), cpu_seconds(pids=backends),
+                      client_cpu_seconds())
             result = run_load(base_url=base_url, token=token, paths=paths, clients=clients,
                               seconds=seconds, cookies=cookies,
                               requests_per_client=requests_per_client)
+            backends |= database_backends(database_url)
+            used = [after - start for after, start in zip(
+                (cpu_seconds(group=server.pid), cpu_seconds(pids=backends),
+                 client_cpu_seconds()), before, strict=True)]
+            load_after = os.getloadavg()[0]
             if result["errors"]:  # the server's side of the story, before its folder goes
                 for log in sorted(Path(tmp).glob("process-*.log")):
                     print(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}",
@@ -400,9 +443,23 @@ def bench(*, clients: int, seconds: float, workers: int, threads: int, size: str
             "warm_up_seconds": warm,
             "server": f"gunicorn gthread {workers}x{threads}",
             "load_average_before": round(load_before, 2),
+            "load_average_after": round(load_after, 2),
+            **_cpu_figures(used, result["requests"]),
             "database": "postgresql", "machine": platform.machine(),
             "cpus": os.cpu_count(), "python": platform.python_version(),
             "recorded": date.today().isoformat()}
+
+
+def _cpu_figures(used: list[float], requests: int) -> dict[str, float]:
+    """CPU milliseconds per request of the server, the database (backends that were
+    connected at the start or the end) and the clients, and the throughput those would
+    allow on this machine's cores with nothing else running."""
+    server, database, client = (1000 * value / max(1, requests) for value in used)
+    return {"cpu_ms_per_request_server": round(server, 1),
+            "cpu_ms_per_request_database": round(database, 1),
+            "cpu_ms_per_request_clients": round(client, 1),
+            "idle_machine_ceiling_requests_per_s": round(
+                1000 * (os.cpu_count() or 1) / max(0.1, server + database + client))}
 
 
 def record(figures: dict[str, Any]) -> None:
