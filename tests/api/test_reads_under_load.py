@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 
@@ -197,6 +197,36 @@ def test_deleting_the_experiment_removes_its_runs_files(
         services.experiment_delete(experiment=finished_run.experiment)
 
     assert not folder.exists()
+
+
+def test_deleting_over_the_api_removes_the_files_too(
+        alice_api, finished_run, django_capture_on_commit_callbacks):
+    assert alice_api.get(url(finished_run, "export/workloads.json")).status_code == 200
+    folder = exports.run_directory(run_id=finished_run.pk, task_token=finished_run.task_token)
+    assert folder.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_api.delete(f"/api/v1/experiments/{finished_run.experiment_id}/")
+
+    assert response.status_code == 204
+    assert not folder.exists()
+
+
+def test_a_rolled_back_delete_keeps_the_files(alice_api, finished_run):
+    assert alice_api.get(url(finished_run, "export/summary.csv")).status_code == 200
+    folder = exports.run_directory(run_id=finished_run.pk, task_token=finished_run.task_token)
+    pk = finished_run.pk
+
+    def delete_then_fail() -> None:
+        with transaction.atomic():
+            finished_run.delete()
+            raise RuntimeError("the delete fails later in the same transaction")
+
+    with pytest.raises(RuntimeError):
+        delete_then_fail()
+
+    assert Run.objects.filter(pk=pk).exists()
+    assert folder.exists()
 
 
 def test_a_deleted_runs_build_writes_nothing(alice, finished_run, settings):
