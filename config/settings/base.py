@@ -302,8 +302,8 @@ LAB_LIMITS = {
     "LAB_MAX_NODES": env_int("LAB_MAX_NODES", 5000, minimum=1),
     "LAB_MAX_WORKLOADS": env_int("LAB_MAX_WORKLOADS", 5000, minimum=1),
     "LAB_MAX_PODS": env_int("LAB_MAX_PODS", 50000, minimum=1),
-    "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 30 * 86400.0, minimum=1.0),
-    "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 200, minimum=1),
+    "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 60 * 86400.0, minimum=1.0),
+    "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 5000, minimum=1),
 }
 # A running replication writes a heartbeat with its progress (at most every
 # LAB_PROGRESS_EVERY_SECONDS). One silent for LAB_HEARTBEAT_STALE_SECONDS may be taken

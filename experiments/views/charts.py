@@ -103,4 +103,5 @@ def run_events(request: HttpRequest, pk: int) -> HttpResponse:
     run = readable_run(request, pk)
     filters = {key: value for key in FILTERS if (value := request.GET.get(key, "").strip())}
     return _cached_json(request, run, "chart-events", lambda: chart_data.event_page(
-        replication=_replication(request, run), filters=filters, page=_page(request)))
+        replication=_replication(request, run), filters=filters, page=_page(request),
+        setup=request.GET.get("setup") == "1"))
