@@ -23,10 +23,11 @@ from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
 from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.events import Event
+from scheduler_core.fast import skip_randrange
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
 from scheduler_core.plugins.topology import place_with_topology
-from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, SchedulingQueue
+from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, Cohort, SchedulingQueue
 from scheduler_core.spec import (
     SYSTEM_CLASSES,
     ControllerKind,
@@ -169,6 +170,8 @@ class Engine:
         """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
         self._drawn: int | None = None
         self.events_processed = 0
+        self.replayed = 0
+        """Pods that took a cached verdict as part of a class (``_replay_run``)."""
 
     # =================================================================== setup
     def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
@@ -379,7 +382,12 @@ class Engine:
     def _scheduling_pass(self) -> None:
         queue = self.queue
         queue.release_backoff(self.now)
-        while (pod := queue.pop()) is not None:
+        while (cohort := queue.head()) is not None:
+            if self._replayable(cohort) is not None:
+                self._replay_run()
+                continue
+            pod = queue.pop()
+            assert pod is not None
             if pod.state is not PodState.PENDING:
                 continue
             if pod.workload.all_or_nothing:
@@ -405,7 +413,7 @@ class Engine:
             return
         if pod.workload.fits_nowhere:
             self._failed(pod, TOO_LARGE, self._too_large_message(pod))
-            self.queue.park(pod, self.now)
+            self.queue.park(pod, self.now, key=self._class_key(pod))
             return
         epoch = self.cluster.epoch
         self._drawn = None
@@ -418,8 +426,18 @@ class Engine:
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
             if pod.nominated is None and self.cluster.epoch == epoch:
-                self._doomed[pod.workload.signature] = (epoch, status, self._drawn)
-        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle)
+                self._doomed[pod.workload.signature] = (epoch, status, self._drawn,
+                                                        self._message(status))
+        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle,
+                        key=self._class_key(pod))
+
+    @staticmethod
+    def _class_key(pod: Pod) -> tuple | None:
+        """The class a parked pod may share a queue cohort with: its signature, unless it is
+        nominated or a gang member (those are never replayed as twins)."""
+        if pod.nominated is not None or pod.workload.all_or_nothing:
+            return None
+        return pod.workload.signature
 
     def _replay_failure(self, pod: Pod) -> bool:
         doomed = self._doomed.get(pod.workload.signature)
@@ -428,8 +446,46 @@ class Engine:
         if doomed[2] is not None:
             self.rng.randrange(doomed[2])
         self._failed(pod, doomed[1])
-        self.queue.park(pod, self.now)
+        self.queue.park(pod, self.now, key=self._class_key(pod))
         return True
+
+    def _replayable(self, cohort: Cohort) -> tuple | None:
+        """The cached verdict a whole cohort can take without a look at its members: its
+        class failed at this cluster epoch, with the message every member's streak has."""
+        if cohort.key is None or cohort.message is None:
+            return None
+        doomed = self._doomed.get(cohort.key)
+        if doomed is None or doomed[0] != self.cluster.epoch or doomed[3] != cohort.message:
+            return None
+        return doomed
+
+    def _replay_run(self) -> None:
+        """Doomed twins as classes, not one by one (issue #14). Takes the head cohort and
+        every cohort after it that also replays with the same random draw, up to the first
+        pod that needs a look of its own; each member before that pod fails again exactly
+        as ``_replay_failure`` would fail it (same streak, attempt count, backoff and
+        draw), members after it go back to activeQ. Nothing in between can change the
+        cluster, so the order among the replayed members does not matter; the draws are
+        made in bulk, as many as the members would have made."""
+        queue = self.queue
+        first = queue.take()
+        assert first is not None
+        drawn = self._doomed[first.key][2]
+        run = [first]
+        while (cohort := queue.head()) is not None:
+            doomed = self._replayable(cohort)
+            if doomed is None or doomed[2] != drawn:
+                break
+            run.append(queue.take())  # type: ignore[arg-type]
+        limit = queue.head_key()
+        replayed = 0
+        for cohort in run:
+            part = queue.split_before(cohort, limit)
+            replayed += len(part)
+            queue.replay(part, self.now)
+        if drawn is not None:
+            skip_randrange(self.rng, drawn, replayed)
+        self.replayed += replayed
 
     def _schedule_group(self, workload: Workload) -> None:
         """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
@@ -533,10 +589,13 @@ class Engine:
         return (f"0/{n} nodes are available: {reasons}. preemption: 0/{n} nodes are "
                 f"available: {n} {NOT_HELPFUL_REASON}.")
 
+    def _message(self, status: Status) -> str:
+        return f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+
     def _failed(self, pod: Pod, status: Status, message: str | None = None) -> None:
         """Repeated identical failures become one event with a count, as kubectl shows them
         ("x37 over 5m"); the streak is written when the pod's situation changes."""
-        message = message or f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+        message = message or self._message(status)
         streak = pod.failures
         if streak is not None and streak.message == message:
             streak.count += 1
@@ -547,6 +606,7 @@ class Engine:
         self._streaks[pod] = None
 
     def _end_streak(self, pod: Pod) -> None:
+        self.queue.settle(pod)  # a queued pod's count may still sit in its cohort
         streak = pod.failures
         if streak is None:
             return
