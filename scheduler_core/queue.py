@@ -39,15 +39,17 @@ _seq = attrgetter("seq")
 class Cohort:
     """Queued pods with equal queue fields, ordered by ``seq``.
 
-    ``base[pod]`` is the value of ``bumps`` when the pod's failure streak count was last
-    written back: a replay of the whole cohort adds one to ``bumps`` instead of one to
-    every member's count. ``pods`` may hold members that left (not in ``base``); they
-    are skipped. ``message`` is the streak message every member's open streak has (None
-    if unknown or mixed): only then can a replay bump them all at once."""
+    A member's true failure-streak count is its streak's ``count`` plus ``bumps`` minus
+    ``base[seq]``: a replay of the whole cohort adds one to ``bumps`` instead of one to
+    every member's count. Members are keyed by ``seq`` (an int hashes in C; a Pod's hash
+    is a Python method). ``pods`` may hold members that left (their seq is not in
+    ``base``); they are skipped, and ``clean`` says none are past ``head``, so no pod can
+    be listed twice. ``message`` is the streak message every member's open streak has
+    (None if unknown or mixed): only then can a replay bump them all at once."""
 
-    __slots__ = ("attempts", "backoff_until", "base", "bumps", "entry", "gpus", "head", "key",
-                 "last_bump", "message", "parked_at", "pods", "priority", "queue_ts", "sorted",
-                 "where")
+    __slots__ = ("attempts", "backoff_until", "base", "bumps", "clean", "entry", "gpus", "head",
+                 "key", "last_bump", "message", "parked_at", "pods", "priority", "queue_ts",
+                 "sorted", "where")
 
     def __init__(self, key: Hashable | None, pod: Any, attempts: int, queue_ts: float,
                  backoff_until: float, parked_at: float) -> None:
@@ -59,7 +61,8 @@ class Cohort:
         self.backoff_until = backoff_until
         self.parked_at = parked_at
         self.pods: list[Any] = [pod]
-        self.base: dict[Any, int] = {pod: 0}
+        self.base: dict[int, int] = {pod.seq: 0}
+        self.clean = True
         self.bumps = 0
         self.last_bump = queue_ts
         self.message: str | None = None
@@ -73,19 +76,36 @@ class Cohort:
 
     def first(self) -> Any:
         """The live member with the lowest ``seq``."""
+        base = self.base
         if not self.sorted:
-            self.pods = sorted((p for p in dict.fromkeys(self.pods) if p in self.base), key=_seq)
+            if self.clean:
+                self.pods = sorted(self.pods[self.head:], key=_seq)
+            else:
+                live = {p.seq: p for p in self.pods[self.head:] if p.seq in base}
+                self.pods = sorted(live.values(), key=_seq)
+                self.clean = True
             self.head = 0
             self.sorted = True
-        pods, base = self.pods, self.base
-        while pods[self.head] not in base:
+        pods = self.pods
+        while pods[self.head].seq not in base:
             self.head += 1
         return pods[self.head]
 
     def members(self) -> list[Any]:
         """Live members in ``seq`` order."""
         self.first()
-        return [p for p in self.pods[self.head:] if p in self.base]
+        if self.clean and len(self.pods) - self.head == len(self.base):
+            return self.pods[self.head:]
+        base = self.base
+        return [p for p in self.pods[self.head:] if p.seq in base]
+
+    def extend(self, pods: list[Any]) -> None:
+        """Append members (their ``base`` entries are the caller's)."""
+        if self.clean and len(self.pods) - self.head != len(self.base) - len(pods):
+            self.clean = False  # a member that left may come back: dedupe when sorting
+        if self.sorted and pods and self.pods and pods[0].seq < self.pods[-1].seq:
+            self.sorted = False
+        self.pods.extend(pods)
 
 
 class SchedulingQueue:
@@ -99,8 +119,8 @@ class SchedulingQueue:
         that could fit it."""
         self.move_cycle = 0
         """Counts cluster events that moved pods (moveRequestCycle upstream)."""
-        self._where: dict[Any, Cohort] = {}
-        """The cohort of each queued pod."""
+        self._where: dict[int, Cohort] = {}
+        """The cohort of each queued pod, by seq."""
         self._tie = itertools.count()
         self._fresh: dict[tuple[Hashable, int], Cohort] = {}
         self._fresh_at: float | None = None
@@ -113,7 +133,7 @@ class SchedulingQueue:
         return len(self._where)
 
     def __contains__(self, pod: Pod) -> bool:
-        return pod in self._where
+        return pod.seq in self._where
 
     def _saturation(self) -> int:
         attempts = 1
@@ -129,7 +149,7 @@ class SchedulingQueue:
     def add(self, pod: Pod, now: float) -> None:
         """A new pod, or one moved by an event: activeQ unless its backoff is running."""
         cohort = Cohort(None, pod, pod.attempts, pod.queue_ts, pod.backoff_until, pod.parked_at)
-        self._where[pod] = cohort
+        self._where[pod.seq] = cohort
         self._enqueue(cohort, now)
 
     def _enqueue(self, cohort: Cohort, now: float) -> None:
@@ -161,7 +181,7 @@ class SchedulingQueue:
             return
         if key is None:
             cohort = Cohort(None, pod, pod.attempts, now, pod.backoff_until, now)
-            self._where[pod] = cohort
+            self._where[pod.seq] = cohort
             self._to_pool(cohort)
             return
         attempts = min(pod.attempts, self.saturated)
@@ -175,10 +195,9 @@ class SchedulingQueue:
             message = pod.failures.message if pod.failures is not None else None
             if message != cohort.message:
                 cohort.message = None
-            cohort.base[pod] = cohort.bumps
-            cohort.pods.append(pod)
-            cohort.sorted = False
-        self._where[pod] = cohort
+            cohort.base[pod.seq] = cohort.bumps
+            cohort.extend([pod])
+        self._where[pod.seq] = cohort
 
     def _fresh_cohort(self, key: Hashable, attempts: int, now: float) -> Cohort | None:
         if self._fresh_at != now:
@@ -211,7 +230,7 @@ class SchedulingQueue:
     def settle(self, pod: Pod) -> None:
         """Write a queued pod's own fields back from its cohort (its streak is about to be
         read or ended); the cohort no longer vouches for its members' streak message."""
-        cohort = self._where.get(pod)
+        cohort = self._where.get(pod.seq)
         if cohort is not None:
             self._write_back(cohort, pod)
             cohort.message = None
@@ -223,18 +242,23 @@ class SchedulingQueue:
         pod.queue_ts = cohort.queue_ts
         pod.backoff_until = cohort.backoff_until
         pod.parked_at = cohort.parked_at
-        extra = cohort.bumps - cohort.base[pod]
+        extra = cohort.bumps - cohort.base[pod.seq]
         if extra and pod.failures is not None:
             pod.failures.count += extra
             pod.failures.last = cohort.last_bump
-        cohort.base[pod] = cohort.bumps
+        cohort.base[pod.seq] = cohort.bumps
 
     def _detach(self, pod: Any) -> Cohort | None:
-        cohort = self._where.pop(pod, None)
+        cohort = self._where.pop(pod.seq, None)
         if cohort is None:
             return None
         self._write_back(cohort, pod)
-        del cohort.base[pod]
+        del cohort.base[pod.seq]
+        pods = cohort.pods
+        if cohort.sorted and cohort.head < len(pods) and pods[cohort.head] is pod:
+            cohort.head += 1
+        elif cohort.base:
+            cohort.clean = False
         if not cohort.base:
             if cohort.where is PARKED:
                 del self._parked[cohort.gpus][cohort]
@@ -273,7 +297,7 @@ class SchedulingQueue:
 
     def activate(self, pod: Pod, now: float) -> None:
         """Move one pod to activeQ now (its nomination was cleared)."""
-        cohort = self._where.get(pod)
+        cohort = self._where.get(pod.seq)
         if cohort is not None and cohort.where is PARKED:
             self._detach(pod)
             pod.backoff_until = min(pod.backoff_until, now)
@@ -349,8 +373,8 @@ class SchedulingQueue:
         cohort.first()
         pods, base = cohort.pods, cohort.base
         cut = bisect_left(pods, key[2], lo=cohort.head, key=_seq)
-        before = [p for p in pods[cohort.head:cut] if p in base]
-        after = [p for p in pods[cut:] if p in base]
+        before = [p for p in pods[cohort.head:cut] if p.seq in base]
+        after = [p for p in pods[cut:] if p.seq in base]
         if not after:
             return cohort
         moving = after if len(after) <= len(before) else before
@@ -358,10 +382,11 @@ class SchedulingQueue:
                       cohort.backoff_until, cohort.parked_at)
         part.bumps, part.last_bump, part.message = cohort.bumps, cohort.last_bump, cohort.message
         part.pods = moving
-        part.base = {p: base.pop(p) for p in moving}
+        part.base = {p.seq: base.pop(p.seq) for p in moving}
+        where = self._where
         for p in moving:
-            self._where[p] = part
-        cohort.pods, cohort.head = (before if moving is after else after), 0
+            where[p.seq] = part
+        cohort.pods, cohort.head, cohort.clean = (before if moving is after else after), 0, True
         replayed, back = (cohort, part) if moving is after else (part, cohort)
         self._enqueue(back, math.inf)  # it was in activeQ: its backoff is over
         return replayed
@@ -380,12 +405,13 @@ class SchedulingQueue:
             self._to_pool(cohort)
             return
         small, large = (cohort, other) if len(cohort) <= len(other) else (other, cohort)
-        for pod in small.members():
-            self._write_back(small, pod)
-            large.base[pod] = large.bumps
-            large.pods.append(pod)
-            self._where[pod] = large
-        large.sorted = False
+        moving = small.members()
+        shift = large.bumps - small.bumps  # keeps count + bumps - base for every mover
+        large.base.update({seq: b + shift for seq, b in small.base.items()})
+        large.extend(moving)
+        where = self._where
+        for pod in moving:
+            where[pod.seq] = large
         if small.message != large.message:
             large.message = None
         if small is other:
