@@ -131,6 +131,10 @@ class SimulationLimitError(RuntimeError):
 class Engine:
     """Simulates one variant of an experiment with one seed."""
 
+    collapse_twins = True
+    """Queue twins as cohorts and replay doomed ones as a class. Off, every pod is queued
+    and replayed on its own: the reference the differential tests compare against."""
+
     def __init__(self, variant: ResolvedVariant, seed: int,
                  progress: ProgressCallback | None = None, *,
                  max_events: int | None = None) -> None:
@@ -172,6 +176,9 @@ class Engine:
         self.events_processed = 0
         self.replayed = 0
         """Pods that took a cached verdict as part of a class (``_replay_run``)."""
+        self.replay_runs = 0
+        self.popped = 0
+        """Pods taken from activeQ one by one (a full attempt or a replay of their own)."""
 
     # =================================================================== setup
     def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
@@ -388,6 +395,7 @@ class Engine:
                 continue
             pod = queue.pop()
             assert pod is not None
+            self.popped += 1
             if pod.state is not PodState.PENDING:
                 continue
             if pod.workload.all_or_nothing:
@@ -431,11 +439,10 @@ class Engine:
         self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle,
                         key=self._class_key(pod))
 
-    @staticmethod
-    def _class_key(pod: Pod) -> tuple | None:
+    def _class_key(self, pod: Pod) -> tuple | None:
         """The class a parked pod may share a queue cohort with: its signature, unless it is
         nominated or a gang member (those are never replayed as twins)."""
-        if pod.nominated is not None or pod.workload.all_or_nothing:
+        if not self.collapse_twins or pod.nominated is not None or pod.workload.all_or_nothing:
             return None
         return pod.workload.signature
 
@@ -486,6 +493,7 @@ class Engine:
         if drawn is not None:
             skip_randrange(self.rng, drawn, replayed)
         self.replayed += replayed
+        self.replay_runs += 1
 
     def _schedule_group(self, workload: Workload) -> None:
         """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
