@@ -567,6 +567,7 @@ class Engine:
             if nominated is not None and pod.nominated is None:
                 pod.nominated = nominated
                 nominated.nominated[pod] = None
+                self.cluster.nominations_changed(nominated)
 
     def _assume(self, pods: list[Pod]) -> list[tuple[Pod, Node | None]]:
         """Place members one after another in the cluster cache, as the scheduler assumes
@@ -634,6 +635,7 @@ class Engine:
             self.cluster.assign(pod, node)
         pod.state = PodState.STARTING
         pod.bound_at = self.now
+        self.cluster.stamp(pod)
         self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
         self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
 
@@ -759,6 +761,7 @@ class Engine:
         self.clear_nomination(pod)
         pod.nominated = node
         node.nominated[pod] = None
+        self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
@@ -771,12 +774,14 @@ class Engine:
             return  # refused by a ResourceQuota: no pod object, no nomination
         pod.nominated = node
         node.nominated[pod] = None
+        self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
         if pod.nominated is not None:
             pod.nominated.nominated.pop(pod, None)
+            self.cluster.nominations_changed(pod.nominated)
             pod.nominated = None
             self.cluster.epoch += 1
 

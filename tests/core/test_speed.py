@@ -150,3 +150,126 @@ def test_doomed_retries_grow_linearly_with_the_backlog(policy: str) -> None:
     With twins replayed as a class, the pods handled one by one grow with the pods."""
     small, large = _popped(400, policy), _popped(1600, policy)
     assert large < 6 * small, (small, large)
+
+
+# ----------------------------------------------------------------------------- array decisions
+from scheduler_core import fast_preemption  # noqa: E402
+from scheduler_core.plugins.default_preemption import (  # noqa: E402
+    DefaultPreemption,
+    pick_one_node,
+)
+
+
+@contextmanager
+def python_decisions() -> Iterator[None]:
+    """The reference: every DefaultPreemption decision made by the Python steps."""
+    DefaultPreemption.use_arrays = False
+    try:
+        yield
+    finally:
+        DefaultPreemption.use_arrays = True
+
+
+def no_pdb_cluster(seed: int) -> dict[str, Any]:
+    """Like :func:`random_cluster` without PDBs (where the array path decides), with
+    CPU and memory requests that bind before GPUs do on some nodes, a pod-count limit,
+    and recorded nominations."""
+    data = random_cluster(seed, "pod")
+    rng = random.Random(seed)
+    for w in data["workloads"]:
+        w.pop("pdb", None)
+        w["cpu"] = rng.choice((1, 4, 16, 30.5))
+        w["memory"] = rng.choice((8, 64, 200.25))
+    data["cluster"] = {"nodePools": [
+        {"name": "gpu", "count": rng.randint(2, 12), "gpus": 8, "cpu": 64, "memory": 512,
+         "maxPods": rng.choice((4, 110))},
+        {"name": "big", "count": rng.randint(1, 3), "gpus": 16, "cpu": 128, "memory": 1024}]}
+    return data
+
+
+def test_array_decisions_give_the_log_of_python_decisions() -> None:
+    """Differential (§4.2-4.4): the same run with every decision made in Python and with
+    the array path: same victims, nodes and nominations, event for event."""
+    preempting = 0
+    for seed in range(12):
+        spec = sc.parse_spec(no_pdb_cluster(seed))
+        with python_decisions():
+            reference = Engine(resolve_variant(spec, "default"), seed=seed).run()
+        fast = Engine(resolve_variant(spec, "default"), seed=seed).run()
+        assert fast == reference, seed
+        preempting += any(e.reason == "Preempted" for e in reference)
+    assert preempting >= 8
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_array_choice_is_the_reference_choice_on_random_full_clusters(seed: int) -> None:
+    """Differential on one decision: random full clusters (random priorities, sizes and
+    start times, many nodes so the numCandidates stop rule and the offset matter): the
+    array path picks the node ``find_candidates`` + ``pick_one_node`` pick, with the same
+    victims, after the same random draw."""
+    rng = random.Random(seed)
+    nodes = rng.choice((5, 40, 300))
+    per_node = rng.choice((2, 4, 8))
+    members = nodes * per_node
+    spec = sc.parse_spec({
+        "horizonSeconds": 10,
+        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": 64}]},
+        "priorityClasses": [{"name": f"p{v}", "value": v, "globalDefault": v == 1}
+                            for v in (1, 2, 3, 50, 1000)],
+        "workloads": [*({"name": f"bg{v}", "members": members, "gpus": 8 // per_node,
+                         "cpu": rng.choice((1, 8)), "durationSeconds": 36000,
+                         "priorityClassName": f"p{v}"} for v in (1, 2, 3, 50)),
+                      {"name": "urgent", "members": 1, "gpus": rng.choice((1, 4, 8)),
+                       "arrival": 20, "priorityClassName": "p1000"}],
+        "initialState": [{"workload": f"bg{rng.choice((1, 2, 3, 50))}",
+                          "node": f"gpu-{i // per_node}", "startedAt": -rng.randint(1, 5)}
+                         for i in range(members)],
+    })
+    engine = Engine(resolve_variant(spec, "default"), seed=seed)
+    engine.run()
+    preemptor = engine._new_pod(engine.by_name["urgent"], 0)
+    policy = engine.preemption
+    state = engine.rng.getstate()
+    candidates = policy.find_candidates(engine, preemptor)
+    expected = pick_one_node(candidates) if candidates else None
+    after = engine.rng.getstate()
+    engine.rng.setstate(state)
+    chosen = fast_preemption.choose(engine, policy, preemptor)
+    assert engine.rng.getstate() == after
+    if expected is None:
+        assert chosen is None
+    else:
+        assert chosen is not None
+        assert (chosen.node, chosen.victims) == (expected.node, expected.victims)
+
+
+def test_node_arrays_follow_each_node_in_its_own_order() -> None:
+    """The arrays hold, per node, the bound pods in ``node.pods`` order with their
+    priorities and requests, through binds, releases, compaction and growth."""
+    rng = random.Random(7)
+    spec = sc.parse_spec({"cluster": {"nodePools": [{"name": "gpu", "count": 3, "gpus": 64,
+                                                      "cpu": 1000, "memory": 10000}]},
+                          "priorityClasses": [{"name": "p", "value": 5, "globalDefault": True}],
+                          "workloads": [{"name": "w", "members": 400, "gpus": 1, "cpu": 1.5}]})
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    cluster, arrays = engine.cluster, engine.cluster.arrays
+    pods = [engine._new_pod(engine.by_name["w"], i) for i in range(400)]
+    bound: list[Any] = []
+    for step in range(3000):
+        room = [n for n in cluster.nodes if n.free_gpus >= 1]
+        if bound and (rng.random() < 0.45 or not room):
+            pod = bound.pop(rng.randrange(len(bound)))
+            cluster.release(pod)
+            pod.node = None
+        else:
+            pod = rng.choice([p for p in pods if p.node is None])
+            node = rng.choice(room)
+            pod.bound_at = float(step)
+            cluster.assign(pod, node)
+            bound.append(pod)
+        for node in cluster.nodes:
+            live = arrays.prio[node.idx] != fast_preemption.BIG
+            assert arrays.seq[node.idx][live].tolist() == [p.seq for p in node.pods]
+            assert arrays.pack[node.idx][live][:, 3].tolist() == [p.bound_at for p in node.pods]
+            assert arrays.free_cpu[node.idx] == node.free_cpu
+    assert arrays.width > 8
