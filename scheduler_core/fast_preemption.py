@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 INT32_OFFSET = 2**31
 BIG = np.iinfo(np.int64).max
 FIRST_CHUNK = 256
+FEW = 48
+"""Up to this many nodes that could help, the Python steps are faster than the arrays."""
 
 
 def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candidate | None:
@@ -53,6 +55,8 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     rows = cluster.eligible_rows(pod.workload)
     rotated = np.concatenate((rows[offset:], rows[:offset]))
     rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
+    if len(rotated) <= FEW:
+        return _few(host, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
     need = _needs(host, pod, len(cluster.nodes))
     found: list[np.ndarray] = []
     features: list[tuple[np.ndarray, ...]] = []
@@ -74,6 +78,22 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     best = np.lexsort((np.arange(len(chosen)), -latest, victims, total, top))[0]
     node = cluster.nodes[int(chosen[best])]
     return select_victims_on_node(host, pod, node)
+
+
+def _few(host: PreemptionHost, pod: Pod, nodes: list, limit: int) -> Candidate | None:
+    """The reference steps on a short visit order (the same stop rule, no PDBs)."""
+    from scheduler_core.plugins.default_preemption import pick_one_node, select_victims_on_node
+
+    candidates = []
+    for node in nodes:
+        found = select_victims_on_node(host, pod, node)
+        if found is not None:
+            candidates.append(found)
+            if len(candidates) >= limit:
+                break
+    if not candidates:
+        return None
+    return candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
 
 
 def _needs(host: PreemptionHost, pod: Pod, nodes: int) -> tuple[np.ndarray, ...] | None:

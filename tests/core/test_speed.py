@@ -187,9 +187,12 @@ def no_pdb_cluster(seed: int) -> dict[str, Any]:
     return data
 
 
-def test_array_decisions_give_the_log_of_python_decisions() -> None:
+def test_array_decisions_give_the_log_of_python_decisions(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
     """Differential (§4.2-4.4): the same run with every decision made in Python and with
-    the array path: same victims, nodes and nominations, event for event."""
+    the array path (also on few nodes, where it would hand over to the Python steps):
+    same victims, nodes and nominations, event for event."""
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
     preempting = 0
     for seed in range(12):
         spec = sc.parse_spec(no_pdb_cluster(seed))
@@ -201,12 +204,15 @@ def test_array_decisions_give_the_log_of_python_decisions() -> None:
     assert preempting >= 8
 
 
+@pytest.mark.parametrize("few", [0, fast_preemption.FEW])
 @pytest.mark.parametrize("seed", range(30))
-def test_array_choice_is_the_reference_choice_on_random_full_clusters(seed: int) -> None:
+def test_array_choice_is_the_reference_choice_on_random_full_clusters(
+        seed: int, few: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Differential on one decision: random full clusters (random priorities, sizes and
     start times, many nodes so the numCandidates stop rule and the offset matter): the
     array path picks the node ``find_candidates`` + ``pick_one_node`` pick, with the same
     victims, after the same random draw."""
+    monkeypatch.setattr(fast_preemption, "FEW", few)
     rng = random.Random(seed)
     nodes = rng.choice((5, 40, 300))
     per_node = rng.choice((2, 4, 8))
