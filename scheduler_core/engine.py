@@ -41,6 +41,8 @@ from scheduler_core.spec import Workload as WorkloadSpec
 from scheduler_core.status import Code, Status
 
 ProgressCallback = Callable[[float], None]
+Doomed = tuple[int, Status, int | None, str]
+"""A class's failed verdict: (cluster epoch, status, random draw bound, message)."""
 NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
 GROUP_INCOMPLETE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                           "fewer than minCount pods of the group exist", "GangScheduling")
@@ -170,8 +172,9 @@ class Engine:
         self._wake_at: float | None = None
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
-        self._doomed: dict[tuple[object, ...], tuple[int, Status, int | None]] = {}
-        """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
+        self._doomed: dict[tuple[object, ...], Doomed] = {}
+        """signature -> (cluster epoch, failure, random draw, message) of the last failed
+        attempt."""
         self._drawn: int | None = None
         self.events_processed = 0
         self.replayed = 0
@@ -439,7 +442,7 @@ class Engine:
         self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle,
                         key=self._class_key(pod))
 
-    def _class_key(self, pod: Pod) -> tuple | None:
+    def _class_key(self, pod: Pod) -> tuple[object, ...] | None:
         """The class a parked pod may share a queue cohort with: its signature, unless it is
         nominated or a gang member (those are never replayed as twins)."""
         if not self.collapse_twins or pod.nominated is not None or pod.workload.all_or_nothing:
@@ -456,7 +459,7 @@ class Engine:
         self.queue.park(pod, self.now, key=self._class_key(pod))
         return True
 
-    def _replayable(self, cohort: Cohort) -> tuple | None:
+    def _replayable(self, cohort: Cohort) -> Doomed | None:
         """The cached verdict a whole cohort can take without a look at its members: its
         class failed at this cluster epoch, with the message every member's streak has."""
         if cohort.key is None or cohort.message is None:
@@ -477,6 +480,7 @@ class Engine:
         queue = self.queue
         first = queue.take()
         assert first is not None
+        assert first.key is not None
         drawn = self._doomed[first.key][2]
         run = [first]
         while (cohort := queue.head()) is not None:

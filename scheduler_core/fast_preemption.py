@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scheduler_core.model import Pod
+from scheduler_core.model import Node, Pod
 
 if TYPE_CHECKING:
     from scheduler_core.plugins import PreemptionHost
@@ -80,7 +80,7 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     return select_victims_on_node(host, pod, node)
 
 
-def _few(host: PreemptionHost, pod: Pod, nodes: list, limit: int) -> Candidate | None:
+def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Candidate | None:
     """The reference steps on a short visit order (the same stop rule, no PDBs)."""
     from scheduler_core.plugins.default_preemption import pick_one_node, select_victims_on_node
 

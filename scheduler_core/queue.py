@@ -24,9 +24,7 @@ import heapq
 import itertools
 import math
 from bisect import bisect_left
-from collections.abc import Hashable
 from operator import attrgetter
-from typing import Any
 
 from scheduler_core.model import Pod
 
@@ -34,6 +32,12 @@ UNSCHEDULABLE_FLUSH_SECONDS = 30.0
 MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 ACTIVE, BACKOFF, PARKED = "active", "backoff", "parked"
 _seq = attrgetter("seq")
+Key = tuple[object, ...]
+"""A signature class (``Workload.signature``)."""
+_Active = tuple[int, float, int, int, "Cohort"]
+"""activeQ heap entry: (-priority, queue timestamp, first member's seq, tiebreak, cohort)."""
+_Backoff = tuple[float, int, "Cohort"]
+"""backoffQ heap entry: (backoff expiry, tiebreak, cohort)."""
 
 
 class Cohort:
@@ -51,7 +55,7 @@ class Cohort:
                  "key", "last_bump", "message", "parked_at", "pods", "priority", "queue_ts",
                  "sorted", "where")
 
-    def __init__(self, key: Hashable | None, pod: Any, attempts: int, queue_ts: float,
+    def __init__(self, key: Key | None, pod: Pod, attempts: int, queue_ts: float,
                  backoff_until: float, parked_at: float) -> None:
         self.key = key
         self.priority = pod.priority
@@ -60,7 +64,7 @@ class Cohort:
         self.queue_ts = queue_ts
         self.backoff_until = backoff_until
         self.parked_at = parked_at
-        self.pods: list[Any] = [pod]
+        self.pods: list[Pod] = [pod]
         self.base: dict[int, int] = {pod.seq: 0}
         self.clean = True
         self.bumps = 0
@@ -68,13 +72,13 @@ class Cohort:
         self.message: str | None = None
         self.head = 0
         self.sorted = True
-        self.entry: tuple | None = None
+        self.entry: _Active | _Backoff | None = None
         self.where: str | None = None
 
     def __len__(self) -> int:
         return len(self.base)
 
-    def first(self) -> Any:
+    def first(self) -> Pod:
         """The live member with the lowest ``seq``."""
         base = self.base
         if not self.sorted:
@@ -91,7 +95,7 @@ class Cohort:
             self.head += 1
         return pods[self.head]
 
-    def members(self) -> list[Any]:
+    def members(self) -> list[Pod]:
         """Live members in ``seq`` order."""
         self.first()
         if self.clean and len(self.pods) - self.head == len(self.base):
@@ -99,7 +103,7 @@ class Cohort:
         base = self.base
         return [p for p in self.pods[self.head:] if p.seq in base]
 
-    def extend(self, pods: list[Any]) -> None:
+    def extend(self, pods: list[Pod]) -> None:
         """Append members (their ``base`` entries are the caller's)."""
         if self.clean and len(self.pods) - self.head != len(self.base) - len(pods):
             self.clean = False  # a member that left may come back: dedupe when sorting
@@ -112,8 +116,8 @@ class SchedulingQueue:
     def __init__(self, initial_backoff: float, max_backoff: float) -> None:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
-        self._active: list[tuple] = []
-        self._backoff: list[tuple] = []
+        self._active: list[_Active] = []
+        self._backoff: list[_Backoff] = []
         self._parked: dict[int, dict[Cohort, None]] = {}
         """Unschedulable pool, bucketed by GPU request so a restored node wakes only pods
         that could fit it."""
@@ -122,7 +126,7 @@ class SchedulingQueue:
         self._where: dict[int, Cohort] = {}
         """The cohort of each queued pod, by seq."""
         self._tie = itertools.count()
-        self._fresh: dict[tuple[Hashable, int], Cohort] = {}
+        self._fresh: dict[tuple[Key | None, int], Cohort] = {}
         self._fresh_at: float | None = None
         """Cohorts parked at ``_fresh_at`` by class and attempts: a pod failing at the same
         instant joins one instead of starting another."""
@@ -143,7 +147,7 @@ class SchedulingQueue:
 
     def _duration(self, attempts: int) -> float:
         doublings = min(attempts - 1, 62)  # the cap is reached long before; keeps floats finite
-        return min(self.initial_backoff * 2**doublings, self.max_backoff)
+        return min(self.initial_backoff * float(2**doublings), self.max_backoff)
 
     # ------------------------------------------------------------------ adding
     def add(self, pod: Pod, now: float) -> None:
@@ -153,19 +157,18 @@ class SchedulingQueue:
         self._enqueue(cohort, now)
 
     def _enqueue(self, cohort: Cohort, now: float) -> None:
-        seq = cohort.first().seq
         if cohort.backoff_until > now:
-            entry = (cohort.backoff_until, next(self._tie), cohort)
-            heapq.heappush(self._backoff, entry)
-            cohort.where = BACKOFF
+            waiting: _Backoff = (cohort.backoff_until, next(self._tie), cohort)
+            heapq.heappush(self._backoff, waiting)
+            cohort.where, cohort.entry = BACKOFF, waiting
         else:
-            entry = (-cohort.priority, cohort.queue_ts, seq, next(self._tie), cohort)
-            heapq.heappush(self._active, entry)
-            cohort.where = ACTIVE
-        cohort.entry = entry
+            active: _Active = (-cohort.priority, cohort.queue_ts, cohort.first().seq,
+                               next(self._tie), cohort)
+            heapq.heappush(self._active, active)
+            cohort.where, cohort.entry = ACTIVE, active
 
     def park(self, pod: Pod, now: float, *, moved_meanwhile: bool = False,
-             key: Hashable | None = None) -> None:
+             key: Key | None = None) -> None:
         """A failed attempt: count it, start the backoff, wait for a cluster event.
 
         If a cluster event moved pods during this pod's own cycle (its victims already
@@ -185,21 +188,21 @@ class SchedulingQueue:
             self._to_pool(cohort)
             return
         attempts = min(pod.attempts, self.saturated)
-        cohort = self._fresh_cohort(key, attempts, now)
-        if cohort is None:
-            cohort = Cohort(key, pod, attempts, now, pod.backoff_until, now)
-            cohort.message = pod.failures.message if pod.failures is not None else None
-            self._remember(cohort, now)
-            self._to_pool(cohort)
+        message = pod.failures.message if pod.failures is not None else None
+        joined = self._fresh_cohort(key, attempts, now)
+        if joined is None:
+            joined = Cohort(key, pod, attempts, now, pod.backoff_until, now)
+            joined.message = message
+            self._remember(joined, now)
+            self._to_pool(joined)
         else:
-            message = pod.failures.message if pod.failures is not None else None
-            if message != cohort.message:
-                cohort.message = None
-            cohort.base[pod.seq] = cohort.bumps
-            cohort.extend([pod])
-        self._where[pod.seq] = cohort
+            if message != joined.message:
+                joined.message = None
+            joined.base[pod.seq] = joined.bumps
+            joined.extend([pod])
+        self._where[pod.seq] = joined
 
-    def _fresh_cohort(self, key: Hashable, attempts: int, now: float) -> Cohort | None:
+    def _fresh_cohort(self, key: Key | None, attempts: int, now: float) -> Cohort | None:
         if self._fresh_at != now:
             self._fresh.clear()
             self._fresh_at = now
@@ -235,7 +238,7 @@ class SchedulingQueue:
             self._write_back(cohort, pod)
             cohort.message = None
 
-    def _write_back(self, cohort: Cohort, pod: Any) -> None:
+    def _write_back(self, cohort: Cohort, pod: Pod) -> None:
         if cohort.key is None:
             return  # a cohort of one: the pod's own fields are the cohort's
         pod.attempts = cohort.attempts
@@ -248,7 +251,7 @@ class SchedulingQueue:
             pod.failures.last = cohort.last_bump
         cohort.base[pod.seq] = cohort.bumps
 
-    def _detach(self, pod: Any) -> Cohort | None:
+    def _detach(self, pod: Pod) -> Cohort | None:
         cohort = self._where.pop(pod.seq, None)
         if cohort is None:
             return None
@@ -334,7 +337,7 @@ class SchedulingQueue:
             seq = cohort.first().seq
             if seq != entry[2]:  # its first member left: re-key it
                 heapq.heappop(active)
-                fixed = (entry[0], entry[1], seq, next(self._tie), cohort)
+                fixed: _Active = (entry[0], entry[1], seq, next(self._tie), cohort)
                 heapq.heappush(active, fixed)
                 cohort.entry = fixed
                 continue
@@ -344,7 +347,9 @@ class SchedulingQueue:
     def head_key(self) -> tuple[int, float, int] | None:
         """activeQ's key (-priority, timestamp, seq) of the pod it would pop next."""
         cohort = self.head()
-        return None if cohort is None else cohort.entry[:3]  # type: ignore[index]
+        if cohort is None:
+            return None
+        return (-cohort.priority, cohort.queue_ts, cohort.first().seq)
 
     def pop(self) -> Pod | None:
         """Highest priority, then earliest queue timestamp."""
