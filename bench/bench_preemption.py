@@ -149,10 +149,12 @@ def main() -> None:
         baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
         kept = baselines.get(key, {}).get("policies", {})
         figures["policies"] = {**kept, **figures["policies"]}  # a rerun of some policies
+        what = "simulate CPU seconds" if args.case == "growth" else "decision CPU ms"
+        before = baselines.get(key, {}).get("before_issue14")
         baselines[key] = {**figures, "python": platform.python_version(),
                           "recorded": time.strftime("%Y-%m-%d"),
-                          "note": "simulate CPU seconds, minimum of repeats, shared 2-core "
-                                  "machine (noisy)"}
+                          "note": f"{what}, minimum of repeats, shared 2-core machine (noisy)",
+                          **({"before_issue14": before} if before else {})}
         BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
 
 
