@@ -183,9 +183,13 @@ def workload_table(*, replication_id: int, query: str = "", sort: str = "-lost_w
 
 
 def event_page(*, replication: Replication, filters: dict[str, str], page: int = 1,
-               ) -> dict[str, Any]:
-    """One page of a replication's events, kubectl-style, with the reasons to filter by."""
-    events = selectors.replication_events(replication=replication, **filters)
+               setup: bool = False) -> dict[str, Any]:
+    """One page of a replication's events, kubectl-style, with the reasons to filter by.
+    The setup rows (t <= 0) are folded away unless ``setup`` or a filter is set, so the
+    first page shows what happened rather than the initial placement."""
+    fold = not setup and not any(filters.values())
+    events = selectors.replication_events(replication=replication, **filters,
+                                          after_setup=fold)
     total = events.count()
     pages = max(1, -(-total // EVENTS_PER_PAGE))
     page = min(max(1, page), pages)
@@ -193,6 +197,8 @@ def event_page(*, replication: Replication, filters: dict[str, str], page: int =
                          "message")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
     return {"rows": [kubectl.describe(row) for row in rows], "total": total, "page": page,
             "pages": pages, "filters": filters, "replication": replication.pk,
+            "setup": not fold, "setup_hidden":
+            selectors.replication_setup_count(replication=replication) if fold else 0,
             "reasons": selectors.replication_event_reasons(replication=replication)}
 
 
