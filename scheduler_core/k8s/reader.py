@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -166,6 +166,8 @@ class ManifestReader:
                 self.error(item, f"{section}: must be an object, not {json.dumps(value)}")
                 return
         self.items.setdefault(item.kind, []).append(item)
+        kinds = self.draft.kinds
+        kinds[item.kind or "(no kind)"] = kinds.get(item.kind or "(no kind)", 0) + 1
 
     def of(self, kind: str) -> list[Item]:
         return self.items.get(kind, [])
@@ -217,16 +219,15 @@ class ManifestReader:
         return True
 
     def _snapshot_time(self) -> datetime | None:
-        """The user's ``--snapshot-time``, else the latest timestamp in the input."""
+        """The user's ``--snapshot-time``, else the latest timestamp in the input (each
+        distinct text parsed once: a snapshot repeats its timestamps)."""
         if self.options.snapshot_time:
             return _timestamp(self.options.snapshot_time)
-        latest: datetime | None = None
+        texts: set[Any] = set()
         for kind in ("Node", "Pod"):
             for item in self.of(kind):
-                for stamp in _timestamps(item.data):
-                    if latest is None or stamp > latest:
-                        latest = stamp
-        return latest
+                _timestamp_texts(item.data, texts)
+        return max((t for t in map(_maybe_time, texts) if t is not None), default=None)
 
     # ================================================================ classes
     def _priority_classes(self) -> None:
@@ -963,9 +964,10 @@ def _maybe_time(text: Any) -> datetime | None:
         return None
 
 
-def _timestamps(data: Mapping[str, Any]) -> Iterable[datetime]:
+def _timestamp_texts(data: Mapping[str, Any], into: set[Any]) -> None:
     meta, status = data.get("metadata") or {}, data.get("status") or {}
-    found = [meta.get("creationTimestamp"), status.get("startTime")]
+    into.add(meta.get("creationTimestamp"))
+    into.add(status.get("startTime"))
     for condition in _dicts(status.get("conditions")):
-        found += [condition.get("lastTransitionTime"), condition.get("lastHeartbeatTime")]
-    return [t for t in map(_maybe_time, found) if t is not None]
+        into.add(condition.get("lastTransitionTime"))
+        into.add(condition.get("lastHeartbeatTime"))

@@ -171,16 +171,18 @@ class ImportResult:
     spec: ExperimentSpec
     counts: dict[str, int]
     notes: list[str]
+    kinds: dict[str, int] = field(default_factory=dict)
+    """Input objects per kind (Kubernetes imports; empty for the trace formats)."""
 
 
 def finish(mapping: dict[str, Any], provenance: Provenance, counts: dict[str, int],
-           notes: list[str]) -> ImportResult:
+           notes: list[str], kinds: dict[str, int] | None = None) -> ImportResult:
     """Validate through ``parse_spec``; its errors are mapped back to file and line."""
     try:
         spec = parse_spec(mapping)
     except SpecError as exc:
         raise TraceError([_located(provenance, e) for e in exc.errors]) from None
-    return ImportResult(mapping, spec, counts, notes)
+    return ImportResult(mapping, spec, counts, notes, dict(kinds or {}))
 
 
 def _located(provenance: Provenance, error: Mapping[str, str]) -> ImportErrorItem:

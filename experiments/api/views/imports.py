@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from typing import Any
+
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -11,11 +13,33 @@ from rest_framework.views import APIView
 
 from experiments.api.exceptions import ApiError
 from experiments.api.serializers import ExperimentOutputSerializer, TagsField, UsernamesField
-from experiments.api.views.experiments import experiment_response
+from experiments.api.views.common import user_context
+from experiments.api.views.experiments import etag
+from experiments.models import Experiment
 from experiments.services import imports
 from scheduler_core.traces import FORMATS
 
 MAX_FILES = 10
+
+
+class ImportReportSerializer(serializers.Serializer):
+    counts = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="what was read: nodes, pods, workloads, initial_pods... (per format)")
+    notes = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="what was approximated or left out, each naming its objects by kind and "
+                  "name with the reason: every input object is used or named here")
+
+
+class ImportOutputSerializer(ExperimentOutputSerializer):
+    """The new experiment, and what the importer said about the files."""
+
+    import_report = serializers.SerializerMethodField()
+
+    @extend_schema_field(ImportReportSerializer)
+    def get_import_report(self, experiment: Experiment) -> dict[str, Any]:
+        return ImportReportSerializer(self.context["import_report"]).data
 
 
 class ExperimentImportApi(APIView):
@@ -23,7 +47,9 @@ class ExperimentImportApi(APIView):
     ``qos_map`` (YAML/JSON, or ``QOS=CLASS[:VALUE[:POLICY]],...``), ``defaults``
     (``KIND.FIELD=VALUE`` items), ``name``, ``horizon_seconds``, ``tags``,
     ``shared_with``. All or nothing: any bad row answers 400 with
-    ``{path, file, line, column, message}`` items and stores nothing."""
+    ``{path, file, line, column, message}`` items and stores nothing. 201 answers the
+    experiment with ``import_report``: the counts of what was read and the notes (every
+    object the import did not use, by kind and name, with the reason)."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -43,13 +69,13 @@ class ExperimentImportApi(APIView):
         shared_with = UsernamesField(required=False, default=list)
 
     @extend_schema(request={"multipart/form-data": InputSerializer},
-                   responses={201: ExperimentOutputSerializer})
+                   responses={201: ImportOutputSerializer})
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=_form(request))
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
-            experiment = imports.experiment_import(
+            outcome = imports.experiment_import(
                 owner=request.user, fmt=data["format"],
                 uploads=[(upload, upload.name) for upload in data["files"]],
                 qos_map=data["qos_map"], defaults=data["defaults"], name=data["name"],
@@ -57,7 +83,12 @@ class ExperimentImportApi(APIView):
                 shared_with=data["shared_with"])
         except imports.ImportRejectedError as exc:
             raise ApiError(exc.errors) from None
-        return experiment_response(request, experiment, status.HTTP_201_CREATED)
+        context = {**user_context(request),
+                   "import_report": {"counts": outcome.counts, "notes": outcome.notes}}
+        data = ImportOutputSerializer(outcome.experiment, context=context).data
+        response = Response(data, status=status.HTTP_201_CREATED)
+        response["ETag"] = etag(outcome.experiment.version)
+        return response
 
 
 def _form(request: Request) -> dict:
