@@ -28,6 +28,9 @@ SIMULATOR_KEYS = {"pods": "Pod", "nodes": "Node", "priorityClasses": "PriorityCl
                   "pvs": "PersistentVolume", "pvcs": "PersistentVolumeClaim",
                   "storageClasses": "StorageClass", "namespaces": "Namespace"}
 """kube-scheduler-simulator's export: one list per resource, objects without a ``kind``."""
+SIMULATOR_CONFIG = "schedulerConfig"
+"""The export's scheduler configuration: read as a ``KubeSchedulerConfiguration`` item
+(named in the notes, never silently dropped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +183,9 @@ def _json_walk(text: str,
             if key in SIMULATOR_KEYS and isinstance(value, dict):
                 found += [(start, SIMULATOR_KEYS[key], v) for v in value.get("items") or []
                           if isinstance(v, dict)]
+        if isinstance(members.get(SIMULATOR_CONFIG), dict):
+            found.append((start, "KubeSchedulerConfiguration", {
+                "metadata": {"name": SIMULATOR_CONFIG}, **members[SIMULATOR_CONFIG]}))
         return found
     return None
 

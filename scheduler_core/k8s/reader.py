@@ -57,6 +57,14 @@ USED_KINDS = {"Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQu
               "ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor",
               "WorkloadPriorityClass"}
 Key = tuple[str, str, str]
+PEER_KINDS = {
+    "ResourcePatch": "left out, a KWOK recording's changes over time (ResourcePatch, "
+                     "kwokctl snapshot record/export --record): the snapshot before them is "
+                     "the initial state",
+    "KubeSchedulerConfiguration": "left out, kube-scheduler-simulator's schedulerConfig (the "
+                                  "experiment's policy decides preemption and placement)",
+}
+"""Peers' documents that are not Kubernetes objects, each with what becomes of it."""
 
 
 @dataclass
@@ -209,6 +217,8 @@ class ManifestReader:
                 if not kind:
                     self.notes.add("left out, documents without a kind (not Kubernetes "
                                    "objects)", f"{item.origin.file}:{item.origin.line}")
+                elif kind in PEER_KINDS:
+                    self.notes.add(PEER_KINDS[kind], f"{item.origin.file}:{item.origin.line}")
                 else:
                     self.notes.add("left out, a kind this model does not read", item.label)
 
@@ -415,19 +425,33 @@ class ManifestReader:
         if isinstance(completions, int) and completions > (unit.declared or 1):
             self.notes.add("Job completions beyond parallelism are not modelled (the work "
                            "is durationSeconds of parallelism members)", item.label)
+        self._job_failure_fields(item, spec)
         if spec.get("suspend"):
             unit.suspended = True
+
+    def _job_failure_fields(self, item: Item, job_spec: Mapping[str, Any]) -> None:
+        """What a Job does with failed pods: the model replaces every evicted member
+        (the Job controller with podFailurePolicy ignoring DisruptionTarget), so a
+        finite backoffLimit and the failure policies are named, not modelled."""
+        if job_spec.get("backoffLimit") is not None:
+            self.notes.add("Job backoffLimit is not counted (an evicted member is always "
+                           "replaced, as with a podFailurePolicy that ignores "
+                           "DisruptionTarget)", item.label)
+        for extra in ("podFailurePolicy", "backoffLimitPerIndex", "activeDeadlineSeconds"):
+            if job_spec.get(extra) is not None:
+                self.notes.add(f"Job {extra} is not modelled", item.label)
 
     def _jobset(self, item: Item) -> None:
         rjobs = _dicts(item.spec.get("replicatedJobs"))
         policy = item.spec.get("failurePolicy") or {}
-        restart = "member" if "inplace" in str(policy.get("restartStrategy", "")).lower() \
-            else "group"
         for extra in ("startupPolicy", "successPolicy"):
             if item.spec.get(extra):
                 self.notes.add(f"JobSet {extra} is not modelled", item.label)
         if policy.get("rules"):
             self.notes.add("JobSet failurePolicy.rules are not modelled", item.label)
+        if policy.get("maxRestarts") is not None:
+            self.notes.add("JobSet failurePolicy.maxRestarts is not counted (a group "
+                           "restart is never refused)", item.label)
         if not rjobs:
             self.error(item, "spec.replicatedJobs: a JobSet needs at least one replicated job")
             return
@@ -443,11 +467,30 @@ class ManifestReader:
                                               f"{item.name}/{rjob.get('name')}"),
                                        job_spec.get("template") or {},
                                        int(replicas) * int(parallelism))
-            unit.extra.update(restart=restart, base=name)
+            unit.extra.update(restart=self._jobset_restart(item, policy, job_spec), base=name)
             if job_spec.get("podReplacementPolicy"):
                 unit.extra["podReplacementPolicy"] = job_spec["podReplacementPolicy"]
+            for extra in ("podFailurePolicy", "backoffLimitPerIndex"):
+                if job_spec.get(extra) is not None:
+                    self.notes.add(f"Job {extra} is not modelled", item.label)
             if item.spec.get("suspend"):
                 unit.suspended = True
+
+    def _jobset_restart(self, item: Item, policy: Mapping[str, Any],
+                        job_spec: Mapping[str, Any]) -> str:
+        """Who replaces an evicted member of a JobSet. Its Job does, while its
+        ``backoffLimit`` (6 when unset) allows a retry: ``member``. With ``backoffLimit:
+        0`` the eviction fails the Job, and ``failurePolicy`` (``Recreate``,
+        ``BlockingRecreate``) recreates every Job of the JobSet: ``group``."""
+        if "inplace" in str(policy.get("restartStrategy", "")).lower():
+            return "member"
+        backoff = job_spec.get("backoffLimit", 6)
+        if _whole(backoff) and backoff > 0:
+            return "member"
+        if not policy:
+            self.notes.add("JobSets without failurePolicy fail when a member fails; "
+                           "modelled as restarting the whole group", item.label)
+        return "group"
 
     def _jobset_unit(self, namespace: str, jobset: str, meta: Mapping[str, Any]) -> Key | None:
         labels = meta.get("labels") or {}
