@@ -164,6 +164,15 @@ class ManifestReader:
         self.workload_templates: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.kueue = KueueReader(self)
         self.initial_fields = InitialPod.model_fields
+        self.shape_tags: dict[tuple[Any, ...], str] = {}
+
+    def release(self) -> None:
+        """Let go of the input objects. The reader and its Kueue reader refer to each
+        other; without this, a snapshot's millions of parsed objects would wait for the
+        cyclic collector (paused during an import) instead of being freed here."""
+        self.items.clear()
+        self.units.clear()
+        self.kueue = None  # type: ignore[assignment]
 
     def add(self, item: Item) -> None:
         """Keep an object for the build, unless a section it is read by is not an object
@@ -517,24 +526,27 @@ class ManifestReader:
             self.error(item, f"spec.nodeName: no node named '{node}' in the input")
             return
         labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        deleting = meta.get("deletionTimestamp")
         pod = PodInfo(item, labels, gpus, cpu, memory, node, _maybe_time(status.get("startTime")),
-                      _maybe_time(meta.get("deletionTimestamp")),
+                      _maybe_time(deleting) if deleting is not None else None,
                       status.get("nominatedNodeName") or None)
-        if _is_node_daemon(meta):
+        owners = _dicts(meta.get("ownerReferences"))
+        if _is_node_daemon(meta, owners):
             self._overhead(pod)
             return
         if self.priority_of(item, spec.get("priorityClassName"),
                             "spec.priorityClassName") is None:
             return
-        unit = self._unit_of(pod)
+        owner = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+        unit = self._unit_of(pod, owner)
         unit.pods.append(pod)
 
-    def _unit_of(self, pod: PodInfo) -> Unit:
-        """The controller in the input that owns the pod, else its PodGroup, else a
-        workload of the pods that share its owner reference and shape."""
+    def _unit_of(self, pod: PodInfo, owner: Mapping[str, Any] | None) -> Unit:
+        """The controller in the input that owns the pod (``owner``, its controller
+        reference), else its PodGroup, else a workload of the pods that share its owner
+        reference and shape."""
         meta, spec = pod.item.meta, pod.item.spec
-        namespace = pod.item.namespace
-        owner = _controller_ref(meta)
+        namespace = str(meta.get("namespace") or "default")
         if owner is not None:
             key = self._owner_unit(namespace, str(owner.get("kind")), str(owner.get("name")),
                                    pod)
@@ -550,7 +562,7 @@ class ManifestReader:
         if group_name:
             self.error(pod.item, f"spec.schedulingGroup.podGroupName: no PodGroup "
                                  f"'{group_name}' in namespace '{namespace}' in the input")
-        return self._implicit_unit(pod, owner)
+        return self._implicit_unit(pod, owner, namespace)
 
     def _owner_unit(self, namespace: str, kind: str, name: str, pod: PodInfo) -> Key | None:
         if kind == "ReplicaSet":
@@ -566,8 +578,9 @@ class ManifestReader:
         key = (namespace, kind, name)
         return key if key in self.units and self.units[key].item is not None else None
 
-    def _implicit_unit(self, pod: PodInfo, owner: Mapping[str, Any] | None) -> Unit:
-        spec, namespace = pod.item.spec, pod.item.namespace
+    def _implicit_unit(self, pod: PodInfo, owner: Mapping[str, Any] | None,
+                       namespace: str) -> Unit:
+        spec = pod.item.spec
         kind, name = "Pod", pod.item.name
         for label in GANG_LABELS:
             if label in pod.labels:
@@ -578,9 +591,12 @@ class ManifestReader:
                 kind, name = "JobSet", pod.labels[JOBSET_LABEL]
             elif owner is not None:
                 kind, name = str(owner.get("kind")), str(owner.get("name"))
-        shape = (pod.gpus, pod.cpu, pod.memory, spec.get("priorityClassName") or None,
+        shape = (kind, pod.gpus, pod.cpu, pod.memory, spec.get("priorityClassName") or None,
                  spec.get("terminationGracePeriodSeconds", 30))
-        key = (namespace, f"{kind}#{shape}", name)
+        tag = self.shape_tags.get(shape)
+        if tag is None:  # formatted once per shape, not once per pod
+            tag = self.shape_tags[shape] = f"{kind}#{shape[1:]}"
+        key = (namespace, tag, name)
         if key not in self.units:
             workload_kind, controller = OWNER_KIND.get(kind, ("batch", "none"))
             self.units[key] = Unit(key, workload_kind, controller, gang=kind == "PodGroup")
@@ -971,8 +987,7 @@ def _expression(expression: Mapping[str, Any]) -> Callable[[Mapping[str, str]], 
     return test
 
 
-def _is_node_daemon(meta: Mapping[str, Any]) -> bool:
-    owners = _dicts(meta.get("ownerReferences"))
+def _is_node_daemon(meta: Mapping[str, Any], owners: list[dict[str, Any]]) -> bool:
     annotations = meta.get("annotations") or {}
     return (any(o.get("kind") in ("DaemonSet", "Node") for o in owners)
             or "kubernetes.io/config.mirror" in annotations)
