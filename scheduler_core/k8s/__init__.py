@@ -66,6 +66,7 @@ def read_snapshot(files: Sequence[TraceFile], options: ImportOptions, log: Error
             restore_experiment(draft, reader.of, options, log)
     finally:
         reader.release()
+    draft.checked = True  # read_items ran the loader's checks wherever they can fail
     if draft.cluster is None and draft.nodes.node_count == 0:
         draft.cluster = {"nodePools": [dict(DEFAULT_POOL)]}
         draft.notes.insert(0, "no Node in the input: the cluster is a default pool of "

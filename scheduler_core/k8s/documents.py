@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +19,15 @@ from typing import Any
 
 import yaml
 
+from scheduler_core.documents import DocumentError, check_data
 from scheduler_core.traces.build import Origin
 from scheduler_core.traces.errors import ErrorLog
 from scheduler_core.traces.source import TraceFile, as_trace_file, read_text
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TEXT_ESCAPES = re.compile(r"\\u(?:0000|[dD][89abcdefABCDEF])")
+"""How JSON text can hold a NUL or a lone surrogate (it may hold neither raw): only a
+file with one of these escapes has its objects walked by the loader's checks."""
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SIMULATOR_KEYS = {"pods": "Pod", "nodes": "Node", "priorityClasses": "PriorityClass",
                   "pvs": "PersistentVolume", "pvcs": "PersistentVolumeClaim",
@@ -122,6 +127,9 @@ def _json_items(text: str, name: str, log: ErrorLog) -> list[Item]:
     lines = _line_starts(text)
     try:
         found = _json_walk(text, json.JSONDecoder())
+    except RecursionError:
+        log.add(name, 1, 1, "not JSON this reader accepts: nested too deeply")
+        return []
     except (ValueError, IndexError):
         try:
             json.loads(text)
@@ -133,12 +141,27 @@ def _json_items(text: str, name: str, log: ErrorLog) -> list[Item]:
         log.add(name, 1, 1, "expected Kubernetes objects: an object with a kind, a List "
                 "with items, or a kube-scheduler-simulator export")
         return []
+    escaped = _TEXT_ESCAPES.search(text) is not None
     items = []
     for offset, kind, obj in found:
         if kind and "kind" not in obj:
             obj = {"kind": kind, **obj}
-        items.append(Item(obj, Origin(name, *_position(lines, offset))))
+        origin = Origin(name, *_position(lines, offset))
+        if escaped and not _checked(obj, origin, log):
+            continue
+        items.append(Item(obj, origin))
     return items
+
+
+def _checked(obj: dict[str, Any], origin: Origin, log: ErrorLog) -> bool:
+    """The loader's checks on one object (``\\u0000`` or a lone surrogate escape)."""
+    try:
+        check_data(obj)
+    except DocumentError as exc:
+        where = f"{exc.path}: " if exc.path else ""
+        log.add(origin.file, origin.line, origin.column, f"{where}{exc.message}")
+        return False
+    return True
 
 
 def _json_walk(text: str,
@@ -218,6 +241,9 @@ def _yaml_items(text: str, name: str, log: ErrorLog) -> Iterator[Item]:
             node = loader.get_node()
             data = loader.construct_document(node)
             if data is None:
+                continue
+            origin = Origin(name, node.start_mark.line + 1, node.start_mark.column + 1)
+            if not _checked(data, origin, log):  # aliases without bound, nesting, NUL
                 continue
             yield from _yaml_document(data, node, name, log)
     except yaml.YAMLError as exc:

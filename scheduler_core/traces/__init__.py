@@ -103,7 +103,7 @@ def import_trace(fmt: str, files: Sequence[TraceFile | str | Path],
         log.raise_if_any()
         draft.provenance.default_file = sources[0].name if sources else ""
         return finish(draft.mapping(), draft.provenance, draft.counts, draft.notes,
-                      draft.kinds)
+                      draft.kinds, checked=draft.checked and options.nodes is None)
 
 
 @contextmanager

@@ -176,10 +176,12 @@ class ImportResult:
 
 
 def finish(mapping: dict[str, Any], provenance: Provenance, counts: dict[str, int],
-           notes: list[str], kinds: dict[str, int] | None = None) -> ImportResult:
-    """Validate through ``parse_spec``; its errors are mapped back to file and line."""
+           notes: list[str], kinds: dict[str, int] | None = None, *,
+           checked: bool = False) -> ImportResult:
+    """Validate through ``parse_spec``; its errors are mapped back to file and line.
+    ``checked``: every value came from input the loader's checks passed."""
     try:
-        spec = parse_spec(mapping)
+        spec = parse_spec(mapping, checked=checked)
     except SpecError as exc:
         raise TraceError([_located(provenance, e) for e in exc.errors]) from None
     return ImportResult(mapping, spec, counts, notes, dict(kinds or {}))
