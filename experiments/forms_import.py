@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from django import forms
@@ -131,8 +131,8 @@ class KindDefaultsMixin:
 class TraceImportForm(KindDefaultsMixin, forms.Form):
     format = forms.ChoiceField(choices=[(f.name, f"{f.name}: {f.title}") for f in FORMATS.values()],
                                initial="openb")
-    files = MultipleFileField(help_text="The format's files, all at once (e.g. the openb node "
-                                        "list and pod list).")
+    files = MultipleFileField(  # type: ignore[assignment]  # a form field, not BaseForm.files
+        help_text="The format's files, all at once (e.g. the openb node list and pod list).")
     name = forms.CharField(required=False, max_length=200,
                            help_text="Blank: named after the trace.")
     horizon_seconds = forms.FloatField(required=False, min_value=1.0, label="Horizon (s)",
@@ -168,7 +168,8 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["compare_policies"].choices = [(p, p) for p in policy_choices()["preemption"]]
+        policies = cast(forms.MultipleChoiceField, self.fields["compare_policies"])
+        policies.choices = [(p, p) for p in policy_choices()["preemption"]]
         for fmt in FORMATS.values():
             if fmt.qos_map is not None:
                 self.fields[qos_field_name(fmt.name)] = forms.CharField(
@@ -291,7 +292,7 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
         widget=forms.Textarea(attrs={"rows": 14, "class": "code", "spellcheck": "false"}),
         help_text="YAML or JSON, several documents separated by ---: PriorityClasses, "
                   "Jobs, JobSets, Deployments, PodGroups, PDBs, Kueue queues...")
-    files = OptionalMultipleFileField(
+    files = OptionalMultipleFileField(  # type: ignore[assignment]  # a form field
         required=False, label="…or upload manifest files",
         help_text=f"Up to {MAX_FILES} .yaml / .yml / .json files.")
     snapshot = forms.FileField(
@@ -328,7 +329,7 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
                 if isinstance(entry, list) and len(entry) == 2][:MAX_FILES + 1]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        data = super().clean() or {}
         if not self.errors and not self.uploads():
             raise forms.ValidationError("Paste manifests or choose files to import.")
         return data

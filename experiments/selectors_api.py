@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import F, Func, IntegerField, QuerySet
 
 import scheduler_core as sc
@@ -29,7 +29,7 @@ EVENT_COLUMNS = ("variant", "replication", "seq", "time", "reason", "workload", 
 EVENT_CHUNK = 5000
 
 
-def run_visible_list(*, user: AbstractBaseUser) -> QuerySet[Run]:
+def run_visible_list(*, user: User | AnonymousUser) -> QuerySet[Run]:
     """Every run of every experiment ``user`` may view, newest first."""
     visible = selectors.experiment_visible_qs(user=user).values("pk")
     return (Run.objects.select_related("experiment", "created_by")
@@ -175,7 +175,7 @@ def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> QuerySe
 def run_event_rows(*, run: Run, filters: Mapping[str, Any] | None = None
                    ) -> Iterator[dict[str, Any]]:
     """The filtered event log as flat rows for exports, read in chunks."""
-    values = run_events(run=run, filters=filters).values_list(
+    values = run_events(run=run, filters=filters).values_list(  # type: ignore[misc]  # annotated by run_events
         "variant", "replication_number", "seq", "time", "reason", "workload", "pod", "node",
         "value", "related", "message")
     for row in values.iterator(chunk_size=EVENT_CHUNK):
@@ -201,7 +201,7 @@ class ComparisonError(ValueError):
         super().__init__(message)
 
 
-def comparison_variants(*, user: AbstractBaseUser, pairs: Sequence[tuple[int, str]]
+def comparison_variants(*, user: User | AnonymousUser, pairs: Sequence[tuple[int, str]]
                         ) -> list[ComparedVariant]:
     """Each (run id, variant name) resolved to its aggregate; runs ``user`` may not see
     read exactly like runs that do not exist."""
@@ -209,7 +209,7 @@ def comparison_variants(*, user: AbstractBaseUser, pairs: Sequence[tuple[int, st
             for index, (run_id, variant) in enumerate(pairs)]
 
 
-def _compared(user: AbstractBaseUser, index: int, run_id: int, variant: str) -> ComparedVariant:
+def _compared(user: User | AnonymousUser, index: int, run_id: int, variant: str) -> ComparedVariant:
     run = selectors.run_get(user=user, pk=run_id)
     if run is None:
         raise ComparisonError(index, "run", f"no run {run_id}")
@@ -240,7 +240,7 @@ def comparison_table(*, compared: Sequence[ComparedVariant]) -> list[dict[str, A
 def _compared_value(stats: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
     mean, base_mean = stats.get("mean"), base.get("mean")
     both = mean is not None and base_mean is not None
-    difference = mean - base_mean if both else None
+    difference = mean - base_mean if mean is not None and base_mean is not None else None
     ci = ((stats.get("ci95") or 0.0) ** 2 + (base.get("ci95") or 0.0) ** 2) ** 0.5 if both else None
     relative = difference / abs(base_mean) if both and base_mean else None
     return {**{stat: stats.get(stat) for stat in SUMMARY_STATS},

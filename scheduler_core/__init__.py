@@ -7,6 +7,7 @@ A plain library (no Django): parse a spec, simulate each variant, read the resul
         print(variant.name, variant.aggregate["lost_work"]["mean"])
 """
 
+from scheduler_core.durations import format_duration, parse_duration
 from scheduler_core.engine import SimulationLimitError
 from scheduler_core.estimate import CostEstimate, estimate_cost
 from scheduler_core.experiment import (
@@ -50,9 +51,11 @@ __all__ = [
     "aggregate",
     "estimate_cost",
     "expand_variants",
+    "format_duration",
     "get_preset",
     "list_presets",
     "load_document",
+    "parse_duration",
     "parse_spec",
     "policy_names",
     "resolve_variant",

@@ -31,6 +31,10 @@ SECTIONS = (
     Section("nodes", "cluster.nodes", "Named nodes", "node"),
     Section("priorityClasses", "priorityClasses", "Priority classes", "priority class"),
     Section("workloads", "workloads", "Workloads", "workload"),
+    Section("queues", "queues", "Admission queues (Kueue ClusterQueues)", "queue"),
+    Section("resourceQuotas", "resourceQuotas", "Resource quotas per PriorityClass", "quota"),
+    Section("initialState", "initialState", "Initial state (pods already there at t = 0)",
+            "pod"),
     Section("events", "events", "Timeline events", "event"),
     Section("variants", "variants", "Variants to compare", "variant"),
 )
@@ -107,7 +111,13 @@ def to_yaml(document: Any) -> str:
 
 
 def blank_document() -> dict[str, Any]:
-    """A small, valid starting point for "New experiment" without a preset."""
+    """A small, valid starting point for "New experiment" without a preset, that shows
+    what the product is for: a two-node training gang fills all 16 GPUs, an urgent
+    notebook arrives at 10 minutes, and the two variants differ (with preemption the
+    notebook runs at once; without, it waits past the horizon)."""
+    training = new_workload("training", [])
+    training.update(name="training", members=2,
+                    podGroup={**training["podGroup"], "minCount": 2})
     return {
         "name": "my-experiment",
         "description": "",
@@ -119,7 +129,7 @@ def blank_document() -> dict[str, Any]:
             {"name": "high", "value": 1000},
         ],
         "workloads": [
-            {**new_workload("training", []), "name": "training"},
+            training,
             {**new_workload("notebook", []), "name": "notebook", "arrival": 600,
              "priorityClassName": "high", "urgent": True},
         ],
@@ -162,6 +172,25 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+def kind_default_paths() -> list[str]:
+    """Every field some kind sets a default for: picking another kind re-applies these
+    (a field the new kind leaves out is cleared, e.g. a notebook has no pod group)."""
+    paths: list[str] = []
+    for defaults in KIND_DEFAULTS.values():
+        for path in _leaf_paths(defaults):
+            if path not in paths:
+                paths.append(path)
+    return paths
+
+
+def _leaf_paths(item: Mapping[str, Any], prefix: str = "") -> list[str]:
+    found = []
+    for key, value in item.items():
+        path = f"{prefix}{key}"
+        found += _leaf_paths(value, f"{path}.") if isinstance(value, Mapping) else [path]
+    return found
+
+
 def new_workload(kind: str, existing: list[Any]) -> dict[str, Any]:
     """A workload of ``kind`` with that kind's defaults and a name not yet taken."""
     return {"name": _free_name(kind, existing), "kind": kind,
@@ -181,7 +210,24 @@ def new_item(section: str, document: Mapping[str, Any], kind: str = "") -> dict[
         return {"name": _free_name("class", existing), "value": 1000}
     if section == "events":
         return _new_event(document)
+    if section == "queues":
+        return {"name": _free_name("queue", existing), "nominalGpus": 8}
+    if section == "resourceQuotas":
+        classes = get_path(document, "priorityClasses") or [{}]
+        return {"priorityClassName": classes[0].get("name", ""), "gpus": 8}
+    if section == "initialState":
+        return _new_initial_pod(document)
     return {"name": _free_name("variant", existing), "preemption": "pod"}
+
+
+def _new_initial_pod(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod of the first workload, already running on the first node for an hour."""
+    workloads = get_path(document, "workloads") or [{}]
+    pools = get_path(document, "cluster.nodePools") or []
+    nodes = get_path(document, "cluster.nodes") or []
+    node = f"{pools[0].get('name', 'pool')}-0" if pools else (nodes[0].get("name", "")
+                                                              if nodes else "")
+    return {"workload": workloads[0].get("name", ""), "node": node, "startedAt": -3600}
 
 
 def _new_event(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,10 +22,13 @@ from pydantic import BaseModel
 import scheduler_core as sc
 from experiments.editor import document as doc
 from experiments.editor.forms import (
+    AdmissionQueueForm,
+    InitialPodForm,
     MetaForm,
     NodeForm,
     NodePoolForm,
     PriorityClassForm,
+    ResourceQuotaForm,
     SpecForm,
     TimelineEventForm,
     TopForm,
@@ -41,16 +44,21 @@ from scheduler_core.spec import load_document
 FORM_CLASSES: dict[str, type[SpecForm]] = {
     "nodePools": NodePoolForm, "nodes": NodeForm, "priorityClasses": PriorityClassForm,
     "workloads": WorkloadForm, "events": TimelineEventForm, "variants": VariantForm,
+    "queues": AdmissionQueueForm, "resourceQuotas": ResourceQuotaForm,
+    "initialState": InitialPodForm,
 }
 ITEM_MODELS: dict[str, type[BaseModel]] = {
     "nodePools": spec_models.NodePool, "nodes": spec_models.NamedNode,
     "priorityClasses": spec_models.PriorityClass, "workloads": spec_models.Workload,
     "events": spec_models.TimelineEvent, "variants": spec_models.Variant,
+    "queues": spec_models.AdmissionQueue, "resourceQuotas": spec_models.ResourceQuota,
+    "initialState": spec_models.InitialPod,
 }
 FORMSETS = {key: forms.formset_factory(form, extra=0, can_delete=True)
             for key, form in FORM_CLASSES.items()}
 _SECTION_PATH = re.compile(
-    r"^(?P<section>cluster\.nodePools|cluster\.nodes|priorityClasses|workloads|events|variants)"
+    r"^(?P<section>cluster\.nodePools|cluster\.nodes|priorityClasses|workloads|queues"
+    r"|resourceQuotas|initialState|events|variants)"
     r"(?:\[(?P<index>\d+)\])?(?:\.|: )?(?P<rest>.*)$")
 _KEY_BY_PATH = {section.path: section.key for section in doc.SECTIONS}
 MODES = ("form", "yaml")
@@ -61,6 +69,16 @@ class YAMLError:
     line: int | None
     path: str
     message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorLink:
+    """One line of the banner: where the problem is (with a link to that field, when
+    there is one on the page) and what it is."""
+
+    where: str
+    message: str
+    href: str = ""
 
 
 @dataclass
@@ -246,8 +264,60 @@ class Editor:
     def section_views(self) -> list[SectionView]:
         return list(self.sections.values())
 
+    def error_links(self) -> list[ErrorLink]:
+        """Every problem on the page, in page order, each linking to its field: the
+        banner lists them all, so one save shows every mistake."""
+        links = _form_links(self.meta, "Experiment")
+        links += [ErrorLink("", message) for message in self.global_errors]
+        if self.mode == "yaml":
+            text_id = self.yaml_form["text"].auto_id if self.yaml_form else ""
+            return links + [ErrorLink(f"line {e.line}" if e.line else e.path or "YAML",
+                                      f"{e.path}: {e.message}" if e.line and e.path
+                                      else e.message, f"#{text_id}")
+                            for e in self.yaml_errors]
+        if self.top is not None:
+            links += _form_links(self.top, "Experiment", anchor="section-top")
+        for view in self.sections.values():
+            anchor = f"section-{view.section.key}"
+            links += [ErrorLink(view.section.title, str(message), f"#{anchor}")
+                      for message in [*view.errors, *view.formset.non_form_errors()]]
+            for index, form in enumerate(view.formset.forms):
+                name = form["name"].value() if "name" in form.fields else ""
+                where = f"{view.section.item} {index + 1}" + (f" ({name})" if name else "")
+                links += _form_links(form, where.capitalize(),
+                                     anchor=f"row-{view.section.key}-{index}")
+        return links
+
+
+def kind_defaults() -> dict[str, dict[str, str]]:
+    """Per workload kind, the text each kind-dependent field of a workload row shows
+    with that kind's defaults (field name without the row prefix → text). The page
+    re-applies them when the user picks another kind and says yes."""
+    paths = set(doc.kind_default_paths())
+    fields = {name: path for name, path in WorkloadForm.spec_fields().items() if path in paths}
+    return {kind: {name: WorkloadForm.base_fields[name].format(  # type: ignore[attr-defined]
+        doc.get_path(defaults, path)) for name, path in fields.items()}
+        for kind, defaults in doc.KIND_DEFAULTS.items()}
+
 
 # --------------------------------------------------------------------------- helpers
+def _form_links(form: forms.Form, where: str, anchor: str = "") -> list[ErrorLink]:
+    """A form's errors as banner lines: a field's link to the field, the others' to
+    ``anchor`` (the form's box)."""
+    if not form.is_bound:
+        return []
+    links = []
+    for name, messages in form.errors.items():
+        if name in form.fields:
+            label = str(form.fields[name].label or name)
+            links += [ErrorLink(f"{where}: {label}", str(m), f"#{form[name].auto_id}")
+                      for m in messages]
+        else:
+            links += [ErrorLink(where, str(m), f"#{anchor}" if anchor else "")
+                      for m in messages]
+    return links
+
+
 def _top_hidden_paths() -> list[str]:
     return [*TopForm.spec_fields().values(), *(s.path for s in doc.SECTIONS)]
 
@@ -291,8 +361,8 @@ def _item(form: SpecForm) -> dict[str, Any]:
     sub-objects whose key field was left blank."""
     values = _form_values(form)
     item = _merge(values, _extra(form))
-    for path, key_field in form.OPTIONAL_OBJECTS.items():
-        if doc.get_path(values, form.spec_fields()[key_field]) is None:
+    for path, key_fields in form.OPTIONAL_OBJECTS.items():
+        if all(doc.get_path(values, form.spec_fields()[key]) is None for key in key_fields):
             doc.pop_path(item, path)
     return item
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from experiments.services.imports import ImportedExperiment, experiment_import
 from scheduler_core.traces import ReplayScenarios
 
 
 def experiment_import_with_scenarios(
-        *, owner: AbstractBaseUser, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
+        *, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
         qos_map: str = "", defaults: str = "", name: str = "",
         horizon_seconds: float | None = None, tags: Iterable[str] = (),
         scenarios: ReplayScenarios | None = None) -> ImportedExperiment:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from experiments.models import Experiment
@@ -86,10 +86,10 @@ def import_read(*, fmt: str, uploads: Sequence[tuple[IO[Any], str]], qos_map: st
     return result
 
 
-def experiment_import(*, owner: AbstractBaseUser, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
+def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
                       qos_map: str = "", defaults: str = "", name: str = "",
                       horizon_seconds: float | None = None, tags: Iterable[str] = (),
-                      shared_with: Iterable[AbstractBaseUser] = (),
+                      shared_with: Iterable[User] = (),
                       scenarios: ReplayScenarios | None = None) -> ImportedExperiment:
     """Read ``uploads`` (file object, file name) in format ``fmt`` into a new experiment
     owned by ``owner``. ``qos_map`` is a YAML/JSON mapping or ``QOS=CLASS[:VALUE],...``;

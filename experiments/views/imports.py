@@ -18,6 +18,7 @@ from experiments.selectors_imports import preview_context
 from experiments.services import imports as import_services
 from experiments.services.import_scenarios import experiment_import_with_scenarios
 from experiments.services.imports import ImportedExperiment, ImportRejectedError
+from experiments.users import signed_in
 from scheduler_core.k8s import ANNOTATION_NAMES
 from scheduler_core.traces import FORMATS, ImportResult
 
@@ -30,7 +31,7 @@ def experiment_import(request: HttpRequest) -> HttpResponse:
     form = TraceImportForm(request.POST, request.FILES) if posted else TraceImportForm()
     if posted and form.is_valid():
         try:
-            outcome = experiment_import_with_scenarios(owner=request.user,
+            outcome = experiment_import_with_scenarios(owner=signed_in(request),
                                                        **form.import_arguments())
         except ImportRejectedError as exc:
             form.add_import_errors(exc.errors)
@@ -72,7 +73,7 @@ def experiment_import_k8s(request: HttpRequest) -> HttpResponse:
         try:
             if request.POST.get("action") == "save":
                 outcome = import_services.experiment_import(
-                    owner=request.user, tags=form.tag_list(), **form.import_arguments())
+                    owner=signed_in(request), tags=form.tag_list(), **form.import_arguments())
                 return _imported(request, outcome)
             preview = import_services.import_read(**form.import_arguments())
         except ImportRejectedError as exc:

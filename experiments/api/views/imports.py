@@ -17,6 +17,7 @@ from experiments.api.views.common import user_context
 from experiments.api.views.experiments import etag
 from experiments.models import Experiment
 from experiments.services import imports
+from experiments.users import signed_in
 from scheduler_core.traces import FORMATS
 
 MAX_FILES = 10
@@ -76,7 +77,7 @@ class ExperimentImportApi(APIView):
         data = serializer.validated_data
         try:
             outcome = imports.experiment_import(
-                owner=request.user, fmt=data["format"],
+                owner=signed_in(request), fmt=data["format"],
                 uploads=[(upload, upload.name) for upload in data["files"]],
                 qos_map=data["qos_map"], defaults=data["defaults"], name=data["name"],
                 horizon_seconds=data["horizon_seconds"], tags=data["tags"],
@@ -94,7 +95,7 @@ class ExperimentImportApi(APIView):
 def _form(request: Request) -> dict:
     """Multipart fields as the serializer wants them: repeated ``files``, ``tags`` and
     ``shared_with`` as lists (a single comma-separated value works too)."""
-    form = request.data
+    form: Any = request.data  # a QueryDict (multipart) or a dict (JSON)
     many = form.getlist if hasattr(form, "getlist") else lambda key: [form.get(key)]
     data = {key: form.get(key) for key in form if key not in ("files", "tags", "shared_with")}
     data["files"] = request.FILES.getlist("files")
