@@ -178,8 +178,10 @@ def _scenarios(args: argparse.Namespace) -> ReplayScenarios:
 
 def _write(mapping: dict[str, Any], result: ImportResult, args: argparse.Namespace) -> None:
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.counts.items())
+    read = ", ".join(f"{kind} {n}" for kind, n in sorted(result.kinds.items()))
     header = [f"python -m scheduler_core import {args.format} "
-              + " ".join(Path(f).name for f in args.files), counts, *result.notes]
+              + " ".join(Path(f).name for f in args.files), counts,
+              *([f"read: {read}"] if read else []), *result.notes]
     if args.output and args.output.endswith(".json"):
         text = json.dumps(mapping, indent=1) + "\n"
     else:
@@ -189,5 +191,8 @@ def _write(mapping: dict[str, Any], result: ImportResult, args: argparse.Namespa
     else:
         sys.stdout.write(text)
     print(f"imported {args.format}: {counts}", file=sys.stderr)
+    if result.kinds:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(result.kinds.items()))
+        print(f"read: {kinds}", file=sys.stderr)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)

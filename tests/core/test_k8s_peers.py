@@ -134,3 +134,14 @@ def test_our_kwok_snapshot_of_the_imported_cluster_reads_back():
     assert _summary(again) == _summary(spec)
     assert [(p.workload, p.node) for p in again.initial_state] == [
         (p.workload, p.node) for p in spec.initial_state]
+
+
+def test_the_cli_says_what_it_read_per_kind_and_every_note(capsys):
+    from scheduler_core.cli import main
+
+    assert main(["import", "k8s", str(SIMULATOR)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "read: KubeSchedulerConfiguration 1, Namespace 4, Node 3, Pod 5, PriorityClass 4, " \
+           "StorageClass 1" in err
+    assert any(line.startswith("note: left out, kube-scheduler-simulator's schedulerConfig")
+               for line in err)

@@ -37,7 +37,8 @@ def test_pasted_manifests_are_previewed_edited_and_saved(browser, server):
     page.wait_for_selector("#preview")
 
     kinds = page.inner_text("#preview-kinds")
-    assert "PriorityClass" in kinds and "ResourceQuota" in kinds
+    assert "PriorityClass" in kinds
+    assert "ResourceQuota" in kinds
     workloads = page.inner_text("#preview-workloads")
     for name in ("chat-frontend-inference", "bulk-generation", "finetune"):
         assert name in workloads
