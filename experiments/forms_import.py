@@ -269,6 +269,10 @@ PASTED_SNAPSHOT = "pasted-snapshot.yaml"
 MAX_CARRIED_CHARS = 1_000_000
 """Uploaded files are carried from the preview to the save as text in the form (a
 browser never sends a file twice); larger uploads are chosen again."""
+MAX_PASTED_CHARS = 600_000
+"""Each text area's limit (the browser enforces it): with what is carried, a request's
+text fields stay under Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB). Larger manifest
+sets are uploaded as files, which have no such limit."""
 
 
 class OptionalMultipleFileField(MultipleFileField):
@@ -288,7 +292,7 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
     defaults. Preview reads it all and shows what was read; save stores it."""
 
     manifests = forms.CharField(
-        required=False, max_length=MAX_CARRIED_CHARS, label="Manifests (paste)",
+        required=False, max_length=MAX_PASTED_CHARS, label="Manifests (paste)",
         widget=forms.Textarea(attrs={"rows": 14, "class": "code", "spellcheck": "false"}),
         help_text="YAML or JSON, several documents separated by ---: PriorityClasses, "
                   "Jobs, JobSets, Deployments, PodGroups, PDBs, Kueue queues...")
@@ -300,7 +304,7 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
         help_text="kubectl get nodes,pods -A -o yaml|json, a kwokctl snapshot export, or a "
                   "kube-scheduler-simulator export. Without Nodes, a default pool is assumed.")
     snapshot_text = forms.CharField(
-        required=False, max_length=MAX_CARRIED_CHARS, label="…or paste the snapshot",
+        required=False, max_length=MAX_PASTED_CHARS, label="…or paste the snapshot",
         widget=forms.Textarea(attrs={"rows": 4, "class": "code", "spellcheck": "false"}))
     carried = forms.CharField(required=False, widget=forms.HiddenInput)
     name = forms.CharField(required=False, max_length=200,

@@ -81,5 +81,7 @@ def experiment_import_k8s(request: HttpRequest) -> HttpResponse:
     carried = form.carry() if posted and form.is_valid() else request.POST.get("carried", "")
     return render(request, "experiments/import_k8s.html", {
         "form": form, "preview": preview and preview_context(preview), "carried": carried,
+        "not_carried": [f.name for key in request.FILES for f in request.FILES.getlist(key)]
+        if not carried else [],
         "default_columns": DEFAULT_FIELDS.values(),
         "annotations": ANNOTATION_NAMES})

@@ -169,3 +169,15 @@ def test_a_bad_default_is_shown_at_its_cell(alice_client):
 
     assert response.context["form"].errors["default__batch__startupSeconds"]
     assert not Experiment.objects.exists()
+
+
+def test_files_too_large_to_carry_are_asked_for_again(alice_client, monkeypatch):
+    from experiments import forms_import
+
+    monkeypatch.setattr(forms_import, "MAX_CARRIED_CHARS", 100)
+    manifests = SimpleUploadedFile("deployment.yaml", DEPLOYMENT.read_bytes())
+    response = alice_client.post(URL, page_form(files=[manifests], action="preview"))
+
+    assert response.context["preview"] is not None
+    assert carried_value(response) == ""
+    assert "Choose deployment.yaml again before saving" in text_of(response)
