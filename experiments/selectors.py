@@ -184,7 +184,7 @@ def run_replications(*, run: Run) -> QuerySet[Replication]:
     """The run page's table of replications: without the per-workload records and
     distributions, which are megabytes on a large run (the charts read them on demand)."""
     return run.replications.order_by("variant_index", "replication").defer(
-        "workloads", "distributions", "by_priority_class")
+        "workloads", "distributions", "by_priority_class", "timeline")
 
 
 def replication_events(*, replication: Replication, reason: str = "", workload: str = "",

@@ -232,7 +232,7 @@ class Engine:
             self._progress(1.0)
         return ev.sort_log(self.log)
 
-    def emit(self, reason: str, workload: Workload | None, pod: Pod | None = None, *,
+    def emit(self, reason: ev.Reason, workload: Workload | None, pod: Pod | None = None, *,
              time: float | None = None, value: float = 0.0, related: str = "",
              message: str = "", node: Node | None = None, nodeless: bool = False) -> None:
         where = None if nodeless else node or (pod.node if pod is not None else None)

@@ -17,15 +17,18 @@ from django.utils.html import json_script
 from experiments import selectors, selectors_charts
 from experiments.charts import kubectl, spans, tables, timeline
 from experiments.charts.assumptions import assumptions
-from experiments.charts.data import Row, VariantEvents, VariantResults
+from experiments.charts.data import VariantCosts, VariantResults
 from experiments.charts.headline import headline_figure
 from experiments.charts.metrics import HEADLINE_METRICS
 from experiments.charts.milestones import milestones_figure
 from experiments.charts.tradeoff import tradeoff_figure
 from experiments.charts.work import cumulative_cost_figure, recovery_figure
 from experiments.models import Replication, Run, Status
+from experiments.services.timelines import replication_costs
+from experiments.services.timelines import replication_timeline as timeline_of
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+"""2: figures drawn from the core's timeline (stranded bands fixed, issue #12)."""
 CACHE_SECONDS = 24 * 3600
 SMALL_CLUSTER = 64
 """Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of
@@ -103,8 +106,9 @@ def cost_figures(*, run: Run, labels: Sequence[str],
 def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[str, Any]]:
     """The same for variants picked from any runs: (run, variant index, label)."""
     ids = _cost_replication_ids(chosen)
-    rows = selectors_charts.cost_rows(replication_ids=[pk for group in ids for pk in group])
-    series = [VariantEvents(label, [rows.get(pk, []) for pk in group])
+    found = replication_costs(replication_ids=[pk for group in ids for pk in group])
+    series = [VariantCosts(label, [found[pk][0] for pk in group if pk in found],
+                           [found[pk][1] for pk in group if pk in found])
               for (_, _, label), group in zip(chosen, ids, strict=True)]
     end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
     return {"costs": cumulative_cost_figure(series, end=end),
@@ -150,24 +154,15 @@ def replication_timeline(*, run: Run, replication_id: int,
 
 
 def _spans(run: Run, replication_id: int) -> tuple[list[spans.Span], list[spans.Preemption]]:
-    """Spans and preemptions of one replication, cached: a group click re-reads them."""
+    """Spans and preemptions of one replication (stored with it by the worker), cached:
+    a group click re-reads them."""
     key = f"run-spans:{_run_key(run)}:{replication_id}"
     found = cache.get(key)
     if found is None:
-        rows = selectors_charts.replication_rows(
-            replication_ids=[replication_id], reasons=selectors_charts.TIMELINE_REASONS)
-        found = _read_spans(run, rows.get(replication_id, []))
+        derived = timeline_of(replication_id=replication_id)
+        found = (derived.spans, derived.preemptions)
         cache.set(key, found, CACHE_SECONDS)
     return found
-
-
-def _read_spans(run: Run, rows: list[Row]) -> tuple[list[spans.Span], list[spans.Preemption]]:
-    writes = {w["name"]: float((w.get("checkpoint") or {}).get("writeSeconds") or 0.0)
-              for w in run.spec.get("workloads") or []}
-    end = float(run.spec.get("horizonSeconds", 0.0))
-    capacity = spans.node_capacity(run.spec.get("cluster") or {})
-    return (spans.pod_spans(rows, end=end, write_seconds=writes, capacity=capacity),
-            spans.preemptions(rows))
 
 
 def _busiest(groups: Sequence[spans.NodeGroup], marks: Sequence[spans.Preemption]) -> int:

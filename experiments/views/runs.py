@@ -53,7 +53,7 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> HttpResponse:
     run = visible_run(request, pk)
-    replication = run.replications.filter(pk=replication_pk).first()
+    replication = run.replications.filter(pk=replication_pk).defer("timeline").first()
     if replication is None:
         raise Http404("No such replication")
     filters = {key: request.GET.get(key, "").strip() for key in ("reason", "workload", "pod",
