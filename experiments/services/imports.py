@@ -52,13 +52,15 @@ class ImportRejectedError(Exception):
 
 @dataclass(frozen=True)
 class ImportedExperiment:
-    """A stored import and what the importer said about it: ``counts`` of what was
-    read (``nodes``, ``pods``, ``workloads``...) and ``notes`` on what was approximated
-    or left out (every object not used is named in one)."""
+    """A stored import and what the importer said about it: ``counts`` of what it
+    made (``nodes``, ``pods``, ``workloads``...), ``kinds`` of what it read and ``notes``
+    on what was approximated or left out (every object not used is named in one)."""
 
     experiment: Experiment
     counts: dict[str, int]
     notes: list[str]
+    kinds: dict[str, int]
+    """Input objects per kind (Kubernetes imports; empty for the trace formats)."""
 
 
 def import_read(*, fmt: str, uploads: Sequence[tuple[IO[Any], str]], qos_map: str = "",
@@ -102,7 +104,8 @@ def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any],
     with transaction.atomic():
         experiment = experiment_create(owner=owner, spec=result.spec, tags=tags,
                                        shared_with=shared_with)
-    return ImportedExperiment(experiment, dict(result.counts), list(result.notes))
+    return ImportedExperiment(experiment, dict(result.counts), list(result.notes),
+                              dict(result.kinds))
 
 
 def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,

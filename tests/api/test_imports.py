@@ -158,6 +158,8 @@ def test_a_kubernetes_import_answers_with_its_counts_and_notes(alice_api):
     assert response.status_code == 201
     report = response.json()["import_report"]
     assert report["counts"] == {"nodes": 1, "pods": 0, "workloads": 3, "initial_pods": 0}
+    assert report["kinds"] == {"ConfigMap": 1, "Deployment": 1, "Ingress": 1, "Job": 2,
+                               "Node": 1, "PriorityClass": 3, "ResourceQuota": 1}
     assert "left out, a kind this model does not read: ConfigMap ml/settings, Ingress web" \
         in report["notes"]
     assert "ResourceQuota serving/interactive-gpus: applies cluster-wide here (the model has " \
@@ -193,4 +195,4 @@ def test_the_schema_documents_the_import_report(alice_api):
         "description": report["properties"]["notes"]["description"]}
     assert "every input object is used or named here" in report["properties"]["notes"][
         "description"]
-    assert set(report["required"]) == {"counts", "notes"}
+    assert set(report["required"]) == {"counts", "kinds", "notes"}

@@ -26,7 +26,10 @@ MAX_FILES = 10
 class ImportReportSerializer(serializers.Serializer):
     counts = serializers.DictField(
         child=serializers.IntegerField(),
-        help_text="what was read: nodes, pods, workloads, initial_pods... (per format)")
+        help_text="what the import made: nodes, pods, workloads, initial_pods... (per format)")
+    kinds = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Kubernetes imports: the input objects per kind ({} for trace formats)")
     notes = serializers.ListField(
         child=serializers.CharField(),
         help_text="what was approximated or left out, each naming its objects by kind and "
@@ -49,8 +52,9 @@ class ExperimentImportApi(APIView):
     (``KIND.FIELD=VALUE`` items), ``name``, ``horizon_seconds``, ``tags``,
     ``shared_with``. All or nothing: any bad row answers 400 with
     ``{path, file, line, column, message}`` items and stores nothing. 201 answers the
-    experiment with ``import_report``: the counts of what was read and the notes (every
-    object the import did not use, by kind and name, with the reason)."""
+    experiment with ``import_report``: the counts of what was made, the objects read per
+    kind and the notes (every object the import did not use, by kind and name, with the
+    reason)."""
 
     parser_classes = [MultiPartParser, FormParser]
 
@@ -85,7 +89,8 @@ class ExperimentImportApi(APIView):
         except imports.ImportRejectedError as exc:
             raise ApiError(exc.errors) from None
         context = {**user_context(request),
-                   "import_report": {"counts": outcome.counts, "notes": outcome.notes}}
+                   "import_report": {"counts": outcome.counts, "kinds": outcome.kinds,
+                                     "notes": outcome.notes}}
         data = ImportOutputSerializer(outcome.experiment, context=context).data
         response = Response(data, status=status.HTTP_201_CREATED)
         response["ETag"] = etag(outcome.experiment.version)
