@@ -266,18 +266,27 @@ class Engine:
             pod.submitted = True
             self.emit(ev.CREATED, workload, pod)
             self.at(item.started_at, self._bind_initial, pod, node, item.terminating_until)
-        for member in range(workload.spec.members):
-            if member not in taken:
-                self._submit(self._new_pod(workload, member))
+        pending = [m for m in range(workload.spec.members) if m not in taken]
+        if pending and workload.spec.arrival > self.now:
+            # members not in the recorded state were Pending at the workload's own arrival
+            # (a snapshot's pending pods: at t=0), not since its earliest recorded pod
+            self.at(workload.spec.arrival, self._submit_members, workload, pending)
+        else:
+            self._submit_members(workload, pending)
+
+    def _submit_members(self, workload: Workload, members: list[int]) -> None:
+        for member in members:
+            self._submit(self._new_pod(workload, member))
 
     # =================================================================== admission
     def queued(self, workload: Workload, queue: str, reason: str) -> None:
         self.emit(ev.QUEUED, workload, related=queue, message=reason)
 
-    def admit(self, workload: Workload, queue: str) -> None:
-        """Admitted by its queue: now its pods exist (again, after an eviction)."""
+    def admit(self, workload: Workload, queue: str, message: str = "") -> None:
+        """Admitted by its queue: now its pods exist (again, after an eviction).
+        ``message`` names the flavors assigned, where the queue has several."""
         workload.suspended = False
-        self.emit(ev.ADMITTED, workload, related=queue)
+        self.emit(ev.ADMITTED, workload, related=queue, message=message)
         for member, pod in enumerate(workload.slots):
             if pod is None:
                 self._submit(self._new_pod(workload, member))
@@ -745,6 +754,8 @@ class Engine:
         self._uncount_quota(pod)
         self._wake_for(node)
         self._replace_if_controlled(pod, terminating=False)
+        if pod.workload.suspended:
+            self.admission.pods_gone(pod.workload)
 
     def pod_completed(self, pod: Pod) -> None:
         if pod.state not in HOLDING:
@@ -818,6 +829,30 @@ class Engine:
                 self._stopped(pod)
             else:
                 self.evict(pod, 0.0, "node-failure")
+
+    def fail_node(self, node: Node, reason: str, evict_after: float) -> None:
+        """The node goes NotReady: its processes die now (the apps lose their unsaved
+        work), but the pod objects stay bound until the taint manager evicts them
+        ``evict_after`` seconds later; only then do controllers create replacements."""
+        if not node.alive:
+            return
+        self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        for pod in list(node.pods):
+            if pod.state in (PodState.STARTING, PodState.READY):
+                pod.workload.app.interrupt(pod, 0.0, "node-failure")
+                pod.state = PodState.TERMINATING
+                pod.stop_at = self.now + evict_after
+                self.at(pod.stop_at, self._taint_evicted, pod)
+
+    def _taint_evicted(self, pod: Pod) -> None:
+        """NoExecute taint manager: the pod on the NotReady node is deleted (Killing); it
+        is gone at once, as no kubelet is left to wait for."""
+        if pod.state is not PodState.TERMINATING:
+            return
+        self.emit(ev.KILLING, pod.workload, pod, value=0.0, related="node-failure")
+        self._replace_if_controlled(pod, terminating=True)
+        self._stopped(pod)
 
     def restore_node(self, node: Node) -> None:
         if node.alive and not node.cordoned:

@@ -333,6 +333,103 @@ class QueuePreemption(Model):
         return self
 
 
+QUEUE_RESOURCES = ("gpus", "cpu", "memory")
+"""What a ClusterQueue's quota can cover, in the workload's own units (GPUs, cores, GiB):
+Kueue's ``nvidia.com/gpu``, ``cpu`` and ``memory``."""
+
+
+class FlavorResourceQuota(Model):
+    """One resource's quota in one flavor (Kueue ``resourceGroups[].flavors[].resources[]``)."""
+
+    name: Literal["gpus", "cpu", "memory"]
+    nominal_quota: float = Field(ge=0, le=MAX_COUNT)
+    borrowing_limit: float | None = Field(default=None, ge=0, le=MAX_COUNT)
+    lending_limit: float | None = Field(default=None, ge=0, le=MAX_COUNT)
+
+    @model_validator(mode="after")
+    def _lending_within_nominal(self) -> FlavorResourceQuota:
+        if self.name == "gpus" and any(
+                v is not None and not float(v).is_integer()
+                for v in (self.nominal_quota, self.borrowing_limit, self.lending_limit)):
+            raise ValueError("a GPU quota must be a whole number")
+        if self.lending_limit is not None and self.lending_limit > self.nominal_quota:
+            raise ValueError(f"lendingLimit ({self.lending_limit:g}) is above nominalQuota "
+                             f"({self.nominal_quota:g})")
+        return self
+
+
+class FlavorQuotas(Model):
+    name: str = Field(min_length=1, description="a ResourceFlavor")
+    resources: list[FlavorResourceQuota] = Field(min_length=1)
+
+
+class ResourceGroup(Model):
+    """Resources that are assigned a flavor together (Kueue: each flavor of the group
+    lists a quota for every covered resource)."""
+
+    covered_resources: list[Literal["gpus", "cpu", "memory"]] = Field(min_length=1)
+    flavors: list[FlavorQuotas] = Field(min_length=1, max_length=16)
+
+    @model_validator(mode="after")
+    def _every_flavor_covers_the_group(self) -> ResourceGroup:
+        covered = set(self.covered_resources)
+        if len(covered) != len(self.covered_resources):
+            raise ValueError("coveredResources lists a resource twice")
+        for i, flavor in enumerate(self.flavors):
+            names = [r.name for r in flavor.resources]
+            if set(names) != covered or len(names) != len(covered):
+                raise ValueError(f"flavors[{i}] ('{flavor.name}') must list exactly the "
+                                 f"coveredResources {sorted(covered)}, got {names}")
+        return self
+
+
+FungibilityBorrow = Literal["MayStopSearch", "TryNextFlavor"]
+
+
+def _fungibility_alias(value: Any) -> Any:
+    """Kueue v1beta1 spelled MayStopSearch as ``Borrow`` (whenCanBorrow) and ``Preempt``
+    (whenCanPreempt); v1beta2 renamed both."""
+    return "MayStopSearch" if value in ("Borrow", "Preempt") else value
+
+
+class FlavorFungibility(Model):
+    """Kueue ``flavorFungibility`` (docs/kubernetes-rules.md "Flavor fungibility"): whether
+    the flavor search stops at a flavor that needs borrowing or preemption."""
+
+    when_can_borrow: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = \
+        "MayStopSearch"
+    when_can_preempt: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = \
+        "TryNextFlavor"
+
+
+class QueueFairSharing(Model):
+    weight: float = Field(default=1.0, ge=0, le=MAX_COUNT,
+                          description="a larger weight lowers the queue's share (DRS / weight)")
+
+
+FairSharingStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+DEFAULT_FAIR_SHARING_STRATEGIES: tuple[FairSharingStrategy, ...] = (
+    "LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
+class FairSharingConfig(Model):
+    """Kueue Configuration ``fairSharing`` (docs/kubernetes-rules.md "Fair sharing"): with
+    it, cohort preemption follows dominant resource shares instead of classic preemption."""
+
+    preemption_strategies: list[FairSharingStrategy] = Field(
+        default_factory=lambda: list(DEFAULT_FAIR_SHARING_STRATEGIES))
+
+    @model_validator(mode="after")
+    def _allowed_lists(self) -> FairSharingConfig:
+        allowed = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                   ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
+        if self.preemption_strategies not in allowed:
+            raise ValueError("preemptionStrategies must be [LessThanOrEqualToFinalShare], "
+                             "[LessThanInitialShare] or [LessThanOrEqualToFinalShare, "
+                             "LessThanInitialShare]")
+        return self
+
+
 class AdmissionQueue(Model):
     """A queue above the scheduler (Polyaxon queue / Kueue ClusterQueue): a workload that
     waits here has no pods yet, so no PriorityClass can help it; its queue priority can."""
@@ -350,6 +447,26 @@ class AdmissionQueue(Model):
     queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = Field(
         default="StrictFIFO", description="StrictFIFO: a head that does not fit blocks the "
         "queue; BestEffortFIFO: the workloads behind it may be admitted meanwhile")
+    resource_groups: list[ResourceGroup] = Field(
+        default_factory=list, max_length=16, description="Kueue quota per flavor and "
+        "resource (instead of nominalGpus); resources no group covers are not limited")
+    flavor_fungibility: FlavorFungibility = Field(default_factory=FlavorFungibility)
+    fair_sharing: QueueFairSharing = Field(default_factory=QueueFairSharing)
+
+    @model_validator(mode="after")
+    def _one_way_to_give_quota(self) -> AdmissionQueue:
+        if self.resource_groups and (self.nominal_gpus is not None
+                                     or self.borrowing_limit_gpus is not None):
+            raise ValueError("give the quota either as nominalGpus/borrowingLimitGpus or as "
+                             "resourceGroups, not both")
+        seen: set[str] = set()
+        for i, group in enumerate(self.resource_groups):
+            overlap = seen & set(group.covered_resources)
+            if overlap:
+                raise ValueError(f"resourceGroups[{i}] covers {sorted(overlap)}, already "
+                                 "covered by an earlier group")
+            seen |= set(group.covered_resources)
+        return self
 
 
 class ResourceQuota(Model):
@@ -437,6 +554,10 @@ class TimelineEvent(Model):
     timeout_seconds: Seconds | None = Field(
         default=DEFAULT_DRAIN_TIMEOUT_SECONDS, description="drain: give up evicting after "
         "this long, like kubectl drain --timeout (null: keep retrying to the horizon)")
+    toleration_seconds: Seconds | None = Field(
+        default=None, description="node-failure: the node goes NotReady and its pods are "
+        "evicted this long after it is marked so (Kubernetes' default tolerations: 300); "
+        "null: the pods vanish with the node at once")
 
     @model_validator(mode="after")
     def _targets(self) -> TimelineEvent:
@@ -487,6 +608,83 @@ class Policy(Model):
         return self
 
 
+# ----------------------------------------------------------------------- failure models
+FailureDistributionName = Literal["exponential", "weibull", "lognormal", "constant", "empirical"]
+
+
+class FailureDistribution(Model):
+    """A random duration for failure models (docs/failures.md): the time between failures
+    or a repair time. Each family is given by its mean, so an MTBF reads as one."""
+
+    distribution: FailureDistributionName = "exponential"
+    mean_seconds: SignedSeconds | None = Field(
+        default=None, description="the mean (for an inter-arrival: the MTBF)")
+    shape: float = Field(default=1.0, gt=0, le=100, description="weibull: shape k")
+    sigma: float = Field(default=1.0, gt=0, le=10, description="lognormal: sigma of log")
+    samples_seconds: list[Seconds] = Field(default_factory=list, max_length=100_000,
+                                           description="empirical: durations to draw from")
+
+    @model_validator(mode="after")
+    def _parameters(self) -> FailureDistribution:
+        if self.distribution == "empirical":
+            if self.mean_seconds is not None:
+                raise ValueError("an empirical distribution takes samplesSeconds, not "
+                                 "meanSeconds")
+            if not self.samples_seconds or sum(self.samples_seconds) <= 0:
+                raise ValueError("samplesSeconds needs at least one positive duration")
+        elif self.mean_seconds is None:
+            raise ValueError(f"a {self.distribution} distribution needs meanSeconds")
+        elif self.mean_seconds <= 0:
+            raise ValueError(f"meanSeconds must be positive, got {self.mean_seconds:g} (a mean "
+                             "time between failures or to repair cannot be zero or negative)")
+        return self
+
+
+class FailureModel(Model):
+    """Random node failures or a replayed failure trace, expanded per replication into
+    ``node-failure`` timeline events (scheduler_core.failures)."""
+
+    name: str = ""
+    kind: Literal["random", "correlated", "trace"] = "random"
+    pool: str | None = Field(default=None, description="only this node pool (default: all)")
+    selector: dict[str, str] = Field(default_factory=dict,
+                                     description="only nodes with all these labels")
+    per: Literal["node", "scope"] = Field(
+        default="node", description="node: every node (correlated: every domain) fails on "
+        "its own clock; scope: one clock for all of them, a random one failing")
+    inter_arrival: FailureDistribution | None = None
+    repair: FailureDistribution | None = Field(
+        default=None, description="time until the node is back; null: it never returns")
+    domain_label: str | None = Field(default=None, description="correlated: the label whose "
+                                     "value is the failure domain (rack, switch)")
+    fraction: float = Field(default=1.0, gt=0, le=1,
+                            description="correlated: share of the domain's hosts that fail")
+    csv: str = Field(default="", max_length=10_000_000, description="trace: rows of "
+                     "time,target,duration; target a node name or label=value")
+    toleration_seconds: Seconds = Field(
+        default=300.0, description="pods on the NotReady node are evicted after this "
+        "(the default node.kubernetes.io/not-ready and unreachable tolerations)")
+    disruption: Literal["node-failure", "spot-reclaim", "drain"] = Field(
+        default="node-failure", description="spot-reclaim: the provider takes the node "
+        "back after noticeSeconds (its pods get SIGTERM); repair is the recapture time. "
+        "drain: planned maintenance (kubectl drain, PDBs honoured); repair is its length")
+    notice_seconds: Seconds = Field(default=120.0, description="spot-reclaim: the "
+                                    "provider's notice (AWS 120 s, GCP and Azure 30 s)")
+
+    @model_validator(mode="after")
+    def _complete(self) -> FailureModel:
+        if self.kind == "trace":
+            if not self.csv.strip():
+                raise ValueError("a trace failure model needs csv rows")
+            if self.inter_arrival is not None:
+                raise ValueError("a trace replays its rows: interArrival does not apply")
+        elif self.inter_arrival is None:
+            raise ValueError(f"a {self.kind} failure model needs interArrival")
+        if self.kind == "correlated" and not self.domain_label:
+            raise ValueError("a correlated failure model needs domainLabel (e.g. rack)")
+        return self
+
+
 class ExperimentSpec(Model):
     """A whole experiment: cluster, priority classes, workloads, timeline and variants."""
 
@@ -504,8 +702,12 @@ class ExperimentSpec(Model):
     workloads: list[Workload] = Field(default_factory=list)
     initial_state: list[InitialPod] = Field(default_factory=list)
     queues: list[AdmissionQueue] = Field(default_factory=list)
+    fair_sharing: FairSharingConfig | None = Field(
+        default=None, description="Kueue's fairSharing configuration: cohorts preempt by "
+        "dominant resource share (docs/kubernetes-rules.md, Fair sharing)")
     resource_quotas: list[ResourceQuota] = Field(default_factory=list)
     events: list[TimelineEvent] = Field(default_factory=list)
+    failures: list[FailureModel] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
     variants: list[Variant] = Field(default_factory=list)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
@@ -637,6 +839,9 @@ def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
     yield from _workload_errors(spec)
     yield from _queue_errors(spec)
     yield from _node_errors(spec)
+    if spec.failures:
+        from scheduler_core.failures import failure_errors  # late: it builds on this module
+        yield from failure_errors(spec)
     yield from _policy_errors(spec.policy, "policy", registry)
     for i, event in enumerate(spec.events):
         if event.type not in registry.disruptions:

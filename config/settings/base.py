@@ -286,8 +286,8 @@ LAB_LIMITS = {
     "LAB_MAX_NODES": env_int("LAB_MAX_NODES", 5000, minimum=1),
     "LAB_MAX_WORKLOADS": env_int("LAB_MAX_WORKLOADS", 5000, minimum=1),
     "LAB_MAX_PODS": env_int("LAB_MAX_PODS", 50000, minimum=1),
-    "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 30 * 86400.0, minimum=1.0),
-    "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 200, minimum=1),
+    "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 60 * 86400.0, minimum=1.0),
+    "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 5000, minimum=1),
 }
 # A running replication writes a heartbeat with its progress (at most every
 # LAB_PROGRESS_EVERY_SECONDS). One silent for LAB_HEARTBEAT_STALE_SECONDS may be taken
@@ -302,6 +302,10 @@ LAB_WORKER_LOST_SECONDS = env_float(
     (0 if BROKER_IS_FILESYSTEM else VISIBILITY_TIMEOUT) + 2 * LAB_HEARTBEAT_STALE_SECONDS,
     minimum=1.0)
 LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
+# A replication's stored timeline keeps its per-pod spans up to this many (about 6 MB of
+# JSON per 100k); above it only costs, recoveries and preemptions are kept, and the page
+# says the per-pod drawing was left out (a 2,000-member gang failing 460 times has 1 M).
+LAB_MAX_STORED_TIMELINE_SPANS = env_int("LAB_MAX_STORED_TIMELINE_SPANS", 200_000, minimum=0)
 # A run nobody picked up (no worker running) is failed after this long.
 LAB_QUEUED_TIMEOUT_SECONDS = env_float("LAB_QUEUED_TIMEOUT_SECONDS", 24 * 3600.0, minimum=1.0)
 

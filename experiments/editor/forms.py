@@ -24,6 +24,7 @@ from experiments.editor.fields import (
     SpecNumberField,
     SpecTaintsField,
     SpecTolerationsField,
+    SpecYAMLListField,
     SpecYAMLMapField,
 )
 from experiments.models import MAX_TAG_LENGTH
@@ -111,6 +112,9 @@ class TopForm(SpecForm):
     origin = SpecChoiceField(
         label="Origin", choices=_choices(["spec", "snapshot"]), blank="spec",
         help_text="snapshot: a recorded cluster may be over-committed (warned, not refused)")
+    fair_sharing__preemption_strategies = SpecListField(
+        label="Kueue fair sharing: strategies",
+        help_text="blank: off; LessThanOrEqualToFinalShare, LessThanInitialShare")
     grid = SpecYAMLMapField(
         label="Grid (one variant per combination)",
         help_text="one per line, e.g. workloads.training.checkpoint.intervalSeconds: [600, 1800]")
@@ -119,7 +123,7 @@ class TopForm(SpecForm):
               ("policy__min_candidate_nodes_percentage", "policy__min_candidate_nodes_absolute",
                "policy__pod_initial_backoff_seconds", "policy__pod_max_backoff_seconds",
                "policy__checkpoint_aware_weights"),
-              ("grid", "origin"), ("description",))
+              ("grid", "origin", "fair_sharing__preemption_strategies"), ("description",))
 
 
 class NodeForm(SpecForm):
@@ -230,8 +234,40 @@ class TimelineEventForm(SpecForm):
     recover_after_seconds = SpecDurationField(label="Back after", help_text="blank: never")
     timeout_seconds = SpecDurationField(label="Drain gives up after",
                                         help_text="drains only; default 1h")
+    toleration_seconds = SpecDurationField(
+        label="Pods evicted after", help_text="node-failure: NotReady toleration, e.g. 300; "
+        "blank: at once")
     LAYOUT = (("at", "type", "pool", "count", "fraction", "nodes", "notice_seconds",
-               "recover_after_seconds", "timeout_seconds"),)
+               "recover_after_seconds", "timeout_seconds", "toleration_seconds"),)
+
+
+class FailureModelForm(SpecForm):
+    name = SpecField(label="Name")
+    kind = SpecChoiceField(label="Kind", choices=_choices(["random", "correlated", "trace"]),
+                           blank="random")
+    pool = SpecField(label="Pool", help_text="blank: every node")
+    selector = SpecMapField(label="Node selector", help_text="rack=r1")
+    per = SpecChoiceField(label="Clock", choices=_choices(["node", "scope"]), blank="node",
+                          help_text="node: each node (domain) on its own")
+    inter_arrival = SpecYAMLMapField(
+        label="Time between failures",
+        help_text="e.g. distribution: exponential, meanSeconds: 30d (weibull: shape; "
+        "lognormal: sigma; empirical: samplesSeconds)")
+    repair = SpecYAMLMapField(label="Repair time", help_text="blank: never back")
+    domain_label = SpecField(label="Domain label", help_text="correlated: e.g. rack")
+    fraction = SpecNumberField(label="Fraction of the domain", help_text="correlated: 0.5")
+    toleration_seconds = SpecDurationField(label="Pods evicted after",
+                                           help_text="NotReady toleration: 300")
+    csv = SpecField(label="Trace rows", strip=False,
+                    widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+                    help_text="trace: time,target,duration (target: node or label=value)")
+    disruption = SpecChoiceField(label="Disruption",
+                                 choices=_choices(["node-failure", "spot-reclaim", "drain"]),
+                                 blank="node-failure")
+    notice_seconds = SpecDurationField(label="Spot notice", help_text="spot-reclaim: 2m, 30s")
+    LAYOUT = (("name", "kind", "disruption", "pool", "selector", "per", "domain_label",
+               "fraction"), ("toleration_seconds", "notice_seconds", "inter_arrival", "repair"),
+              ("csv",))
 
 
 class AdmissionQueueForm(SpecForm):
@@ -252,10 +288,24 @@ class AdmissionQueueForm(SpecForm):
         label="Borrow within cohort", choices=_choices(["Never", "LowerPriority"]))
     preemption__borrow_within_cohort__max_priority_threshold = SpecNumberField(
         label="Borrow: max victim priority")
+    resource_groups = SpecYAMLListField(
+        label="Resource groups (instead of nominal GPUs)",
+        help_text="- {coveredResources: [gpus, cpu], flavors: [{name: spot, resources: "
+                  "[{name: gpus, nominalQuota: 8}, {name: cpu, nominalQuota: 64}]}]}")
+    flavor_fungibility__when_can_borrow = SpecChoiceField(
+        label="Flavor: when it can borrow", choices=_choices(["MayStopSearch", "TryNextFlavor"]),
+        blank="default (MayStopSearch)")
+    flavor_fungibility__when_can_preempt = SpecChoiceField(
+        label="Flavor: when it can preempt",
+        choices=_choices(["MayStopSearch", "TryNextFlavor"]), blank="default (TryNextFlavor)")
+    fair_sharing__weight = SpecNumberField(label="Fair-sharing weight",
+                                           help_text="default 1; with top-level fair sharing")
     LAYOUT = (("name", "concurrency", "nominal_gpus", "cohort", "borrowing_limit_gpus"),
               ("order_by", "queueing_strategy", "preemption__within_cluster_queue",
                "preemption__reclaim_within_cohort", "preemption__borrow_within_cohort__policy",
-               "preemption__borrow_within_cohort__max_priority_threshold"))
+               "preemption__borrow_within_cohort__max_priority_threshold"),
+              ("flavor_fungibility__when_can_borrow", "flavor_fungibility__when_can_preempt",
+               "fair_sharing__weight", "resource_groups"))
     OPTIONAL_OBJECTS = {"preemption.borrowWithinCohort": (
         "preemption__borrow_within_cohort__policy",
         "preemption__borrow_within_cohort__max_priority_threshold")}

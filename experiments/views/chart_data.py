@@ -130,22 +130,25 @@ def replication_timeline(*, run: Run, replication_id: int,
     """The GPU timeline of one replication: per-node Gantt for a small cluster; for a
     large one a heatmap of node groups and the Gantt of ``group`` (default: the group
     with the most preemption victims)."""
-    span_list, marks = _spans(run, replication_id)
+    span_list, marks, omitted = _spans(run, replication_id)
     cluster = run.spec.get("cluster") or {}
     groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
     end = float(run.spec.get("horizonSeconds", 0.0))
+    left_out = (f" (not drawn: {omitted:,} pod spans, more than "
+                "LAB_MAX_STORED_TIMELINE_SPANS keeps)") if omitted else ""
     figures = {"states": timeline.state_area_figure(
-        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster")}
+        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster" + left_out)}
     if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
         nodes = [n for g in groups for n in g.nodes]
         figures["gantt"] = timeline.gantt_figure(
             span_list, marks, nodes, capacity=capacity, start=0.0, end=end,
-            title="GPU timeline per node")
+            title="GPU timeline per node" + left_out)
         return {"figures": figures, "groups": [], "group": None, "replication": replication_id}
     chosen = group if group is not None and 0 <= group < len(groups) else _busiest(groups, marks)
     figures["occupancy"] = timeline.occupancy_figure(
         span_list, marks, groups, start=0.0, end=end,
-        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row")
+        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row"
+        + left_out)
     figures["gantt"] = timeline.gantt_figure(
         span_list, marks, groups[chosen].nodes, capacity=capacity, start=0.0, end=end,
         title=f"GPU timeline: {groups[chosen].name}")
@@ -153,14 +156,15 @@ def replication_timeline(*, run: Run, replication_id: int,
             "replication": replication_id}
 
 
-def _spans(run: Run, replication_id: int) -> tuple[list[spans.Span], list[spans.Preemption]]:
-    """Spans and preemptions of one replication (stored with it by the worker), cached:
-    a group click re-reads them."""
-    key = f"run-spans:{_run_key(run)}:{replication_id}"
+def _spans(run: Run, replication_id: int,
+           ) -> tuple[list[spans.Span], list[spans.Preemption], int]:
+    """Spans and preemptions of one replication (stored with it by the worker), and how
+    many spans the store left out; cached: a group click re-reads them."""
+    key = f"run-spans-v2:{_run_key(run)}:{replication_id}"
     found = cache.get(key)
     if found is None:
         derived = timeline_of(replication_id=replication_id)
-        found = (derived.spans, derived.preemptions)
+        found = (derived.spans, derived.preemptions, derived.omitted_spans)
         cache.set(key, found, CACHE_SECONDS)
     return found
 
@@ -183,9 +187,13 @@ def workload_table(*, replication_id: int, query: str = "", sort: str = "-lost_w
 
 
 def event_page(*, replication: Replication, filters: dict[str, str], page: int = 1,
-               ) -> dict[str, Any]:
-    """One page of a replication's events, kubectl-style, with the reasons to filter by."""
-    events = selectors.replication_events(replication=replication, **filters)
+               setup: bool = False) -> dict[str, Any]:
+    """One page of a replication's events, kubectl-style, with the reasons to filter by.
+    The setup rows (t <= 0) are folded away unless ``setup`` or a filter is set, so the
+    first page shows what happened rather than the initial placement."""
+    fold = not setup and not any(filters.values())
+    events = selectors.replication_events(replication=replication, **filters,
+                                          after_setup=fold)
     total = events.count()
     pages = max(1, -(-total // EVENTS_PER_PAGE))
     page = min(max(1, page), pages)
@@ -193,6 +201,8 @@ def event_page(*, replication: Replication, filters: dict[str, str], page: int =
                          "message")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
     return {"rows": [kubectl.describe(row) for row in rows], "total": total, "page": page,
             "pages": pages, "filters": filters, "replication": replication.pk,
+            "setup": not fold, "setup_hidden":
+            selectors.replication_setup_count(replication=replication) if fold else 0,
             "reasons": selectors.replication_event_reasons(replication=replication)}
 
 
