@@ -222,3 +222,26 @@ def test_no_chart_clips_a_label_or_hides_an_axis_title(browser, server, alice):
 
     assert visit.page.evaluate(FITS) == []
     assert visit.errors == []
+
+
+def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser, server,
+                                                                       alice):
+    run = _finished_run(alice, preset_document("s1-training-vs-shards"))
+    visit = Visit(browser, server, "alice")
+    page = visit.page
+    page.set_viewport_size({"width": 900, "height": 900})
+    visit.open(f"/runs/{run.pk}/")
+    lost = page.locator("#workloads-table thead th[data-sort='lost_work']")
+
+    assert page.locator("#workloads-scroll-hint").is_visible()
+    assert lost.count() == 1
+    page.click("#workloads-columns summary")
+    page.uncheck("#workloads-columns input[value='lost_work']")
+    assert lost.count() == 0
+    page.locator("#charts-workloads").screenshot(path=SCREENSHOTS / "charts-6-workloads.png")
+
+    visit.open(f"/runs/{run.pk}/")  # the choice is remembered in this browser
+    assert lost.count() == 0
+    assert page.locator("#workloads-table thead th").first.get_attribute("data-sort") == \
+        "workload"
+    assert visit.errors == []
