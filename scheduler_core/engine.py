@@ -24,10 +24,11 @@ from scheduler_core.app import make_app
 from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
+from scheduler_core.fast import skip_randrange
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
 from scheduler_core.plugins.topology import place_with_topology
-from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, SchedulingQueue
+from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, Cohort, SchedulingQueue
 from scheduler_core.spec import (
     SYSTEM_CLASSES,
     ControllerKind,
@@ -41,6 +42,8 @@ from scheduler_core.spec import Workload as WorkloadSpec
 from scheduler_core.status import Code, Status
 
 ProgressCallback = Callable[[float], None]
+Doomed = tuple[int, Status, int | None, str]
+"""A class's failed verdict: (cluster epoch, status, random draw bound, message)."""
 NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
 GROUP_INCOMPLETE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                           "fewer than minCount pods of the group exist", "GangScheduling")
@@ -134,6 +137,10 @@ class SimulationLimitError(RuntimeError):
 class Engine:
     """Simulates one variant of an experiment with one seed."""
 
+    collapse_twins = True
+    """Queue twins as cohorts and replay doomed ones as a class. Off, every pod is queued
+    and replayed on its own: the reference the differential tests compare against."""
+
     def __init__(self, variant: ResolvedVariant, seed: int,
                  progress: ProgressCallback | None = None, *,
                  max_events: int | None = None, explain: bool = True) -> None:
@@ -169,14 +176,20 @@ class Engine:
         self._wake_at: float | None = None
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
-        self._doomed: dict[tuple[object, ...], tuple[int, Status, int | None]] = {}
-        """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
+        self._doomed: dict[tuple[object, ...], Doomed] = {}
+        """signature -> (cluster epoch, failure, random draw, message) of the last failed
+        attempt."""
         self._drawn: int | None = None
         self.events_processed = 0
         self.recorder: Recorder | None = Recorder(self.cluster) if explain else None
         """Decision records (docs/decisions.md); None runs without them (the benchmark)."""
         if self.recorder is not None:
             self.cluster.watch = self.recorder.changed
+        self.replayed = 0
+        """Pods that took a cached verdict as part of a class (``_replay_run``)."""
+        self.replay_runs = 0
+        self.popped = 0
+        """Pods taken from activeQ one by one (a full attempt or a replay of their own)."""
 
     # =================================================================== setup
     def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
@@ -396,7 +409,13 @@ class Engine:
     def _scheduling_pass(self) -> None:
         queue = self.queue
         queue.release_backoff(self.now)
-        while (pod := queue.pop()) is not None:
+        while (cohort := queue.head()) is not None:
+            if self._replayable(cohort) is not None:
+                self._replay_run()
+                continue
+            pod = queue.pop()
+            assert pod is not None
+            self.popped += 1
             if pod.state is not PodState.PENDING:
                 continue
             if pod.workload.all_or_nothing:
@@ -422,7 +441,7 @@ class Engine:
             return
         if pod.workload.fits_nowhere:
             self._failed(pod, TOO_LARGE, self._too_large_message(pod))
-            self.queue.park(pod, self.now)
+            self.queue.park(pod, self.now, key=self._class_key(pod))
             return
         epoch = self.cluster.epoch
         self._drawn = None
@@ -435,8 +454,17 @@ class Engine:
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
             if pod.nominated is None and self.cluster.epoch == epoch:
-                self._doomed[pod.workload.signature] = (epoch, status, self._drawn)
-        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle)
+                self._doomed[pod.workload.signature] = (epoch, status, self._drawn,
+                                                        self._message(status))
+        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle,
+                        key=self._class_key(pod))
+
+    def _class_key(self, pod: Pod) -> tuple[object, ...] | None:
+        """The class a parked pod may share a queue cohort with: its signature, unless it is
+        nominated or a gang member (those are never replayed as twins)."""
+        if not self.collapse_twins or pod.nominated is not None or pod.workload.all_or_nothing:
+            return None
+        return pod.workload.signature
 
     def _replay_failure(self, pod: Pod) -> bool:
         doomed = self._doomed.get(pod.workload.signature)
@@ -445,8 +473,48 @@ class Engine:
         if doomed[2] is not None:
             self.rng.randrange(doomed[2])
         self._failed(pod, doomed[1])
-        self.queue.park(pod, self.now)
+        self.queue.park(pod, self.now, key=self._class_key(pod))
         return True
+
+    def _replayable(self, cohort: Cohort) -> Doomed | None:
+        """The cached verdict a whole cohort can take without a look at its members: its
+        class failed at this cluster epoch, with the message every member's streak has."""
+        if cohort.key is None or cohort.message is None:
+            return None
+        doomed = self._doomed.get(cohort.key)
+        if doomed is None or doomed[0] != self.cluster.epoch or doomed[3] != cohort.message:
+            return None
+        return doomed
+
+    def _replay_run(self) -> None:
+        """Doomed twins as classes, not one by one (issue #14). Takes the head cohort and
+        every cohort after it that also replays with the same random draw, up to the first
+        pod that needs a look of its own; each member before that pod fails again exactly
+        as ``_replay_failure`` would fail it (same streak, attempt count, backoff and
+        draw), members after it go back to activeQ. Nothing in between can change the
+        cluster, so the order among the replayed members does not matter; the draws are
+        made in bulk, as many as the members would have made."""
+        queue = self.queue
+        first = queue.take()
+        assert first is not None
+        assert first.key is not None
+        drawn = self._doomed[first.key][2]
+        run = [first]
+        while (cohort := queue.head()) is not None:
+            doomed = self._replayable(cohort)
+            if doomed is None or doomed[2] != drawn:
+                break
+            run.append(queue.take())  # type: ignore[arg-type]
+        limit = queue.head_key()
+        replayed = 0
+        for cohort in run:
+            part = queue.split_before(cohort, limit)
+            replayed += len(part)
+            queue.replay(part, self.now)
+        if drawn is not None:
+            skip_randrange(self.rng, drawn, replayed)
+        self.replayed += replayed
+        self.replay_runs += 1
 
     def _schedule_group(self, workload: Workload) -> None:
         """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
@@ -520,6 +588,7 @@ class Engine:
             if nominated is not None and pod.nominated is None:
                 pod.nominated = nominated
                 nominated.nominated[pod] = None
+                self.cluster.nominations_changed(nominated)
                 self._touch(nominated)
 
     def _assume(self, pods: list[Pod]) -> list[tuple[Pod, Node | None]]:
@@ -551,11 +620,14 @@ class Engine:
         return (f"0/{n} nodes are available: {reasons}. preemption: 0/{n} nodes are "
                 f"available: {n} {NOT_HELPFUL_REASON}.")
 
+    def _message(self, status: Status) -> str:
+        return f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+
     def _failed(self, pod: Pod, status: Status, message: str | None = None) -> None:
         """Repeated identical failures become one event with a count, as kubectl shows them
         ("x37 over 5m"); the streak is written when the pod's situation changes."""
         explicit = message
-        message = message or f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+        message = message or self._message(status)
         streak = pod.failures
         if streak is not None and streak.message == message:
             streak.count += 1
@@ -568,6 +640,7 @@ class Engine:
         self._streaks[pod] = None
 
     def _end_streak(self, pod: Pod) -> None:
+        self.queue.settle(pod)  # a queued pod's count may still sit in its cohort
         streak = pod.failures
         if streak is None:
             return
@@ -587,6 +660,7 @@ class Engine:
             self.cluster.assign(pod, node)
         pod.state = PodState.STARTING
         pod.bound_at = self.now
+        self.cluster.stamp(pod)
         self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
         self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
 
@@ -712,6 +786,7 @@ class Engine:
         self.clear_nomination(pod)
         pod.nominated = node
         node.nominated[pod] = None
+        self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
         self._touch(node)
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
@@ -725,6 +800,7 @@ class Engine:
             return  # refused by a ResourceQuota: no pod object, no nomination
         pod.nominated = node
         node.nominated[pod] = None
+        self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
         self._touch(node)
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
@@ -733,6 +809,7 @@ class Engine:
         if pod.nominated is not None:
             self._touch(pod.nominated)
             pod.nominated.nominated.pop(pod, None)
+            self.cluster.nominations_changed(pod.nominated)
             pod.nominated = None
             self.cluster.epoch += 1
 

@@ -187,6 +187,22 @@ SECURE_REFERRER_POLICY = "same-origin"
 LAB_MAX_UPLOAD_BYTES = env_int("LAB_MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_UPLOAD_BYTES
 
+# Exports (issue #10 §4): written once to files under LAB_EXPORT_DIR and served from
+# there. One of at most LAB_EXPORT_INLINE_ROWS rows is written by the request itself;
+# a larger one by a Celery worker (202 + Retry-After meanwhile), at most
+# LAB_EXPORT_BUILDS_PER_USER at once per user (429 past it). A build silent for
+# LAB_EXPORT_BUILD_SECONDS (its worker vanished, or none has picked it up yet) is
+# started again by the next request; a running build keeps itself fresh.
+LAB_EXPORT_DIR = Path(env_str("LAB_EXPORT_DIR", str(VAR_DIR / "exports")))
+LAB_EXPORT_INLINE_ROWS = env_int("LAB_EXPORT_INLINE_ROWS", 20_000, minimum=0)
+LAB_EXPORT_BUILDS_PER_USER = env_int("LAB_EXPORT_BUILDS_PER_USER", 2, minimum=1)
+LAB_EXPORT_BUILD_SECONDS = env_int("LAB_EXPORT_BUILD_SECONDS", 120, minimum=10)
+# Hot reads of a run (detail, summary, event pages, chart data) are kept in the shared
+# cache under the run's state; a finished run's for LAB_READ_CACHE_SECONDS, an active
+# run's (its progress moves) for LAB_READ_CACHE_ACTIVE_SECONDS.
+LAB_READ_CACHE_SECONDS = env_int("LAB_READ_CACHE_SECONDS", 3600, minimum=0)
+LAB_READ_CACHE_ACTIVE_SECONDS = env_float("LAB_READ_CACHE_ACTIVE_SECONDS", 1.0, minimum=0.0)
+
 # Login form: at most LAB_LOGIN_FAILURES wrong passwords per (username, address) in
 # LAB_LOGIN_WINDOW_SECONDS, counted in the shared cache.
 LAB_LOGIN_FAILURES = env_int("LAB_LOGIN_FAILURES", 5, minimum=1)

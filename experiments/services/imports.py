@@ -1,25 +1,41 @@
 """Importing recorded cluster traces as an ordinary experiment (issue 7).
 
-All or nothing: ``scheduler_core.traces`` reads every file and validates the spec before
+All or nothing: ``scheduler_core.traces.import_experiment`` (the core function the CLI
+calls too) reads every file, adds the replay scenarios and validates the spec before
 anything is stored, and the experiment is created in one transaction afterwards, so a
 bad row anywhere leaves no experiment, no tags and no sharing behind.
+
+What the import read (counts per kind) and what it approximated or left out (the
+notes, object by object) come back with the experiment: the page and the API show them.
 """
 
 from __future__ import annotations
 
 import codecs
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 from django.contrib.auth.models import User
+from django.db import transaction
 
 from experiments.models import Experiment
 from experiments.services.experiments import experiment_create
 from experiments.specs import spec_limit_errors
 from scheduler_core.spec import SpecError
-from scheduler_core.traces import FORMATS, ImportOptions, KindDefaults, import_uploads
+from scheduler_core.traces import (
+    FORMATS,
+    ImportOptions,
+    ImportResult,
+    KindDefaults,
+    ReplayScenarios,
+    TraceError,
+    TraceFile,
+    import_experiment,
+)
 from scheduler_core.traces.defaults import DefaultsError
 from scheduler_core.traces.qos import MappingError, load_mapping
+from scheduler_core.traces.scenarios import ScenarioFieldError
 
 ErrorItem = dict[str, Any]
 CHUNK_BYTES = 1 << 16
@@ -34,28 +50,62 @@ class ImportRejectedError(Exception):
         super().__init__("; ".join(e["message"] for e in errors))
 
 
-def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
-                      qos_map: str = "", defaults: str = "", name: str = "",
-                      horizon_seconds: float | None = None, tags: Iterable[str] = (),
-                      shared_with: Iterable[User] = ()) -> Experiment:
-    """Read ``uploads`` (file object, file name) in format ``fmt`` into a new experiment
-    owned by ``owner``. ``qos_map`` is a YAML/JSON mapping or ``QOS=CLASS[:VALUE],...``;
-    ``defaults`` is ``KIND.FIELD=VALUE`` items separated by commas or new lines.
+@dataclass(frozen=True)
+class ImportedExperiment:
+    """A stored import and what the importer said about it: ``counts`` of what it
+    made (``nodes``, ``pods``, ``workloads``...), ``kinds`` of what it read and ``notes``
+    on what was approximated or left out (every object not used is named in one)."""
 
-    Raises ``ImportRejectedError`` and stores nothing if anything is wrong."""
+    experiment: Experiment
+    counts: dict[str, int]
+    notes: list[str]
+    kinds: dict[str, int]
+    """Input objects per kind (Kubernetes imports; empty for the trace formats)."""
+
+
+def import_read(*, fmt: str, uploads: Sequence[tuple[IO[Any], str]], qos_map: str = "",
+                defaults: str = "", name: str = "", horizon_seconds: float | None = None,
+                scenarios: ReplayScenarios | None = None) -> ImportResult:
+    """Read and validate ``uploads`` without storing anything (the page's preview, and
+    the first half of :func:`experiment_import`). Raises ``ImportRejectedError``."""
     options = import_options(fmt=fmt, qos_map=qos_map, defaults=defaults, name=name,
                              horizon_seconds=horizon_seconds)
     names = [file_name for _, file_name in uploads]
     undecodable = [_located(error, names) for error in map(_not_utf8, uploads) if error]
     if undecodable:
         raise ImportRejectedError(undecodable)
-    result = import_uploads(fmt, uploads, options)
-    if isinstance(result, list):
-        raise ImportRejectedError([_located(dict(error), names) for error in result])
+    files = [TraceFile.from_stream(stream, file_name) for stream, file_name in uploads]
+    try:
+        result = import_experiment(fmt, files, options, scenarios)
+    except TraceError as exc:
+        raise ImportRejectedError([_located(dict(error), names) for error in exc.errors]) \
+            from None
+    except ScenarioFieldError as exc:
+        raise ImportRejectedError([{"path": exc.field, "message": str(exc)}]) from None
     limits = spec_limit_errors(result.spec)
     if limits:
         raise ImportRejectedError([{**e, "file": "", "line": 0, "column": 0} for e in limits])
-    return experiment_create(owner=owner, spec=result.spec, tags=tags, shared_with=shared_with)
+    return result
+
+
+def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
+                      qos_map: str = "", defaults: str = "", name: str = "",
+                      horizon_seconds: float | None = None, tags: Iterable[str] = (),
+                      shared_with: Iterable[User] = (),
+                      scenarios: ReplayScenarios | None = None) -> ImportedExperiment:
+    """Read ``uploads`` (file object, file name) in format ``fmt`` into a new experiment
+    owned by ``owner``. ``qos_map`` is a YAML/JSON mapping or ``QOS=CLASS[:VALUE],...``;
+    ``defaults`` is ``KIND.FIELD=VALUE`` items separated by commas or new lines;
+    ``scenarios`` are added to the spec before it is stored.
+
+    Raises ``ImportRejectedError`` and stores nothing if anything is wrong."""
+    result = import_read(fmt=fmt, uploads=uploads, qos_map=qos_map, defaults=defaults,
+                         name=name, horizon_seconds=horizon_seconds, scenarios=scenarios)
+    with transaction.atomic():
+        experiment = experiment_create(owner=owner, spec=result.spec, tags=tags,
+                                       shared_with=shared_with)
+    return ImportedExperiment(experiment, dict(result.counts), list(result.notes),
+                              dict(result.kinds))
 
 
 def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,
@@ -136,5 +186,5 @@ def kind_defaults() -> dict[str, dict[str, Any]]:
     return KindDefaults.builtin().as_table()
 
 
-__all__ = ["ImportRejectedError", "experiment_import", "import_options", "kind_defaults",
-           "trace_formats"]
+__all__ = ["ImportRejectedError", "ImportedExperiment", "experiment_import", "import_options",
+           "import_read", "kind_defaults", "trace_formats"]

@@ -8,16 +8,28 @@ from urllib.parse import urlencode
 
 import plotly
 from django import template
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString
 
+from experiments import selectors_cache
 from experiments.models import Run
 from experiments.views import chart_data
 
 register = template.Library()
 
 
-@register.inclusion_tag("experiments/run_charts.html")
-def run_charts(run: Run) -> dict[str, Any]:
+@register.simple_tag
+def run_charts(run: Run) -> SafeString:
+    """The charts section, rendered once per run state for every viewer (it holds
+    nothing of the viewer's): its embedded data is a megabyte on a mid-size run, and
+    rendering it was most of the run page's cost."""
+    return selectors_cache.run_cached(
+        run=run, kind="page-charts-html",
+        build=lambda: render_to_string("experiments/run_charts.html", _context(run)))
+
+
+def _context(run: Run) -> dict[str, Any]:
     variants = "&".join(urlencode({"v": f"{run.pk}:{v['variant']}"}) for v in run.aggregate)
     return {"run": run, "charts": chart_data.run_charts(run=run),
             "compare_url": f"{reverse('experiments:compare')}?{variants}"}

@@ -5,8 +5,16 @@
 // browser tests and the benchmark wait for it; data-charts-error says what failed).
 (function () {
   "use strict";
-  const CONFIG = { responsive: true, displaylogo: false,
-                   modeBarButtonsToRemove: ["select2d", "lasso2d"] };
+  // Every chart's toolbar downloads it: PNG (Plotly's own camera) and SVG (ours).
+  const SVG_BUTTON = {
+    name: "Download plot as SVG", title: "Download plot as SVG",
+    icon: window.Plotly ? window.Plotly.Icons.camera : undefined,
+    click: function (gd) { window.Plotly.downloadImage(gd, { format: "svg", filename: gd.id || "chart" }); },
+  };
+  const CONFIG = { responsive: true, displaylogo: false, displayModeBar: true,
+                   toImageButtonOptions: { format: "png", scale: 2 },
+                   modeBarButtonsToAdd: [SVG_BUTTON],
+                   modeBarButtonsToRemove: ["select2d", "lasso2d", "sendDataToCloud", "sendChartToCloud"] };
   const hasWebGL = (function () {
     try {
       const canvas = document.createElement("canvas");

@@ -245,3 +245,29 @@ def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser,
     assert page.locator("#workloads-table thead th").first.get_attribute("data-sort") == \
         "workload"
     assert visit.errors == []
+
+
+def test_each_chart_downloads_as_png_and_svg_and_the_tables_as_files(browser, server, alice):
+    """Issue 16 §4: plotly's toolbar is on, with PNG and SVG; the run page's download
+    buttons hand over the files."""
+    run = _finished_run(alice, preset_document("s3-grace-period"))
+    visit = Visit(browser, server, "alice")
+    visit.page.context.set_default_timeout(30_000)
+    visit.open(f"/runs/{run.pk}/")
+    page = visit.page
+    chart = page.locator("#chart-milestones")
+    chart.hover()
+    titles = page.evaluate("() => Array.from(document.querySelectorAll("
+                           "'#chart-milestones .modebar-btn')).map(b => b.dataset.title)")
+    assert not any("Share" in title for title in titles)  # nothing leaves this server
+
+    with page.expect_download() as svg:
+        chart.locator(".modebar-btn[data-title='Download plot as SVG']").click()
+    assert svg.value.suggested_filename.endswith(".svg")
+    with page.expect_download() as png:
+        chart.locator(".modebar-btn[data-title='Download plot as a PNG']").click()
+    assert png.value.suggested_filename.endswith(".png")
+    with page.expect_download() as csv:
+        page.click("#downloads a[data-download='events.csv']")
+    assert csv.value.suggested_filename == f"run-{run.pk}-events.csv"
+    assert visit.errors == []
