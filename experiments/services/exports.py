@@ -44,6 +44,7 @@ TABLES = ("summary", "workloads", "events", "decisions")
 EVENT_FILTERS = ("variant", "replication", "workload", "pod", "node", "reason", "time_min",
                  "time_max")
 WORKLOAD_FILTERS = ("variant", "replication")
+DECISION_FILTERS = ("variant", "replication", "workload", "pod", "node", "reason")
 ROWS_PER_SECOND = 20_000
 """A rough writing speed, for the ``Retry-After`` of a build in progress."""
 
@@ -87,7 +88,8 @@ class ExportState:
 def export_of(*, run: Run, table: str, fmt: str, filters: dict[str, Any]) -> Export:
     """The export named by a request: only the filters its table takes, empty ones
     dropped, so ``?reason=`` and no query name the same file."""
-    wanted = {"summary": (), "workloads": WORKLOAD_FILTERS, "events": EVENT_FILTERS}[table]
+    wanted = {"summary": (), "workloads": WORKLOAD_FILTERS, "events": EVENT_FILTERS,
+              "decisions": DECISION_FILTERS}[table]
     kept = {key: filters[key] for key in wanted if filters.get(key) not in (None, "")}
     return Export(run_id=run.pk, task_token=run.task_token, table=table, fmt=fmt, filters=kept)
 

@@ -198,7 +198,7 @@ def test_the_run_page_offers_every_download_and_each_one_works(alice_client, fin
     links = re.findall(r'href="([^"]+)" download', card)
     spec = reverse("api:run-spec", args=[finished_run.pk])
     exports = [reverse("api:run-export", args=[finished_run.pk, table, fmt])
-               for table in ("summary", "workloads", "events")
+               for table in ("summary", "workloads", "events", "decisions")
                for fmt in ("csv", "json", "parquet")]
     assert set(links) == {spec, *exports}
     for url in links:
