@@ -278,3 +278,22 @@ def test_anonymous_visitors_are_sent_to_log_in_and_nothing_is_created(client):
     assert page.status_code == post.status_code == 302
     assert page.url.startswith("/accounts/login/")
     assert not Experiment.objects.exists()
+
+
+REAL_OPENB = Path(__file__).parents[2].parent / "shared" / "traces" / "alibaba-gpu-v2023"
+
+
+@pytest.mark.slow
+def test_the_whole_openb_cluster_imports_with_the_defaults(alice_client, alice):
+    """Issue 16 §3: the README's headline trace (1,523 nodes, 8,152 pods, 7,254
+    workloads), uploaded as it is published, under the instance's default limits."""
+    nodes = REAL_OPENB / "openb_node_list_all_node.csv"
+    pods = REAL_OPENB / "openb_pod_list_default.csv"
+    if not (nodes.exists() and pods.exists()):
+        pytest.skip(f"real trace not available: {nodes} (see docs/traces.md)")
+    data = {**browser_form(), "format": "openb",
+            "files": [SimpleUploadedFile(nodes.name, nodes.read_bytes()),
+                      SimpleUploadedFile(pods.name, pods.read_bytes())]}
+    response = alice_client.post(URL, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert len(Experiment.objects.get(owner=alice).spec["workloads"]) > 5000
