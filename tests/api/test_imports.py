@@ -210,14 +210,3 @@ def test_the_window_and_the_load_options_are_in_the_api_too(alice_api, alice):
     assert len(spec["workloads"]) == 3
     assert any("sampled 3 of 4 workloads (seed 5)" in n
                for n in response.json()["import_report"]["notes"])
-
-
-def test_a_workload_limit_names_the_field_that_brings_the_import_under_it(alice_api, settings):
-    settings.LAB_LIMITS = {**settings.LAB_LIMITS, "LAB_MAX_WORKLOADS": 1}
-    response = alice_api.post(URL, {
-        "format": "openb", "files": [upload("openb_nodes.csv"), upload("openb_pods.csv")]},
-        format="multipart")
-    assert response.status_code == 400
-    [error] = errors(response)
-    assert error["path"] == "sample"
-    assert "LAB_MAX_WORKLOADS" in error["message"]
