@@ -15,6 +15,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+import scheduler_core as sc
 from experiments import selectors
 from experiments.charts.data import ROW_FIELDS, Row, VariantResults
 from experiments.models import Replication, Run, RunEvent, Status
@@ -33,13 +34,16 @@ COST_EVENT_BUDGET = 400_000
 def run_variant_results(*, run: Run, label_prefix: str = "") -> list[VariantResults]:
     """Each variant of a finished run: its aggregate and every replication's summary."""
     samples: dict[int, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
-    for index, summary in _succeeded(run).values_list("variant_index", "summary"):
-        for metric, value in summary.items():
-            samples[index][metric].append(value)
-    return [VariantResults(label=label_prefix + entry["variant"],
+    seeds: dict[int, list[int]] = defaultdict(list)
+    for index, seed, summary in _succeeded(run).values_list("variant_index", "seed", "summary"):
+        seeds[index].append(seed)
+        for metric in sc.SUMMARY_NAMES:  # aligned with seeds even if a value is missing
+            samples[index][metric].append(summary.get(metric))
+    return [VariantResults(label=label_prefix + entry["variant"], name=entry["variant"],
                            preemption=entry.get("preemption", ""),
                            placement=entry.get("placement", ""),
-                           aggregate=entry.get("metrics", {}), samples=dict(samples[index]))
+                           aggregate=entry.get("metrics", {}), samples=dict(samples[index]),
+                           seeds=tuple(seeds[index]))
             for index, entry in enumerate(run.aggregate)]
 
 

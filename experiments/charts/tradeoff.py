@@ -15,7 +15,7 @@ from experiments.charts.style import (
     base_layout,
     figure,
     trace,
-    variant_color,
+    variant_colors,
 )
 
 X_METRIC = "time_to_group_useful"
@@ -28,10 +28,11 @@ def tradeoff_figure(variants: Sequence[VariantResults], *, x_metric: str = X_MET
     """A point per variant (with its 95% intervals), the Pareto-optimal ones outlined and
     joined; variants lacking either number are named in a note, not drawn."""
     points = [(v.mean(x_metric), v.mean(y_metric)) for v in variants]
-    front = set(pareto_front(points))
+    front = set(pareto_front(points, eligible=[not v.unserved for v in variants]))
+    colors = variant_colors([v.color_key for v in variants])
     names = _shared_labels(variants, points)
     traces = [_front_line(variants, points, front)]
-    traces += [_point(v, i, points[i], i in front, names.get(i, ""), x_metric, y_metric)
+    traces += [_point(v, colors[i], points[i], i in front, names.get(i, ""), x_metric, y_metric)
                for i, v in enumerate(variants)
                if is_number(points[i][0]) and is_number(points[i][1])]
     missing = [v.label for v, p in zip(variants, points, strict=True)
@@ -69,7 +70,7 @@ def _front_line(variants: Sequence[VariantResults], points: list, front: set[int
                       hovertemplate="Pareto-optimal: %{customdata}<extra></extra>")
 
 
-def _point(variant: VariantResults, index: int, point: tuple, on_front: bool, text: str,
+def _point(variant: VariantResults, color: str, point: tuple, on_front: bool, text: str,
            x_metric: str, y_metric: str) -> dict[str, Any]:
     return trace(
         "scatter", x=[point[0]], y=[point[1]], mode="markers+text", name=variant.label,
@@ -78,7 +79,7 @@ def _point(variant: VariantResults, index: int, point: tuple, on_front: bool, te
                  "visible": bool(variant.ci95(x_metric))},
         error_y={"type": "data", "array": [variant.ci95(y_metric) or 0.0],
                  "visible": bool(variant.ci95(y_metric))},
-        marker={"size": 14, "color": variant_color(index),
+        marker={"size": 14, "color": color,
                 "line": {"color": BEST_COLOR if on_front else "white",
                          "width": 3 if on_front else 1}},
         customdata=[[variant.preemption, variant.placement,

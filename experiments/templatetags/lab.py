@@ -6,6 +6,7 @@ from typing import Any
 
 from django import template
 
+import scheduler_core as sc
 from experiments.display import format_value, metric_display
 
 register = template.Library()
@@ -14,6 +15,12 @@ register = template.Library()
 @register.filter
 def metric_label(name: str) -> str:
     return metric_display(name).label
+
+
+@register.filter
+def metric_definition(name: str) -> str:
+    """The registry's one-line definition, for a column head's tooltip."""
+    return sc.metric_info(name).definition
 
 
 @register.filter
@@ -26,7 +33,7 @@ def metric_unit(name: str) -> str:
 def metric_value(cell: dict[str, Any] | None, name: str) -> str:
     """``mean ± ci95`` of an aggregate cell, formatted for ``name``'s unit."""
     if not cell or cell.get("mean") is None:
-        return "—"
+        return sc.metric_info(name).null
     unit = metric_display(name).unit
     text = format_value(cell["mean"], unit)
     if cell.get("n", 0) > 1 and cell.get("ci95"):

@@ -104,11 +104,16 @@ def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[s
     """The same for variants picked from any runs: (run, variant index, label)."""
     ids = _cost_replication_ids(chosen)
     rows = selectors_charts.cost_rows(replication_ids=[pk for group in ids for pk in group])
-    series = [VariantEvents(label, [rows.get(pk, []) for pk in group])
-              for (_, _, label), group in zip(chosen, ids, strict=True)]
+    series = [VariantEvents(label, [rows.get(pk, []) for pk in group],
+                            name=_variant_name(run, index))
+              for (run, index, label), group in zip(chosen, ids, strict=True)]
     end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
     return {"costs": cumulative_cost_figure(series, end=end),
             "recovery": recovery_figure(series, end=end)}
+
+
+def _variant_name(run: Run, index: int) -> str:
+    return run.aggregate[index]["variant"] if index < len(run.aggregate) else ""
 
 
 def _cost_replication_ids(chosen: Sequence[tuple[Run, int, str]]) -> list[list[int]]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.charts.headline import BEST_MARK, NO_VALUE, headline_figure
+import scheduler_core as sc
+
+from experiments.charts.headline import BEST_MARK, headline_figure
 from experiments.charts.metrics import best_indexes, metric_title, pareto_front
 from experiments.charts.milestones import milestones_figure, segments
 from experiments.charts.tradeoff import FRONT_NAME, tradeoff_figure
@@ -57,7 +59,7 @@ def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
     assert bars.error_y.visible is False
     assert list(dots.x) == ["pod", "wa-all"]
     assert [(a.text, a.x) for a in figure.layout.annotations] == [(BEST_MARK, "wa-all"),
-                                                                  (NO_VALUE, "none")]
+                                                                  (sc.metric_info("lost_work").null, "none")]
     assert figure.layout.title.text == "Lost work (GPU·s)"
 
 
