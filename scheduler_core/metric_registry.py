@@ -103,10 +103,10 @@ _ENTRIES = (
        "progress until released or resumed."),
     _m("time_to_resume", "Time to resume", "s", Group.DISPLACED,
        "Disruption until the workload makes useful progress again.",
-       workloads=_ALL_MEAN, null="no disruption resumed"),
+       workloads=_ALL_MEAN, null="none resumed in the horizon"),
     _m("time_to_recover", "Time to recover", "s", Group.DISPLACED,
        "Disruption until the workload is back where it was (resume plus redoing the lost "
-       "work).", workloads=_ALL_MEAN, null="no disruption recovered"),
+       "work).", workloads=_ALL_MEAN, null="none recovered in the horizon"),
     _m("pods_terminated", "Pods terminated", "count", Group.DISPLACED,
        "Pods sent SIGTERM (preemption, eviction or node loss)."),
     _m("restarts", "Restarts", "count", Group.DISPLACED,
