@@ -7,18 +7,21 @@ module only reads rows of runs the caller has already been allowed to see, excep
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db.models import QuerySet
 
 import scheduler_core as sc
 from experiments import selectors
 from experiments.charts.data import ROW_FIELDS, Row, VariantResults
 from experiments.models import Replication, Run, RunEvent, Status
+from scheduler_core.spec_diff import parameter_diff, variant_parameters
 
 TIMELINE_REASONS = ("Scheduled", "Ready", "Killing", "Released", "Completed",
                     "CheckpointWritten", "Stranded", "Preempted", "Nominated", "VictimsSelected")
@@ -177,3 +180,32 @@ def compare_candidates(*, user: AbstractBaseUser, limit: int = 40) -> list[Run]:
     return list(Run.objects.select_related("experiment")
                 .filter(experiment__in=visible, status=Status.SUCCEEDED)
                 .defer("spec").order_by("-created_at", "-id")[:limit])
+
+
+def compare_parameters(*, chosen: Sequence[ChosenVariant]) -> tuple[list[dict[str, Any]], int]:
+    """The parameters that differ between the chosen variants' resolved specs (MLflow's
+    run diff), one row per dotted path, and how many more differ than are listed. A
+    stored spec this version no longer reads shows as such rather than failing the page."""
+    if len(chosen) < 2:
+        return [], 0
+    flat = [_variant_parameters(c.run, c.ref.variant) for c in chosen]
+    rows, more = parameter_diff(flat)
+    return [{"path": row.path,
+             "cells": [{"text": text, "changed": i > 0 and value != row.values[0]}
+                       for i, (text, value) in enumerate(zip(row.texts(), row.values,
+                                                             strict=True))]}
+            for row in rows], more
+
+
+def _variant_parameters(run: Run, variant: str) -> dict[str, Any]:
+    finished = run.finished_at.timestamp() if run.finished_at else 0.0
+    digest = hashlib.sha256(variant.encode()).hexdigest()
+    key = f"variant-parameters:{run.pk}:{finished:.6f}:{digest}"
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = variant_parameters(sc.parse_spec(run.spec, check_variants=False), variant)
+        except sc.SpecError:
+            found = {"(spec)": "stored by an older version; not comparable"}
+        cache.set(key, found, 24 * 3600)
+    return found
