@@ -24,6 +24,12 @@ def metric_definition(name: str) -> str:
 
 
 @register.filter
+def unserved(variant: dict[str, Any]) -> bool:
+    """A ``Run.aggregate`` entry in which an urgent workload never became useful."""
+    return sc.is_unserved(variant.get("metrics", {}))
+
+
+@register.filter
 def metric_unit(name: str) -> str:
     unit = metric_display(name).unit
     return "" if unit in ("ratio", "count") else unit

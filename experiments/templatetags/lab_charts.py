@@ -16,10 +16,13 @@ from experiments.views import chart_data
 register = template.Library()
 
 
-@register.inclusion_tag("experiments/run_charts.html")
-def run_charts(run: Run) -> dict[str, Any]:
+@register.inclusion_tag("experiments/run_charts.html", takes_context=True)
+def run_charts(context: template.Context, run: Run) -> dict[str, Any]:
+    """``?replication=<id>`` on the run page picks the replication shown (server-side)."""
+    request = context.get("request")
+    chosen = request.GET.get("replication", "") if request is not None else ""
     variants = "&".join(urlencode({"v": f"{run.pk}:{v['variant']}"}) for v in run.aggregate)
-    return {"run": run, "charts": chart_data.run_charts(run=run),
+    return {"run": run, "charts": chart_data.run_charts(run=run, replication=chosen),
             "compare_url": f"{reverse('experiments:compare')}?{variants}"}
 
 

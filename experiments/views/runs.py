@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 import scheduler_core as sc
 from experiments import selectors, selectors_k8s, services
+from experiments.specs import spec_yaml
 from experiments.views.common import owned_experiment, visible_run
 
 EVENTS_PER_PAGE = 200
@@ -29,6 +30,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "replications": selectors.run_replications(run=run),
         "metric_names": sc.METRIC_NAMES,
         "manifest_variants": selectors_k8s.manifest_variants(spec_document=run.spec),
+        "spec_yaml": spec_yaml(run.spec),
     })
 
 
