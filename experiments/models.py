@@ -11,6 +11,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Experiment(models.Model):
@@ -61,6 +62,10 @@ class ExperimentTag(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+PRESET_TAG = "preset"  # the copy ``load_presets`` installs for a user: the preset itself
+FROM_PRESET_TAG = "from-preset"  # an experiment the user made from a preset
 
 
 class Status(models.TextChoices):
@@ -116,6 +121,15 @@ class Run(models.Model):
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
+
+    @property
+    def duration_seconds(self) -> float | None:
+        """Wall-clock time from start to finish, or so far while it runs; None before
+        a worker picked it up."""
+        if self.started_at is None:
+            return None
+        end = self.finished_at or timezone.now()
+        return max(0.0, (end - self.started_at).total_seconds())
 
 
 class Replication(models.Model):

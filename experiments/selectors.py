@@ -14,10 +14,10 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 import scheduler_core as sc
-from experiments.models import Experiment, Replication, Run, RunEvent, Status
+from experiments.models import PRESET_TAG, Experiment, Replication, Run, RunEvent, Status
 
 
 def experiment_visible_qs(*, user: AbstractBaseUser) -> QuerySet[Experiment]:
@@ -43,9 +43,21 @@ def experiment_list(*, user: AbstractBaseUser, filters: Mapping[str, str] | None
         experiments = experiments.filter(tags__name=filters["tag"])
     if filters.get("owner"):
         experiments = experiments.filter(owner__username=filters["owner"])
+    # The newest run's status and id, so the list says at a glance what the last run did.
+    newest = Run.objects.filter(experiment=OuterRef("pk")).order_by("-created_at", "-id")
     # Explicit order: Django drops Meta.ordering from GROUP BY queries (the count).
-    return experiments.annotate(run_count=Count("runs", distinct=True)) \
+    return experiments.annotate(run_count=Count("runs", distinct=True),
+                                last_run_status=Subquery(newest.values("status")[:1]),
+                                last_run_id=Subquery(newest.values("pk")[:1])) \
         .order_by("-updated_at", "-id")
+
+
+def presets_to_offer(*, user: AbstractBaseUser) -> list[sc.Preset]:
+    """The presets not already in ``user``'s own list, so each preset is listed once:
+    as the user's installed experiment (tagged ``preset``) or as a card to start from."""
+    installed = set(Experiment.objects.filter(owner=user, tags__name=PRESET_TAG)
+                    .exclude(source_preset="").values_list("source_preset", flat=True))
+    return [preset for preset in sc.list_presets() if preset.id not in installed]
 
 
 def experiment_get(*, user: AbstractBaseUser, pk: int) -> Experiment | None:
@@ -90,6 +102,17 @@ def run_get(*, user: AbstractBaseUser, pk: int) -> Run | None:
 
 def run_list(*, experiment: Experiment) -> QuerySet[Run]:
     return experiment.runs.select_related("created_by").order_by("-created_at", "-id")
+
+
+def run_overview(*, user: AbstractBaseUser, status: str = "") -> QuerySet[Run]:
+    """Every run ``user`` may see, newest first, for the Runs page; ``status`` narrows it
+    to one state (an unknown state is ignored rather than showing nothing)."""
+    visible = experiment_visible_qs(user=user).values("pk")
+    runs = (Run.objects.select_related("experiment", "created_by")
+            .filter(experiment__in=visible).order_by("-created_at", "-id"))
+    if status in Status.values:
+        runs = runs.filter(status=status)
+    return runs
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@ from django.urls import path
 
 from experiments.views import charts as chart_views
 from experiments.views import compare as compare_views
+from experiments.views import docs as doc_views
 from experiments.views import experiments as experiment_views
 from experiments.views import imports as import_views
 from experiments.views import manifests as manifest_views
@@ -20,6 +21,7 @@ urlpatterns = [
     path("experiments/<int:pk>/run/", experiment_views.experiment_run, name="run-start"),
     path("experiments/<int:pk>/manifests.yaml", manifest_views.experiment_manifests,
          name="manifests"),
+    path("runs/", run_views.run_overview, name="runs"),
     path("runs/<int:pk>/", run_views.run_detail, name="run"),
     path("runs/<int:pk>/status.json", run_views.run_status, name="run-status"),
     path("runs/<int:pk>/cancel/", run_views.run_cancel, name="run-cancel"),
@@ -34,5 +36,7 @@ urlpatterns = [
     path("runs/<int:pk>/charts/events.json", chart_views.run_events, name="run-chart-events"),
     path("compare/", compare_views.compare, name="compare"),
     path("metrics/", compare_views.metrics_glossary, name="metrics"),
+    path("docs/", doc_views.doc_index, name="docs"),
+    path("docs/<slug:slug>/", doc_views.doc_page, name="doc"),
     path("charts/plotly.min.js", chart_views.plotly_js, name="plotly-js"),
 ]

@@ -107,7 +107,13 @@ def to_yaml(document: Any) -> str:
 
 
 def blank_document() -> dict[str, Any]:
-    """A small, valid starting point for "New experiment" without a preset."""
+    """A small, valid starting point for "New experiment" without a preset, that shows
+    what the product is for: a two-node training gang fills all 16 GPUs, an urgent
+    notebook arrives at 10 minutes, and the two variants differ (with preemption the
+    notebook runs at once; without, it waits past the horizon)."""
+    training = new_workload("training", [])
+    training.update(name="training", members=2,
+                    podGroup={**training["podGroup"], "minCount": 2})
     return {
         "name": "my-experiment",
         "description": "",
@@ -119,7 +125,7 @@ def blank_document() -> dict[str, Any]:
             {"name": "high", "value": 1000},
         ],
         "workloads": [
-            {**new_workload("training", []), "name": "training"},
+            training,
             {**new_workload("notebook", []), "name": "notebook", "arrival": 600,
              "priorityClassName": "high", "urgent": True},
         ],

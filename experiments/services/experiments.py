@@ -10,7 +10,13 @@ from django.db.models import F
 from django.utils import timezone
 
 import scheduler_core as sc
-from experiments.models import MAX_TAG_LENGTH, Experiment, ExperimentTag
+from experiments.models import (
+    FROM_PRESET_TAG,
+    MAX_TAG_LENGTH,
+    PRESET_TAG,
+    Experiment,
+    ExperimentTag,
+)
 from experiments.specs import MAX_NAME_LENGTH, spec_document
 
 
@@ -18,10 +24,16 @@ from experiments.specs import MAX_NAME_LENGTH, spec_document
 def experiment_create(*, owner: AbstractBaseUser, spec: sc.ExperimentSpec,
                       tags: Iterable[str] = (), shared_with: Iterable[AbstractBaseUser] = (),
                       source_preset: str = "") -> Experiment:
-    """A new experiment owned by ``owner``; ``spec`` has already passed ``spec_parse``."""
+    """A new experiment owned by ``owner``; ``spec`` has already passed ``spec_parse``.
+
+    One made from a preset (other than the preset's own installed copy) is tagged
+    ``from-preset``, so the list can tell the user's copies from the presets themselves."""
     experiment = Experiment.objects.create(
         owner=owner, name=spec.name, description=spec.description,
         spec=spec_document(spec), source_preset=source_preset)
+    tags = list(tags)
+    if source_preset and PRESET_TAG not in tags:
+        tags.append(FROM_PRESET_TAG)
     _set_tags(experiment, tags)
     experiment.shared_with.set(_others(experiment, shared_with))
     return experiment
@@ -77,7 +89,10 @@ def experiment_clone(*, experiment: Experiment, owner: AbstractBaseUser) -> Expe
     copy = Experiment.objects.create(
         owner=owner, name=name, description=experiment.description,
         spec={**experiment.spec, "name": name}, source_preset=experiment.source_preset)
-    _set_tags(copy, experiment.tag_names)
+    # A copy of a preset is the user's own experiment, not the preset itself.
+    tags = [FROM_PRESET_TAG if tag == PRESET_TAG else tag for tag in experiment.tag_names]
+    _set_tags(copy, tags if not copy.source_preset or FROM_PRESET_TAG in tags
+              else [*tags, FROM_PRESET_TAG])
     return copy
 
 
@@ -92,7 +107,7 @@ def presets_install(*, owner: AbstractBaseUser) -> list[Experiment]:
     them are left alone, so this can run at every start."""
     installed = set(Experiment.objects.filter(owner=owner).exclude(source_preset="")
                     .values_list("source_preset", flat=True))
-    return [experiment_create(owner=owner, spec=preset.spec(), tags=["preset"],
+    return [experiment_create(owner=owner, spec=preset.spec(), tags=[PRESET_TAG],
                               source_preset=preset.id)
             for preset in sc.list_presets() if preset.id not in installed]
 

@@ -24,7 +24,8 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     filters = {key: request.GET.get(key, "").strip() for key in ("q", "tag", "owner")}
     experiments = selectors.experiment_list(user=request.user, filters=filters)
     return render(request, "experiments/experiment_list.html", {
-        "experiments": experiments, "filters": filters, "presets": sc.list_presets()})
+        "experiments": experiments, "filters": filters,
+        "presets": selectors.presets_to_offer(user=request.user)})
 
 
 @require_http_methods(["GET", "POST"])

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 import scheduler_core as sc
 from experiments import selectors, selectors_k8s, services
+from experiments.models import Status
 from experiments.specs import spec_yaml
 from experiments.views.common import owned_experiment, visible_run
 
@@ -65,3 +66,17 @@ def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> Ht
         "run": run, "replication": replication, "page": page, "filters": filters,
         "reasons": selectors.replication_event_reasons(replication=replication),
         "query": urlencode({key: value for key, value in filters.items() if value})})
+
+
+RUNS_PER_PAGE = 50
+
+
+@require_GET
+def run_overview(request: HttpRequest) -> HttpResponse:
+    """Every run the user may see, across experiments: what is queued, running, done."""
+    status = request.GET.get("status", "")
+    runs = selectors.run_overview(user=request.user, status=status)
+    page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "experiments/run_list.html", {
+        "page": page, "status": status if status in Status.values else "",
+        "statuses": Status.values})

@@ -363,7 +363,7 @@ def test_create_from_a_preset(alice_api, alice, bob):
     experiment = Experiment.objects.get()
     assert (experiment.owner, experiment.source_preset) == (alice, "s2-jump-the-queue")
     assert experiment.spec == preset_document("s2-jump-the-queue")
-    assert experiment.tag_names == ["demo"]
+    assert experiment.tag_names == ["demo", "from-preset"]
     assert list(experiment.shared_with.all()) == [bob]
     assert response.json()["source_preset"] == "s2-jump-the-queue"
 

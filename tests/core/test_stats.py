@@ -105,7 +105,7 @@ def test_every_metric_computed_is_in_the_registry_and_vice_versa():
 
 def test_every_registry_entry_is_complete():
     for info in REGISTRY.values():
-        assert info.label and info.definition and info.workloads and info.null, info.name
+        assert all((info.label, info.definition, info.workloads, info.null)), info.name
         assert info.unit in ("s", "GPU·s", "count", "ratio"), info.name
         assert info.time == (info.unit == "s")
     assert {n for n, i in REGISTRY.items() if i.better is Better.HIGHER} == \

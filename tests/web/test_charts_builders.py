@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import scheduler_core as sc
-
 from experiments.charts.headline import BEST_MARK, headline_figure
 from experiments.charts.metrics import best_indexes, metric_title, pareto_front
 from experiments.charts.milestones import milestones_figure, segments
@@ -58,8 +57,8 @@ def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
     assert list(bars.marker.line.width) == [0, 3, 0]
     assert bars.error_y.visible is False
     assert list(dots.x) == ["pod", "wa-all"]
-    assert [(a.text, a.x) for a in figure.layout.annotations] == [(BEST_MARK, "wa-all"),
-                                                                  (sc.metric_info("lost_work").null, "none")]
+    assert [(a.text, a.x) for a in figure.layout.annotations] == [
+        (BEST_MARK, "wa-all"), (sc.metric_info("lost_work").null, "none")]
     assert figure.layout.title.text == "Lost work (GPU·s)"
 
 

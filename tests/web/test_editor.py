@@ -284,7 +284,7 @@ def test_tags_and_sharing_are_saved(alice_client, alice, bob):
     _post(alice_client, NEW, data)
 
     experiment = Experiment.objects.get(owner=alice)
-    assert experiment.tag_names == ["grace", "q3"]
+    assert experiment.tag_names == ["from-preset", "grace", "q3"]  # from a preset: tagged so
     assert list(experiment.shared_with.all()) == [bob]
 
 
@@ -430,3 +430,19 @@ def test_our_own_policy_is_labelled_as_not_kubernetes_where_it_is_picked(alice_c
     html = alice_client.get(NEW).content.decode()
     assert "checkpoint-aware (ours, not a Kubernetes behaviour)" in html
     assert ">workload-aware<" in html
+
+
+def test_the_blank_example_demonstrates_preemption(alice_client, alice):
+    """Issue 16 §1: "New experiment" without a preset saves as it is, and pressing Run
+    shows a difference: with preemption the urgent notebook is useful within a minute,
+    without it the notebook never runs before the horizon."""
+    data = _open(alice_client, NEW)
+    assert _post(alice_client, NEW, data).status_code == 302
+    spec = sc.parse_spec(Experiment.objects.get(owner=alice).spec)
+
+    results = {name: sc.simulate(spec, name, 0).summary for name in sc.variant_names(spec)}
+
+    assert results["pod-preemption"]["time_to_group_useful"] is not None
+    assert results["pod-preemption"]["time_to_group_useful"] < 60
+    assert results["no-preemption"]["time_to_group_useful"] is None
+    assert results["pod-preemption"]["lost_work"] > 0

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,19 +25,29 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+        parser.add_argument("--remind-every", type=float, default=600.0,
+                            help="seconds between reprints of the URL and login (0: never)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         logs = Path(settings.VAR_DIR)
         logs.mkdir(parents=True, exist_ok=True)
+        host, port = options["host"], options["port"]
         children = [self._worker(options["concurrency"], logs / "worker.log"),
-                    self._web(options["host"], options["port"])]
-        self.stdout.write(self.style.SUCCESS(
-            f"Disruption Lab: http://{options['host']}:{options['port']}/  "
-            f"(worker log: {logs / 'worker.log'})"))
+                    self._web(host, port, logs / "access.log")]
+        _wait_for_port(host, port, children)
         login = _local_login(logs / "local-superuser.json")
-        if login:
-            self.stdout.write(self.style.SUCCESS(f"Log in as {login}"))
-        _wait_then_stop(children)
+
+        def banner() -> None:
+            # Printed once the server answers, and again now and then, so the URL and the
+            # login are the last thing on the terminal rather than lost in a scroll-back.
+            self.stdout.write(self.style.SUCCESS(f"Disruption Lab: http://{host}:{port}/"))
+            if login:
+                self.stdout.write(self.style.SUCCESS(f"Log in as {login}"))
+            self.stdout.write(f"(logs: {logs / 'access.log'}, {logs / 'worker.log'}; "
+                              "Ctrl-C stops)")
+
+        banner()
+        _wait_then_stop(children, remind=banner, every=options["remind_every"])
 
     def _worker(self, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
         command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
@@ -44,10 +56,24 @@ class Command(BaseCommand):
         with log.open("ab") as out:  # the worker's chatter goes to its log, not the console
             return _start(command, out)
 
-    def _web(self, host: str, port: int) -> subprocess.Popen[bytes]:
+    def _web(self, host: str, port: int, access_log: Path) -> subprocess.Popen[bytes]:
+        # The access log goes to a file: on the terminal it would bury the URL and login.
         command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"{host}:{port}",
-                   "--workers", "2", "--threads", "4", "--access-logfile", "-"]
+                   "--workers", "2", "--threads", "4", "--access-logfile", str(access_log)]
         return _start(command)
+
+
+def _wait_for_port(host: str, port: int, children: list[subprocess.Popen[bytes]],
+                   timeout: float = 60.0) -> None:
+    """Until the web server accepts connections (or a child died, or time ran out), so
+    the banner is printed when the URL works, after gunicorn's start-up lines."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and all(c.poll() is None for c in children):
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.2)
 
 
 def _local_login(path: Path) -> str | None:
@@ -66,9 +92,12 @@ def _start(command: list[str], out: IO[bytes] | None = None) -> subprocess.Popen
                             stdout=out, stderr=subprocess.STDOUT if out else None)
 
 
-def _wait_then_stop(children: list[subprocess.Popen[bytes]]) -> None:
-    """Run until a child exits or we are told to stop; then stop the others politely."""
+def _wait_then_stop(children: list[subprocess.Popen[bytes]],
+                    remind: Callable[[], None] | None = None, every: float = 0.0) -> None:
+    """Run until a child exits or we are told to stop; then stop the others politely.
+    ``remind`` is called every ``every`` seconds meanwhile (when both are set)."""
     stopping = False
+    next_reminder = time.monotonic() + every
 
     def stop(signum: int, frame: Any) -> None:
         nonlocal stopping
@@ -78,6 +107,9 @@ def _wait_then_stop(children: list[subprocess.Popen[bytes]]) -> None:
     signal.signal(signal.SIGTERM, stop)
     while not stopping and all(child.poll() is None for child in children):
         time.sleep(0.5)
+        if remind is not None and every > 0 and time.monotonic() >= next_reminder:
+            remind()
+            next_reminder = time.monotonic() + every
     for child in children:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
