@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import scheduler_core as sc
 from experiments.charts.data import VariantResults
 from experiments.charts.metrics import is_number, metric_title, pareto_front
 from experiments.charts.style import (
@@ -35,7 +36,8 @@ def tradeoff_figure(variants: Sequence[VariantResults], *, x_metric: str = X_MET
     traces += [_point(v, colors[i], points[i], i in front, names.get(i, ""), x_metric, y_metric)
                for i, v in enumerate(variants)
                if is_number(points[i][0]) and is_number(points[i][1])]
-    missing = [v.label for v, p in zip(variants, points, strict=True)
+    missing = [_missing_label(v, p, x_metric, y_metric) for v, p in zip(variants, points,
+                                                                        strict=True)
                if not (is_number(p[0]) and is_number(p[1]))]
     return figure(traces, {
         **base_layout(title="Trade-off: preemptor useful sooner vs. work lost", height=380,
@@ -89,7 +91,16 @@ def _point(variant: VariantResults, color: str, point: tuple, on_front: bool, te
                       "<br>%{customdata[2]}<extra></extra>")
 
 
+def _missing_label(variant: VariantResults, point: tuple, x_metric: str, y_metric: str) -> str:
+    """'none (time to group useful: never (> horizon))': why a variant is not drawn, in
+    the registry's words for the missing value."""
+    gone = [m for m, v in zip((x_metric, y_metric), point, strict=True) if not is_number(v)]
+    reasons = "; ".join(f"{sc.metric_info(m).label.lower()}: {sc.metric_info(m).null}"
+                        for m in gone)
+    return f"{variant.label} ({reasons})"
+
+
 def _missing_note(labels: list[str]) -> dict:
     return {"xref": "paper", "yref": "paper", "x": 0, "y": 1.0, "yanchor": "bottom",
             "showarrow": False, "font": {"size": 11, "color": "#6e7781"},
-            "text": "not drawn (no value): " + ", ".join(labels)}
+            "text": "not drawn: " + ", ".join(labels)}

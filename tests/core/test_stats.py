@@ -155,3 +155,33 @@ def test_best_follows_the_registry_direction():
     assert sc.best_indexes([10.0, 5.0, 5.0], "lost_work") == [1, 2]
     assert sc.best_indexes([3.0, 3.0], "lost_work") == []
     assert sc.best_indexes([3.0, None], "lost_work") == []
+
+
+# ------------------------------------------------------------ the parameter diff
+def test_parameter_diff_names_what_differs_between_resolved_variants():
+    """S6's two variants differ only in the batch job's checkpoint interval; S8's only in
+    the preemption policy (a variant's policy is part of what it ran)."""
+    from scheduler_core.spec_diff import parameter_diff, variant_parameters
+
+    for preset, path in (("s6-checkpoint-frequency",
+                          "workloads.batch-train.checkpoint.intervalSeconds"),
+                         ("s8-gang-at-scale", "policy.preemption")):
+        spec = sc.get_preset(preset).spec()
+        flat = [variant_parameters(spec, name) for name in sc.variant_names(spec)]
+        rows, more = parameter_diff(flat)
+        assert [row.path for row in rows] == [path], preset
+        assert more == 0
+    spec = sc.get_preset("s8-gang-at-scale").spec()
+    rows, _ = parameter_diff([variant_parameters(spec, "pod")] * 2)
+    assert rows == []
+
+
+def test_parameter_diff_shows_a_path_one_side_lacks():
+    from scheduler_core.spec_diff import flatten, parameter_diff
+
+    assert flatten({"a": {"b": 1}, "w": [{"name": "x", "g": 2}], "e": []}) == {
+        "a.b": 1, "w.x.name": "x", "w.x.g": 2, "e": []}
+    rows, _ = parameter_diff([{"a": 1, "b": 2}, {"a": 1}], limit=10)
+    assert [(r.path, r.texts()) for r in rows] == [("b", ["2", "(absent)"])]
+    rows, more = parameter_diff([{f"k{i}": i for i in range(5)}, {}], limit=2)
+    assert (len(rows), more) == (2, 3)

@@ -134,7 +134,7 @@ def test_tradeoff_marks_the_pareto_front_and_names_variants_it_cannot_place():
     assert [p.name for p in points] == ["fast-costly", "slow-cheap", "dominated"]
     assert [p.marker.line.width for p in points] == [3, 3, 1]
     assert [p.text[0] for p in points] == ["fast-costly ★", "slow-cheap ★", "dominated"]
-    assert _texts(figure) == ["not drawn (no value): never"]
+    assert _texts(figure) == ["not drawn: never (time to group useful: never (> horizon))"]
     assert figure.layout.xaxis.title.text == metric_title("time_to_group_useful")
 
 
