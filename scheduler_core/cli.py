@@ -206,12 +206,13 @@ def _cell(stats: dict[str, float | None], metric: str, width: int, best: bool) -
     mean = stats["mean"]
     if mean is None:
         return metric_info(metric).null[:width].rjust(width)
+    half = stats.get("ci95")
     if metric_info(metric).unit == "ratio":
-        text = f"{mean * 100:.1f}%" + (f" ±{stats['ci95'] * 100:.1f}" if stats.get("ci95") else "")
+        text = f"{mean * 100:.1f}%" + (f" ±{half * 100:.1f}" if half else "")
         return (text + ("*" if best else "")).rjust(width)
     text = f"{mean:.3f}" if abs(mean) < 10 and mean != int(mean) else f"{mean:,.0f}"
-    if stats.get("ci95"):
-        text += f" ±{stats['ci95']:.0f}"
+    if half:
+        text += f" ±{half:.0f}"
     return (text + ("*" if best else "")).rjust(width)
 
 
