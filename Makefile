@@ -10,7 +10,20 @@ PORT   ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/disruption_lab
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: run test lint bench clean chromium
+.PHONY: install run test test-core test-fast typecheck lint format bench clean chromium
+
+# pytest exits 5 when it ran no test (nothing collected, or a -m/-k that deselects all);
+# make would report that as a bare "Error 5" and a green-looking log. Say so and fail.
+# $(1): environment prefix, $(2): pytest arguments.
+define pytest
+	@echo '$(strip $(1)) pytest $(2)'
+	@status=0; $(1) $(PY) -m pytest $(2) || status=$$?; \
+	if [ $$status -eq 5 ]; then echo 'make: pytest ran no tests: $(2)' >&2; exit 1; fi; \
+	exit $$status
+endef
+# The quick targets run on the SQLite + filesystem-broker default, no services needed.
+LOCAL := env -u DATABASE_URL -u CELERY_BROKER_URL
+FAST_MARKERS := not slow and not worker and not e2e and not postgres
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is needed (set PYTHON=...)"; exit 1; }
@@ -31,8 +44,22 @@ run: $(STAMP)
 
 test: $(STAMP) chromium
 	$(PY) -m ruff check .
-	DATABASE_URL=$(TEST_DATABASE_URL) $(PY) -m pytest
-	env -u DATABASE_URL -u CELERY_BROKER_URL $(PY) -m pytest tests/web -p no:cacheprovider
+	$(PY) -m mypy
+	$(call pytest,DATABASE_URL=$(TEST_DATABASE_URL))
+	$(call pytest,$(LOCAL),tests/web -p no:cacheprovider)
+
+# The scheduler core's tests alone (no database, broker or browser): seconds.
+test-core: $(STAMP)
+	$(call pytest,$(LOCAL),tests/core -q)
+
+# Core, web and API tests that need no service, worker process or browser, on SQLite.
+test-fast: $(STAMP)
+	$(call pytest,$(LOCAL),tests/core tests/web tests/api -q -m "$(FAST_MARKERS)")
+
+# mypy as configured in pyproject.toml: strict on scheduler_core, Django/DRF plugins on
+# experiments and config.
+typecheck: $(STAMP)
+	$(PY) -m mypy
 
 # The browser tests use Debian's Chromium, never a downloaded one.
 chromium:
@@ -42,6 +69,10 @@ chromium:
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
+
+# Rewrites files in place (ruff's formatter, settings in pyproject.toml).
+format: $(STAMP)
+	$(PY) -m ruff format .
 
 # Benchmarks (not tests): the scheduler core, the openb replay; figures in bench/baselines.json.
 bench: $(STAMP)

@@ -11,7 +11,7 @@ an import with the defaults is exactly the REST API's and the CLI's.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from django import forms
@@ -89,8 +89,8 @@ def _text(value: Any) -> str:
 class TraceImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(f.name, f"{f.name}: {f.title}") for f in FORMATS.values()],
                                initial="openb")
-    files = MultipleFileField(help_text="The format's files, all at once (e.g. the openb node "
-                                        "list and pod list).")
+    files = MultipleFileField(  # type: ignore[assignment]  # a form field, not BaseForm.files
+        help_text="The format's files, all at once (e.g. the openb node list and pod list).")
     name = forms.CharField(required=False, max_length=200,
                            help_text="Blank: named after the trace.")
     horizon_seconds = forms.FloatField(required=False, min_value=1.0, label="Horizon (s)",
@@ -126,7 +126,8 @@ class TraceImportForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["compare_policies"].choices = [(p, p) for p in policy_choices()["preemption"]]
+        policies = cast(forms.MultipleChoiceField, self.fields["compare_policies"])
+        policies.choices = [(p, p) for p in policy_choices()["preemption"]]
         for fmt in FORMATS.values():
             if fmt.qos_map is not None:
                 self.fields[qos_field_name(fmt.name)] = forms.CharField(

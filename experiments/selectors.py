@@ -13,14 +13,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 import scheduler_core as sc
 from experiments.models import PRESET_TAG, Experiment, Replication, Run, RunEvent, Status
 
 
-def experiment_visible_qs(*, user: AbstractBaseUser) -> QuerySet[Experiment]:
+def experiment_visible_qs(*, user: User | AnonymousUser) -> QuerySet[Experiment]:
     """Every experiment ``user`` may view."""
     experiments = Experiment.objects.select_related("owner")
     if not user.is_authenticated:  # e.g. the OpenAPI schema generator's fake request
@@ -30,7 +30,7 @@ def experiment_visible_qs(*, user: AbstractBaseUser) -> QuerySet[Experiment]:
     return experiments.filter(Q(owner=user) | Q(shared_with=user)).distinct()
 
 
-def experiment_list(*, user: AbstractBaseUser, filters: Mapping[str, str] | None = None,
+def experiment_list(*, user: User | AnonymousUser, filters: Mapping[str, str] | None = None,
                     ) -> QuerySet[Experiment]:
     """Visible experiments, newest first; ``filters`` may hold ``q`` (name or
     description contains), ``tag`` and ``owner`` (username)."""
@@ -52,20 +52,20 @@ def experiment_list(*, user: AbstractBaseUser, filters: Mapping[str, str] | None
         .order_by("-updated_at", "-id")
 
 
-def presets_to_offer(*, user: AbstractBaseUser) -> list[sc.Preset]:
+def presets_to_offer(*, user: User | AnonymousUser) -> list[sc.Preset]:
     """The presets not already in ``user``'s own list, so each preset is listed once:
     as the user's installed experiment (tagged ``preset``) or as a card to start from."""
-    installed = set(Experiment.objects.filter(owner=user, tags__name=PRESET_TAG)
+    installed = set(Experiment.objects.filter(owner_id=user.pk, tags__name=PRESET_TAG)
                     .exclude(source_preset="").values_list("source_preset", flat=True))
     return [preset for preset in sc.list_presets() if preset.id not in installed]
 
 
-def experiment_get(*, user: AbstractBaseUser, pk: int) -> Experiment | None:
+def experiment_get(*, user: User | AnonymousUser, pk: int) -> Experiment | None:
     """The experiment if ``user`` may view it, else None (callers answer 404)."""
     return experiment_visible_qs(user=user).filter(pk=pk).first()
 
 
-def experiment_can_edit(*, user: AbstractBaseUser, experiment: Experiment) -> bool:
+def experiment_can_edit(*, user: User | AnonymousUser, experiment: Experiment) -> bool:
     """Change, run, cancel, delete: the owner only."""
     return experiment.owner_id == user.pk
 
@@ -93,7 +93,7 @@ def experiment_facts(*, experiment: Experiment) -> dict[str, Any]:
     }
 
 
-def run_get(*, user: AbstractBaseUser, pk: int) -> Run | None:
+def run_get(*, user: User | AnonymousUser, pk: int) -> Run | None:
     """A run whose experiment ``user`` may view, else None."""
     visible = experiment_visible_qs(user=user).values("pk")
     return (Run.objects.select_related("experiment", "experiment__owner", "created_by")
@@ -104,7 +104,7 @@ def run_list(*, experiment: Experiment) -> QuerySet[Run]:
     return experiment.runs.select_related("created_by").order_by("-created_at", "-id")
 
 
-def run_overview(*, user: AbstractBaseUser, status: str = "") -> QuerySet[Run]:
+def run_overview(*, user: User | AnonymousUser, status: str = "") -> QuerySet[Run]:
     """Every run ``user`` may see, newest first, for the Runs page; ``status`` narrows it
     to one state (an unknown state is ignored rather than showing nothing)."""
     visible = experiment_visible_qs(user=user).values("pk")
@@ -129,20 +129,29 @@ def run_progress(*, run: Run) -> list[VariantProgress]:
     """Per variant: how many replications finished, and the mean progress of all."""
     rows = run.replications.order_by("variant_index", "replication") \
         .values("variant_index", "variant", "status", "progress")
-    grouped: dict[int, list[dict[str, Any]]] = {}
+    grouped: dict[int, list[Mapping[str, Any]]] = {}
     for row in rows:
         grouped.setdefault(row["variant_index"], []).append(row)
     return [_variant_progress(index, reps) for index, reps in grouped.items()]
 
 
-def _variant_progress(index: int, reps: list[dict[str, Any]]) -> VariantProgress:
-    statuses = {rep["status"] for rep in reps}
-    status = next((s for s in (Status.FAILED, Status.CANCELLED, Status.RUNNING, Status.QUEUED)
-                   if s in statuses), Status.SUCCEEDED)
+def _variant_progress(index: int, reps: list[Mapping[str, Any]]) -> VariantProgress:
+    status = _variant_status({rep["status"] for rep in reps})
     succeeded = sum(rep["status"] == Status.SUCCEEDED for rep in reps)
     progress = sum(1.0 if rep["status"] == Status.SUCCEEDED else rep["progress"] for rep in reps)
     return VariantProgress(index=index, name=reps[0]["variant"], total=len(reps),
                            succeeded=succeeded, progress=progress / len(reps), status=str(status))
+
+
+def _variant_status(statuses: set[str]) -> Status:
+    """A variant is running from its first claimed replication to its last: one whose
+    first replications are done and the next still queued is running, not queued."""
+    for final in (Status.FAILED, Status.CANCELLED):
+        if final in statuses:
+            return final
+    if Status.RUNNING in statuses or {Status.SUCCEEDED, Status.QUEUED} <= statuses:
+        return Status.RUNNING
+    return Status.QUEUED if Status.QUEUED in statuses else Status.SUCCEEDED
 
 
 def run_status(*, run: Run) -> dict[str, Any]:
@@ -193,7 +202,7 @@ def replication_event_reasons(*, replication: Replication) -> list[str]:
     return sorted(replication.events.order_by().values_list("reason", flat=True).distinct())
 
 
-def users_by_username(*, usernames: Iterable[str]) -> tuple[list[AbstractBaseUser], list[str]]:
+def users_by_username(*, usernames: Iterable[str]) -> tuple[list[User], list[str]]:
     """The users named, and the names that match nobody."""
     wanted = [name for name in dict.fromkeys(usernames) if name]
     found = {u.get_username(): u for u in get_user_model().objects.filter(username__in=wanted)}

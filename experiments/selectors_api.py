@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import F, Func, IntegerField, QuerySet
 
 import scheduler_core as sc
@@ -33,7 +33,7 @@ EVENT_COLUMNS = ("variant", "replication", "seq", "time", "reason", "workload", 
 EVENT_CHUNK = 5000
 
 
-def run_visible_list(*, user: AbstractBaseUser) -> QuerySet[Run]:
+def run_visible_list(*, user: User | AnonymousUser) -> QuerySet[Run]:
     """Every run of every experiment ``user`` may view, newest first."""
     visible = selectors.experiment_visible_qs(user=user).values("pk")
     return (Run.objects.select_related("experiment", "created_by")
@@ -182,7 +182,7 @@ def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> QuerySe
 def run_event_rows(*, run: Run, filters: Mapping[str, Any] | None = None
                    ) -> Iterator[dict[str, Any]]:
     """The filtered event log as flat rows for exports, read in chunks."""
-    values = run_events(run=run, filters=filters).values_list(
+    values = run_events(run=run, filters=filters).values_list(  # type: ignore[misc]  # annotated by run_events
         "variant", "replication_number", "seq", "time", "reason", "workload", "pod", "node",
         "value", "related", "message")
     for row in values.iterator(chunk_size=EVENT_CHUNK):
@@ -217,7 +217,7 @@ class ComparisonError(ValueError):
         super().__init__(message)
 
 
-def comparison_variants(*, user: AbstractBaseUser, pairs: Sequence[tuple[int, str]]
+def comparison_variants(*, user: User | AnonymousUser, pairs: Sequence[tuple[int, str]]
                         ) -> list[ComparedVariant]:
     """Each (run id, variant name) resolved to its aggregate; runs ``user`` may not see
     read exactly like runs that do not exist."""
@@ -225,7 +225,7 @@ def comparison_variants(*, user: AbstractBaseUser, pairs: Sequence[tuple[int, st
             for index, (run_id, variant) in enumerate(pairs)]
 
 
-def _compared(user: AbstractBaseUser, index: int, run_id: int, variant: str) -> ComparedVariant:
+def _compared(user: User | AnonymousUser, index: int, run_id: int, variant: str) -> ComparedVariant:
     run = selectors.run_get(user=user, pk=run_id)
     if run is None:
         raise ComparisonError(index, "run", f"no run {run_id}")

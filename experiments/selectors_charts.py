@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
 from django.db.models import QuerySet
 
@@ -145,7 +145,7 @@ class ChosenVariant:
     results: VariantResults
 
 
-def compare_variants(*, user: AbstractBaseUser, refs: Sequence[VariantRef],
+def compare_variants(*, user: User | AnonymousUser, refs: Sequence[VariantRef],
                      ) -> tuple[list[ChosenVariant], int]:
     """The referenced variants of finished runs ``user`` may see, in the order given,
     and how many references were left out. A run the user may not see is left out
@@ -163,7 +163,7 @@ def compare_variants(*, user: AbstractBaseUser, refs: Sequence[VariantRef],
     return chosen, len(unique) - len(chosen)
 
 
-def _visible_finished_runs(user: AbstractBaseUser, ids: set[int]) -> dict[int, Run]:
+def _visible_finished_runs(user: User | AnonymousUser, ids: set[int]) -> dict[int, Run]:
     visible = selectors.experiment_visible_qs(user=user).values("pk")
     runs = Run.objects.select_related("experiment").filter(
         pk__in=ids, experiment__in=visible, status=Status.SUCCEEDED)
@@ -174,7 +174,7 @@ def _variant_index(run: Run, name: str) -> int | None:
     return next((i for i, entry in enumerate(run.aggregate) if entry["variant"] == name), None)
 
 
-def compare_candidates(*, user: AbstractBaseUser, limit: int = 40) -> list[Run]:
+def compare_candidates(*, user: User | AnonymousUser, limit: int = 40) -> list[Run]:
     """Recent finished runs the user may see, to pick variants from."""
     visible = selectors.experiment_visible_qs(user=user).values("pk")
     return list(Run.objects.select_related("experiment")

@@ -7,6 +7,7 @@ A plain library (no Django): parse a spec, simulate each variant, read the resul
         print(variant.name, variant.aggregate["lost_work"]["mean"])
 """
 
+from scheduler_core.durations import format_duration, parse_duration
 from scheduler_core.engine import SimulationLimitError
 from scheduler_core.estimate import CostEstimate, estimate_cost
 from scheduler_core.experiment import (
@@ -63,11 +64,13 @@ __all__ = [
     "best_indexes",
     "estimate_cost",
     "expand_variants",
+    "format_duration",
     "get_preset",
     "is_unserved",
     "list_presets",
     "load_document",
     "metric_info",
+    "parse_duration",
     "parse_spec",
     "policy_names",
     "registry_document",

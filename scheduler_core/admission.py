@@ -283,7 +283,7 @@ class Candidate:
         """The Preempted condition's reason (§7.5)."""
         return _REASONS[self.variant]
 
-    def order(self) -> tuple:
+    def order(self) -> tuple[int, float, int]:
         """CandidatesOrdering (§7.2) within one list: lower priority, more recently
         admitted, then a stable id."""
         return (self.workload.priority, -self.admitted_at, self.workload.idx)

@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
 
 from scheduler_core.model import Node, Pod, Workload
-from scheduler_core.spec import ExperimentSpec, NodeShape, Taint
+from scheduler_core.spec import ExperimentSpec, NodeShape, Taint, Toleration
 from scheduler_core.status import SUCCESS, Code, Status
 
 INSUFFICIENT = Status(Code.UNSCHEDULABLE, "Insufficient nvidia.com/gpu, cpu or memory",
@@ -76,7 +76,7 @@ class Cluster:
         """Every pod priority in the experiment. For a preemptor of priority P (threshold k),
         node.reachable[k] bounds what evicting strictly lower-priority pods could free."""
         self.reach_buckets: list[FreeIndex] = [FreeIndex() for _ in self.thresholds]
-        self._eligible: dict[tuple, tuple[int, list[Node], dict[Node, int]]] = {}
+        self._eligible: dict[tuple[object, ...], tuple[int, list[Node], dict[Node, int]]] = {}
         self.below: list[int] = [0] * len(self.thresholds)
         """Per threshold k: how many bound pods have a priority below it, cluster-wide."""
         for pool in spec.cluster.node_pools:
@@ -259,5 +259,5 @@ class Cluster:
         return self.buckets[shape].at_least(gpus, descending=descending)
 
 
-def _tolerated(taint: Taint, tolerations: list) -> bool:
+def _tolerated(taint: Taint, tolerations: list[Toleration]) -> bool:
     return any(t.tolerates(taint) for t in tolerations)

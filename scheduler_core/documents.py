@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -30,7 +30,10 @@ MAX_ALIAS_EXPANSION = 100_000
 merge keys for shared defaults stay far below it; an anchor bomb reaches it at once."""
 
 _BAD_CHARACTER = re.compile("[\x00\ud800-\udfff]")
-_BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # the C loader is untyped; it has the pure-Python one's interface
+    _BASE_LOADER = yaml.SafeLoader
+else:
+    _BASE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class DocumentError(ValueError):

@@ -165,7 +165,7 @@ class Engine:
         self._wake_at: float | None = None
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
-        self._doomed: dict[tuple, tuple[int, Status, int | None]] = {}
+        self._doomed: dict[tuple[object, ...], tuple[int, Status, int | None]] = {}
         """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
         self._drawn: int | None = None
         self.events_processed = 0

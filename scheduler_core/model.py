@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from scheduler_core.app import App
     from scheduler_core.engine import FailureStreak
+    from scheduler_core.spec import Taint
     from scheduler_core.spec import Workload as WorkloadSpec
 
 
@@ -32,7 +33,7 @@ class Node:
                  "reachable", "shape", "spot", "taints")
 
     def __init__(self, idx: int, name: str, gpus: int, cpu: float, mem: float, max_pods: int,
-                 labels: dict[str, str], taints: tuple, spot: bool) -> None:
+                 labels: dict[str, str], taints: tuple[Taint, ...], spot: bool) -> None:
         self.idx = idx
         self.name = name
         self.gpus, self.cpu, self.mem, self.max_pods = gpus, cpu, mem, max_pods

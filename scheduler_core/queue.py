@@ -16,14 +16,18 @@ from scheduler_core.model import Pod
 UNSCHEDULABLE_FLUSH_SECONDS = 30.0
 MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 PARKED = object()
+_Active = tuple[int, float, int, Pod]
+"""activeQ heap entry: (-priority, queue timestamp, seq, pod)."""
+_Backoff = tuple[float, int, float, int, Pod]
+"""backoffQ heap entry: (backoff expiry, then as activeQ)."""
 
 
 class SchedulingQueue:
     def __init__(self, initial_backoff: float, max_backoff: float) -> None:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
-        self._active: list[tuple] = []
-        self._backoff: list[tuple] = []
+        self._active: list[_Active] = []
+        self._backoff: list[_Backoff] = []
         self._parked: dict[int, dict[Pod, None]] = {}
         """Unschedulable pool, bucketed by GPU request so a freed node wakes only pods that
         could fit it (the NodeResourcesFit queueing hint)."""
@@ -42,7 +46,7 @@ class SchedulingQueue:
     # ------------------------------------------------------------------ adding
     def add(self, pod: Pod, now: float) -> None:
         """A new pod, or one moved by an event: activeQ unless its backoff is running."""
-        entry: tuple
+        entry: _Active | _Backoff
         if pod.backoff_until > now:
             entry = (pod.backoff_until, -pod.priority, pod.queue_ts, pod.seq, pod)
             heapq.heappush(self._backoff, entry)

@@ -14,7 +14,6 @@ import copy
 import itertools
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -33,6 +32,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from scheduler_core import documents
+from scheduler_core.durations import parse_duration
 from scheduler_core.limits import LIBRARY_LIMITS, Limits, count_errors
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -63,8 +63,6 @@ MAX_SEED = (2**63 - 1) // SEED_STRIDE - 1_000_000
 MAX_COUNT = 2**31 - 1
 """Every other count (quotas, budgets, queue sizes): a 32-bit integer, like Kubernetes'."""
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
 class SpecError(ValueError):
@@ -77,13 +75,8 @@ class SpecError(ValueError):
 
 
 def _parse_duration(value: Any) -> Any:
-    """Accept ``90``, ``"90s"``, ``"30m"``, ``"2h"`` so specs read like people talk."""
-    if isinstance(value, str):
-        match = _DURATION.match(value)
-        if not match:
-            raise ValueError(f"'{value}' is not a duration (use seconds or e.g. '30s', '5m', '2h')")
-        return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    return value
+    """Accept ``90``, ``"90s"``, ``"30m"``, ``"1h30m"`` so specs read like people talk."""
+    return parse_duration(value) if isinstance(value, str) else value
 
 
 Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(ge=0, le=MAX_SECONDS)]
@@ -605,7 +598,10 @@ def parse_spec(document: str | Mapping[str, Any], *, check_variants: bool = True
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
-        raise SpecError(_pydantic_errors(exc)) from None
+        # The rules across fields still run on what can be read of the document, so a
+        # user sees a wrong GPU count, a misspelt class and two default classes at once.
+        errors = _pydantic_errors(exc)
+        raise SpecError(_with_new(errors, _class_rule_errors(_raw_class_view(data)))) from None
     errors = count_errors(spec, limits, tasks=task_count(spec))
     if errors:
         raise SpecError(errors)
@@ -633,7 +629,7 @@ def task_count(spec: ExperimentSpec) -> int:
 def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
     from scheduler_core.plugins import registry  # late: plugins import the model
 
-    yield from _priority_class_errors(spec)
+    yield from _class_rule_errors(_typed_class_view(spec))
     yield from _workload_errors(spec)
     yield from _queue_errors(spec)
     yield from _node_errors(spec)
@@ -659,22 +655,78 @@ def _policy_errors(policy: Any, path: str, registry: Any) -> Iterable[dict[str, 
                           f"(known: {', '.join(sorted(registry.placement))})"}
 
 
-def _priority_class_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+@dataclass(frozen=True, slots=True)
+class _ClassView:
+    """What the PriorityClass rules need, read from a typed spec or from a raw document
+    that failed its shape check: (index, name, globalDefault) per class, and (path,
+    class name) per reference."""
+
+    classes: list[tuple[int, str, bool]]
+    references: list[tuple[str, str]]
+
+
+def _typed_class_view(spec: ExperimentSpec) -> _ClassView:
+    refs = []
+    for i, wl in enumerate(spec.workloads):
+        if wl.priority_class_name is not None:
+            refs.append((f"workloads[{i}].priorityClassName", wl.priority_class_name))
+        if wl.pod_group and wl.pod_group.priority_class_name is not None:
+            refs.append((f"workloads[{i}].podGroup.priorityClassName",
+                         wl.pod_group.priority_class_name))
+    return _ClassView([(i, pc.name, pc.global_default)
+                       for i, pc in enumerate(spec.priority_classes)], refs)
+
+
+def _raw_class_view(data: Mapping[str, Any]) -> _ClassView:
+    """The same view of a document whatever else is wrong with it: entries whose name is
+    not a string are skipped (their shape error is reported already)."""
+    def items(key: str) -> list[tuple[int, Mapping[str, Any]]]:
+        value = data.get(key)
+        return [(i, item) for i, item in enumerate(value) if isinstance(item, Mapping)] \
+            if isinstance(value, list) else []
+
+    classes = [(i, pc["name"], pc.get("globalDefault") is True)
+               for i, pc in items("priorityClasses") if isinstance(pc.get("name"), str)]
+    refs = []
+    for i, wl in items("workloads"):
+        group = wl.get("podGroup")
+        for field, name in (("priorityClassName", wl.get("priorityClassName")),
+                            ("podGroup.priorityClassName",
+                             group.get("priorityClassName") if isinstance(group, Mapping)
+                             else None)):
+            if isinstance(name, str):
+                refs.append((f"workloads[{i}].{field}", name))
+    return _ClassView(classes, refs)
+
+
+def _class_rule_errors(view: _ClassView) -> Iterable[dict[str, str]]:
+    """Unique class names, at most one globalDefault, every reference to a class that
+    exists (the API server refuses a pod naming a missing class)."""
     seen: set[str] = set()
-    defaults = [i for i, pc in enumerate(spec.priority_classes) if pc.global_default]
-    for i, pc in enumerate(spec.priority_classes):
-        if pc.name in seen:
+    for i, name, _ in view.classes:
+        if name in seen:
             yield {"path": f"priorityClasses[{i}].name",
-                   "message": f"duplicate PriorityClass '{pc.name}'"}
-        seen.add(pc.name)
+                   "message": f"duplicate PriorityClass '{name}'"}
+        seen.add(name)
+    defaults = [(i, name) for i, name, default in view.classes if default]
     if len(defaults) > 1:
-        names = ", ".join(spec.priority_classes[i].name for i in defaults)
-        yield {"path": f"priorityClasses[{defaults[1]}].globalDefault",
+        names = ", ".join(name for _, name in defaults)
+        yield {"path": f"priorityClasses[{defaults[1][0]}].globalDefault",
                "message": f"only one PriorityClass may be globalDefault (found: {names})"}
+    known = seen | set(SYSTEM_CLASSES)
+    for path, name in view.references:
+        if name not in known:
+            yield {"path": path, "message": f"no PriorityClass with name '{name}' was found"}
+
+
+def _with_new(errors: list[dict[str, str]],
+              more: Iterable[dict[str, str]]) -> list[dict[str, str]]:
+    """``errors`` and then those of ``more`` on a path ``errors`` does not name yet."""
+    named = {error["path"] for error in errors}
+    return errors + [error for error in more if error["path"] not in named]
 
 
 def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
-    classes = {pc.name for pc in spec.priority_classes} | set(SYSTEM_CLASSES)
     shapes = _node_shapes(spec)
     seen: set[str] = set()
     for i, wl in enumerate(spec.workloads):
@@ -682,12 +734,6 @@ def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         if wl.name in seen:
             yield {"path": f"{path}.name", "message": f"duplicate workload '{wl.name}'"}
         seen.add(wl.name)
-        for field, name in (("priorityClassName", wl.priority_class_name),
-                            ("podGroup.priorityClassName",
-                             wl.pod_group.priority_class_name if wl.pod_group else None)):
-            if name is not None and name not in classes:
-                yield {"path": f"{path}.{field}",
-                       "message": f"no PriorityClass with name '{name}' was found"}
         group_class = wl.pod_group.priority_class_name if wl.pod_group else None
         if group_class and wl.priority_class_name and group_class != wl.priority_class_name:
             yield {"path": f"{path}.podGroup.priorityClassName",

@@ -27,7 +27,7 @@ ErrorItem = dict[str, Any]
 class ApiError(APIException):
     """An error that already knows its items (spec errors, import errors, conflicts)."""
 
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
 
     def __init__(self, errors: Sequence[ErrorItem], *, status_code: int | None = None) -> None:
         self.errors = [dict(error) for error in errors]

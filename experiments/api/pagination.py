@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
@@ -20,7 +21,7 @@ class Pagination(PageNumberPagination):
     max_page_size = 1000
 
 
-def paginated_response(*, items: Sequence[Any], request: Request, view: APIView,
+def paginated_response(*, items: Sequence[Any] | QuerySet[Any], request: Request, view: APIView,
                        serializer_class: type[serializers.Serializer],
                        context: dict[str, Any] | None = None) -> Response:
     """One page of ``items`` (a queryset or any sliceable sequence with ``len``)."""

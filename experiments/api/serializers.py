@@ -4,7 +4,7 @@ their views (``InputSerializer``), HackSoft style."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -121,7 +121,7 @@ class RunListOutputSerializer(serializers.Serializer):
 class RunOutputSerializer(RunListOutputSerializer):
     """A run with its live progress per variant (what the run page polls)."""
 
-    progress = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()  # type: ignore[assignment]  # live, not stored
     variants = serializers.SerializerMethodField()
 
     def get_progress(self, run: Run) -> float:
@@ -132,7 +132,7 @@ class RunOutputSerializer(RunListOutputSerializer):
         return self._status(run)["variants"]
 
     def _status(self, run: Run) -> dict[str, Any]:
-        cache = self.context.setdefault("_run_status", {})
+        cache = cast(dict[str, Any], self.context).setdefault("_run_status", {})
         if run.pk not in cache:
             cache[run.pk] = selectors.run_status(run=run)
         return cache[run.pk]

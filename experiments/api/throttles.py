@@ -8,6 +8,8 @@ that counts before the view runs would let concurrent starts all see the same co
 
 from __future__ import annotations
 
+from typing import cast
+
 from rest_framework.settings import api_settings
 from rest_framework.throttling import ScopedRateThrottle
 
@@ -21,9 +23,14 @@ def parse_rate(rate: str) -> tuple[int, int]:
     return int(count), _PERIODS[period.strip()[0].lower()]
 
 
+def _rates() -> dict[str, str | None]:
+    """DRF's rates setting, typed as it is (the stubs say numbers; DRF reads ``N/period``)."""
+    return cast("dict[str, str | None]", api_settings.DEFAULT_THROTTLE_RATES)
+
+
 def run_start_rate() -> tuple[int, int] | None:
     """``DEFAULT_THROTTLE_RATES['run_start']`` as (runs, seconds); None: unlimited."""
-    rate = api_settings.DEFAULT_THROTTLE_RATES.get(SCOPE)
+    rate = _rates().get(SCOPE)
     return parse_rate(rate) if rate else None
 
 
@@ -34,4 +41,4 @@ class TokenThrottle(ScopedRateThrottle):
     scope_attr = "throttle_scope"
 
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        return _rates().get(self.scope or "")

@@ -168,6 +168,25 @@ KIND_DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+def kind_default_paths() -> list[str]:
+    """Every field some kind sets a default for: picking another kind re-applies these
+    (a field the new kind leaves out is cleared, e.g. a notebook has no pod group)."""
+    paths: list[str] = []
+    for defaults in KIND_DEFAULTS.values():
+        for path in _leaf_paths(defaults):
+            if path not in paths:
+                paths.append(path)
+    return paths
+
+
+def _leaf_paths(item: Mapping[str, Any], prefix: str = "") -> list[str]:
+    found = []
+    for key, value in item.items():
+        path = f"{prefix}{key}"
+        found += _leaf_paths(value, f"{path}.") if isinstance(value, Mapping) else [path]
+    return found
+
+
 def new_workload(kind: str, existing: list[Any]) -> dict[str, Any]:
     """A workload of ``kind`` with that kind's defaults and a name not yet taken."""
     return {"name": _free_name(kind, existing), "kind": kind,

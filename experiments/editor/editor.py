@@ -63,6 +63,16 @@ class YAMLError:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class ErrorLink:
+    """One line of the banner: where the problem is (with a link to that field, when
+    there is one on the page) and what it is."""
+
+    where: str
+    message: str
+    href: str = ""
+
+
 @dataclass
 class SectionView:
     section: doc.Section
@@ -246,8 +256,60 @@ class Editor:
     def section_views(self) -> list[SectionView]:
         return list(self.sections.values())
 
+    def error_links(self) -> list[ErrorLink]:
+        """Every problem on the page, in page order, each linking to its field: the
+        banner lists them all, so one save shows every mistake."""
+        links = _form_links(self.meta, "Experiment")
+        links += [ErrorLink("", message) for message in self.global_errors]
+        if self.mode == "yaml":
+            text_id = self.yaml_form["text"].auto_id if self.yaml_form else ""
+            return links + [ErrorLink(f"line {e.line}" if e.line else e.path or "YAML",
+                                      f"{e.path}: {e.message}" if e.line and e.path
+                                      else e.message, f"#{text_id}")
+                            for e in self.yaml_errors]
+        if self.top is not None:
+            links += _form_links(self.top, "Experiment", anchor="section-top")
+        for view in self.sections.values():
+            anchor = f"section-{view.section.key}"
+            links += [ErrorLink(view.section.title, str(message), f"#{anchor}")
+                      for message in [*view.errors, *view.formset.non_form_errors()]]
+            for index, form in enumerate(view.formset.forms):
+                name = form["name"].value() if "name" in form.fields else ""
+                where = f"{view.section.item} {index + 1}" + (f" ({name})" if name else "")
+                links += _form_links(form, where.capitalize(),
+                                     anchor=f"row-{view.section.key}-{index}")
+        return links
+
+
+def kind_defaults() -> dict[str, dict[str, str]]:
+    """Per workload kind, the text each kind-dependent field of a workload row shows
+    with that kind's defaults (field name without the row prefix → text). The page
+    re-applies them when the user picks another kind and says yes."""
+    paths = set(doc.kind_default_paths())
+    fields = {name: path for name, path in WorkloadForm.spec_fields().items() if path in paths}
+    return {kind: {name: WorkloadForm.base_fields[name].format(  # type: ignore[attr-defined]
+        doc.get_path(defaults, path)) for name, path in fields.items()}
+        for kind, defaults in doc.KIND_DEFAULTS.items()}
+
 
 # --------------------------------------------------------------------------- helpers
+def _form_links(form: forms.Form, where: str, anchor: str = "") -> list[ErrorLink]:
+    """A form's errors as banner lines: a field's link to the field, the others' to
+    ``anchor`` (the form's box)."""
+    if not form.is_bound:
+        return []
+    links = []
+    for name, messages in form.errors.items():
+        if name in form.fields:
+            label = str(form.fields[name].label or name)
+            links += [ErrorLink(f"{where}: {label}", str(m), f"#{form[name].auto_id}")
+                      for m in messages]
+        else:
+            links += [ErrorLink(where, str(m), f"#{anchor}" if anchor else "")
+                      for m in messages]
+    return links
+
+
 def _top_hidden_paths() -> list[str]:
     return [*TopForm.spec_fields().values(), *(s.path for s in doc.SECTIONS)]
 

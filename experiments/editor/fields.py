@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 from django import forms
 
+import scheduler_core as sc
+
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -38,7 +40,7 @@ class SpecField(forms.CharField):
         text = super().to_python(value)
         if isinstance(text, str):
             text = text.replace("\r\n", "\n")  # browsers send CRLF from a textarea
-        return text if text.strip() != "" else None
+        return text if text is not None and text.strip() != "" else None
 
     def format(self, value: Any) -> str:
         """A spec value as the text this field shows."""
@@ -58,6 +60,15 @@ class SpecNumberField(SpecField):
 
     def format(self, value: Any) -> str:
         return format_number(value)
+
+
+class SpecDurationField(SpecNumberField):
+    """A duration: shown as people write it (``1800`` reads ``30m``), typed either way."""
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return sc.format_duration(value)
+        return super().format(value)
 
 
 class SpecListField(SpecField):

@@ -9,7 +9,7 @@ editing in the form never drops what was written in the YAML tab.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from django import forms
 from pydantic.alias_generators import to_camel
@@ -17,6 +17,7 @@ from pydantic.alias_generators import to_camel
 from experiments.editor.fields import (
     SpecBooleanField,
     SpecChoiceField,
+    SpecDurationField,
     SpecField,
     SpecListField,
     SpecMapField,
@@ -68,8 +69,9 @@ class SpecForm(forms.Form):
     def _keep_unknown_choice(self, name: str, field: SpecChoiceField) -> None:
         value = self.data.get(self.add_prefix(name)) if self.is_bound else \
             self.initial.get(name)
-        if value and value not in {key for key, _ in field.choices}:
-            field.choices = [*field.choices, (value, f"{value} (unknown)")]
+        known = cast("list[tuple[str, str]]", field.choices)  # ChoiceField normalises them
+        if value and value not in {key for key, _ in known}:
+            field.choices = [*known, (value, f"{value} (unknown)")]
 
     @classmethod
     def spec_fields(cls) -> dict[str, str]:
@@ -84,7 +86,7 @@ class TopForm(SpecForm):
     name = SpecField(label="Name", max_length=200)
     description = SpecField(label="Description", strip=False,
                             widget=forms.Textarea(attrs={"rows": 2}))
-    horizon_seconds = SpecNumberField(label="Horizon", help_text="seconds, or e.g. 2h")
+    horizon_seconds = SpecDurationField(label="Horizon", help_text="e.g. 2h, 1d or seconds")
     seed = SpecNumberField(label="Seed")
     replications = SpecNumberField(label="Replications")
     policy__preemption = SpecChoiceField(label="Preemption policy",
@@ -138,14 +140,14 @@ class WorkloadForm(SpecForm):
     priority_class_name = SpecField(label="Priority class",
                                     widget=forms.TextInput(attrs={"list": "priority-classes"}))
     urgent = SpecBooleanField(label="Urgent (the preemptor)")
-    arrival = SpecNumberField(label="Arrival", help_text="seconds")
-    duration_seconds = SpecNumberField(label="Duration", help_text="blank: until the horizon")
-    startup_seconds = SpecNumberField(label="Startup time")
-    termination_grace_period_seconds = SpecNumberField(label="Grace period")
-    stop_seconds = SpecNumberField(label="Stop time", help_text="after SIGTERM")
-    checkpoint__interval_seconds = SpecNumberField(label="Checkpoint every",
+    arrival = SpecDurationField(label="Arrival", help_text="e.g. 10m, or seconds")
+    duration_seconds = SpecDurationField(label="Duration", help_text="blank: until the horizon")
+    startup_seconds = SpecDurationField(label="Startup time")
+    termination_grace_period_seconds = SpecDurationField(label="Grace period")
+    stop_seconds = SpecDurationField(label="Stop time", help_text="after SIGTERM")
+    checkpoint__interval_seconds = SpecDurationField(label="Checkpoint every",
                                                    help_text="blank: never")
-    checkpoint__write_seconds = SpecNumberField(label="Checkpoint write time")
+    checkpoint__write_seconds = SpecDurationField(label="Checkpoint write time")
     checkpoint__on_sigterm = SpecBooleanField(label="Checkpoint on SIGTERM")
     recovery__model = SpecChoiceField(label="Recovery model", choices=_enum_choices(RecoveryModel))
     controller__kind = SpecChoiceField(label="Controller", choices=_enum_choices(ControllerKind))
@@ -166,14 +168,14 @@ class WorkloadForm(SpecForm):
 
 
 class TimelineEventForm(SpecForm):
-    at = SpecNumberField(label="At", help_text="seconds")
+    at = SpecDurationField(label="At", help_text="e.g. 1h30m, or seconds")
     type = SpecChoiceField(label="Type", choices=_plugin_choices("disruptions"))
     pool = SpecField(label="Pool")
     count = SpecNumberField(label="Nodes (count)")
     fraction = SpecNumberField(label="or fraction")
     nodes = SpecListField(label="or nodes", help_text="n1, n2")
-    notice_seconds = SpecNumberField(label="Notice")
-    recover_after_seconds = SpecNumberField(label="Back after", help_text="blank: never")
+    notice_seconds = SpecDurationField(label="Notice")
+    recover_after_seconds = SpecDurationField(label="Back after", help_text="blank: never")
     LAYOUT = (("at", "type", "pool", "count", "fraction", "nodes", "notice_seconds",
                "recover_after_seconds"),)
 

@@ -26,7 +26,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -168,7 +168,7 @@ def _claim(replication_id: int) -> tuple[Replication, int] | Outcome:
     return replication, attempt
 
 
-def _is_stale(replication: Replication, now: timezone.datetime) -> bool:
+def _is_stale(replication: Replication, now: datetime) -> bool:
     limit = timedelta(seconds=settings.LAB_HEARTBEAT_STALE_SECONDS)
     return replication.heartbeat_at is None or now - replication.heartbeat_at > limit
 
@@ -200,7 +200,7 @@ class _ProgressReporter:
             _drop_connection()
 
     def beat(self, fraction: float | None = None) -> None:
-        values = {"heartbeat_at": timezone.now()}
+        values: dict[str, datetime | float] = {"heartbeat_at": timezone.now()}
         if fraction is not None:
             values["progress"] = fraction
         updated = Replication.objects.filter(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -21,8 +21,8 @@ from experiments.specs import MAX_NAME_LENGTH, spec_document
 
 
 @transaction.atomic
-def experiment_create(*, owner: AbstractBaseUser, spec: sc.ExperimentSpec,
-                      tags: Iterable[str] = (), shared_with: Iterable[AbstractBaseUser] = (),
+def experiment_create(*, owner: User, spec: sc.ExperimentSpec,
+                      tags: Iterable[str] = (), shared_with: Iterable[User] = (),
                       source_preset: str = "") -> Experiment:
     """A new experiment owned by ``owner``; ``spec`` has already passed ``spec_parse``.
 
@@ -52,7 +52,7 @@ class ExperimentChangedError(Exception):
 @transaction.atomic
 def experiment_update(*, experiment: Experiment, spec: sc.ExperimentSpec | None = None,
                       tags: Iterable[str] | None = None,
-                      shared_with: Iterable[AbstractBaseUser] | None = None,
+                      shared_with: Iterable[User] | None = None,
                       expected_version: int | None = None) -> Experiment:
     """Change what is given (``None``: leave it) and count a new version. Past runs keep
     their own frozen spec.
@@ -81,7 +81,7 @@ def experiment_update(*, experiment: Experiment, spec: sc.ExperimentSpec | None 
 
 
 @transaction.atomic
-def experiment_clone(*, experiment: Experiment, owner: AbstractBaseUser) -> Experiment:
+def experiment_clone(*, experiment: Experiment, owner: User) -> Experiment:
     """A private copy for ``owner`` (who may be someone it was shared with): same spec
     and tags, no runs, shared with nobody. The stored document is copied as it is, so a
     spec an older version wrote can still be cloned (and then fixed in the editor)."""
@@ -102,7 +102,7 @@ def experiment_delete(*, experiment: Experiment) -> None:
 
 
 @transaction.atomic
-def presets_install(*, owner: AbstractBaseUser) -> list[Experiment]:
+def presets_install(*, owner: User) -> list[Experiment]:
     """One experiment per scenario preset for ``owner``; presets already installed for
     them are left alone, so this can run at every start."""
     installed = set(Experiment.objects.filter(owner=owner).exclude(source_preset="")
@@ -124,6 +124,6 @@ def _set_tags(experiment: Experiment, tags: Iterable[str]) -> None:
 
 
 def _others(experiment: Experiment,
-            users: Iterable[AbstractBaseUser]) -> Sequence[AbstractBaseUser]:
+            users: Iterable[User]) -> Sequence[User]:
     """Sharing with yourself means nothing; drop it rather than store it."""
     return [user for user in users if user.pk != experiment.owner_id]

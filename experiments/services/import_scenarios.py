@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 import scheduler_core as sc
@@ -57,7 +57,7 @@ class ReplayScenarios:
 
 
 def experiment_import_with_scenarios(
-        *, owner: AbstractBaseUser, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
+        *, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
         qos_map: str = "", defaults: str = "", name: str = "",
         horizon_seconds: float | None = None, tags: Iterable[str] = (),
         scenarios: ReplayScenarios = ReplayScenarios()) -> Experiment:

@@ -11,7 +11,7 @@ import codecs
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 
 from experiments.models import Experiment
 from experiments.services.experiments import experiment_create
@@ -34,10 +34,10 @@ class ImportRejectedError(Exception):
         super().__init__("; ".join(e["message"] for e in errors))
 
 
-def experiment_import(*, owner: AbstractBaseUser, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
+def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
                       qos_map: str = "", defaults: str = "", name: str = "",
                       horizon_seconds: float | None = None, tags: Iterable[str] = (),
-                      shared_with: Iterable[AbstractBaseUser] = ()) -> Experiment:
+                      shared_with: Iterable[User] = ()) -> Experiment:
     """Read ``uploads`` (file object, file name) in format ``fmt`` into a new experiment
     owned by ``owner``. ``qos_map`` is a YAML/JSON mapping or ``QOS=CLASS[:VALUE],...``;
     ``defaults`` is ``KIND.FIELD=VALUE`` items separated by commas or new lines.

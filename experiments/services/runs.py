@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
@@ -45,7 +45,7 @@ class RunStartThrottledError(Exception):
 
 
 @transaction.atomic
-def run_start(*, experiment: Experiment, user: AbstractBaseUser,
+def run_start(*, experiment: Experiment, user: User,
               rate: tuple[int, int] | None) -> Run:
     """``run_enqueue`` under a per-user allowance of ``rate`` = (runs, seconds).
 
@@ -62,7 +62,7 @@ def run_start(*, experiment: Experiment, user: AbstractBaseUser,
     return run_enqueue(experiment=experiment, user=user)
 
 
-def _start_wait(user: AbstractBaseUser, limit: int, seconds: int) -> float | None:
+def _start_wait(user: User, limit: int, seconds: int) -> float | None:
     """Seconds until the oldest of the user's last ``limit`` runs leaves the window."""
     since = timezone.now() - timedelta(seconds=seconds)
     recent = list(Run.objects.filter(created_by=user, created_at__gte=since)
@@ -73,7 +73,7 @@ def _start_wait(user: AbstractBaseUser, limit: int, seconds: int) -> float | Non
 
 
 @transaction.atomic
-def run_enqueue(*, experiment: Experiment, user: AbstractBaseUser | None) -> Run:
+def run_enqueue(*, experiment: Experiment, user: User | None) -> Run:
     """Freeze the experiment's spec into a new run with one replication row per
     (variant, replication), and enqueue its chord once the rows are committed.
 

@@ -59,12 +59,5 @@ def percent(value: float | None) -> str:
 
 @register.filter
 def duration(seconds: float | None) -> str:
-    """Seconds as people read them: 90 → "1m 30s", 7200 → "2h"."""
-    if seconds is None:
-        return "—"
-    whole = round(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "",
-             f"{secs}s" if secs or not whole else ""]
-    return " ".join(p for p in parts if p)
+    """Seconds as people read them: 90 → "1m 30s", 7200 → "2h" (whole seconds)."""
+    return "—" if seconds is None else sc.format_duration(round(seconds))

@@ -14,8 +14,10 @@ from experiments import selectors, selectors_k8s, services
 from experiments.api.throttles import run_start_rate
 from experiments.editor import Editor, MetaForm, blank_document
 from experiments.editor.document import KIND_LABELS
+from experiments.editor.editor import kind_defaults
 from experiments.models import Experiment
 from experiments.specs import preset_or_none, spec_yaml
+from experiments.users import signed_in
 from experiments.views.common import owned_experiment, visible_experiment
 
 
@@ -58,7 +60,8 @@ def _editor_post(request: HttpRequest, *, experiment: Experiment | None) -> Http
     editor = Editor.from_post(request.POST)
     source_preset = request.POST.get("source_preset", "")[:100]
     version = _posted_version(request, experiment)
-    page = {"experiment": experiment, "source_preset": source_preset, "version": version}
+    page: dict[str, Any] = {"experiment": experiment, "source_preset": source_preset,
+                            "version": version}
     action, _, argument = request.POST.get("action", "save").partition(":")
     if action == "tab":
         return _editor_page(request, editor.switched(argument), **page)
@@ -71,7 +74,7 @@ def _editor_post(request: HttpRequest, *, experiment: Experiment | None) -> Http
     spec, meta = valid
     if experiment is None:
         experiment = services.experiment_create(
-            owner=request.user, spec=spec, tags=meta["tags"], shared_with=meta["shared_with"],
+            owner=signed_in(request), spec=spec, tags=meta["tags"], shared_with=meta["shared_with"],
             source_preset=source_preset if preset_or_none(source_preset) else "")
         messages.success(request, f"Created “{experiment.name}”.")
         return redirect("experiments:detail", pk=experiment.pk)
@@ -101,7 +104,8 @@ def _editor_page(request: HttpRequest, editor: Editor, experiment: Experiment | 
                  status: int = 200) -> HttpResponse:
     return render(request, "experiments/experiment_form.html", {
         "editor": editor, "experiment": experiment, "source_preset": source_preset,
-        "kinds": KIND_LABELS.items(), "version": version, "conflict": conflict},
+        "kinds": KIND_LABELS.items(), "version": version, "conflict": conflict,
+        "kind_defaults": kind_defaults(), "kind_labels": KIND_LABELS},
         status=status)
 
 
@@ -122,7 +126,7 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_clone(request: HttpRequest, pk: int) -> HttpResponse:
     copy = services.experiment_clone(experiment=visible_experiment(request, pk),
-                                     owner=request.user)
+                                     owner=signed_in(request))
     messages.success(request, f"Cloned into “{copy.name}”; it is yours to edit.")
     return redirect("experiments:edit", pk=copy.pk)
 
@@ -143,7 +147,7 @@ def experiment_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def experiment_run(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = owned_experiment(request, pk)
     try:
-        run = services.run_start(experiment=experiment, user=request.user,
+        run = services.run_start(experiment=experiment, user=signed_in(request),
                                  rate=run_start_rate())
     except sc.SpecError as exc:
         for error in exc.errors:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_http_methods
 from experiments.forms_import import DEFAULT_FIELDS, TraceImportForm
 from experiments.services.import_scenarios import experiment_import_with_scenarios
 from experiments.services.imports import ImportRejectedError
+from experiments.users import signed_in
 from scheduler_core.traces import FORMATS
 
 
@@ -26,7 +27,7 @@ def experiment_import(request: HttpRequest) -> HttpResponse:
     form = TraceImportForm(request.POST, request.FILES) if posted else TraceImportForm()
     if posted and form.is_valid():
         try:
-            experiment = experiment_import_with_scenarios(owner=request.user,
+            experiment = experiment_import_with_scenarios(owner=signed_in(request),
                                                           **form.import_arguments())
         except ImportRejectedError as exc:
             form.add_import_errors(exc.errors)

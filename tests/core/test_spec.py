@@ -161,3 +161,36 @@ def test_grid_expands_to_named_variants() -> None:
 def test_spec_round_trips_through_yaml() -> None:
     spec = sc.get_preset("s2-jump-the-queue").spec()
     assert parse_spec(sc.spec_to_yaml(spec)) == spec
+
+
+def _three_mistakes() -> dict[str, Any]:
+    """Issue 16 §1: a fractional GPU count, a misspelt class and two default classes."""
+    data = copy.deepcopy(BASE)
+    data["workloads"][0]["gpus"] = 1.5
+    data["workloads"].append({"name": "notebook", "gpus": 1, "priorityClassName": "urgnet"})
+    data["priorityClasses"][1]["globalDefault"] = True
+    return data
+
+
+def test_every_error_is_reported_at_once_shape_and_cross_field_together() -> None:
+    paths = {error["path"]: error["message"] for error in errors_of(_three_mistakes())}
+
+    assert "workloads[0].gpus" in paths
+    assert paths["workloads[1].priorityClassName"] == \
+        "no PriorityClass with name 'urgnet' was found"
+    assert paths["priorityClasses[1].globalDefault"].startswith(
+        "only one PriorityClass may be globalDefault")
+
+
+def test_a_cross_field_rule_is_not_repeated_for_a_path_the_shape_check_named() -> None:
+    data = copy.deepcopy(BASE)
+    data["workloads"][0]["priorityClassName"] = 7  # not a string: one error, not two
+    errors = errors_of(data)
+    assert [e["path"] for e in errors].count("workloads[0].priorityClassName") == 1
+
+
+def test_cross_field_rules_tolerate_a_document_of_any_shape() -> None:
+    data = {"cluster": 3, "priorityClasses": ["x", {"name": 5}, {"name": "a"}],
+            "workloads": [None, {"podGroup": "x", "priorityClassName": "missing"}]}
+    paths = [error["path"] for error in errors_of(data)]
+    assert "workloads[1].priorityClassName" in paths

@@ -51,7 +51,7 @@ def test_a_preset_is_defined_in_the_form_run_and_its_results_shown(browser, serv
 
     experiment = Experiment.objects.get(owner__username="alice")
     run = Run.objects.get(experiment=experiment)
-    assert experiment.tag_names == ["e2e"]
+    assert experiment.tag_names == ["e2e", "from-preset"]
     assert run.status == Status.SUCCEEDED
     assert page.inner_text("#run-status") == "succeeded"
     released = page.inner_text("[data-metric='time_to_victims_released']").split()

@@ -93,7 +93,7 @@ def test_a_bad_value_is_shown_beside_its_field_and_kept(alice_client, alice):
     ("variants-1-set", "workloads.batch-job.nope: 1",
      "workloads.batch-job.nope: unknown field 'nope'"),
     ("workloads-0-checkpoint__interval_seconds", "soon",
-     "'soon' is not a duration (use seconds or e.g. '30s', '5m', '2h')"),
+     "'soon' is not a duration (use seconds or e.g. '30s', '5m', '2h', '1h30m', '1d')"),
 ], ids=["unknown-class", "horizon", "replications", "class-value", "override", "duration"])
 def test_each_spec_error_lands_beside_its_field(alice_client, field, value, message):
     data = _open(alice_client, f"{NEW}?preset=s3-grace-period")
@@ -207,10 +207,12 @@ def test_fields_the_form_does_not_show_survive_an_edit_in_the_form(alice_client,
 def test_adding_a_workload_of_a_kind_gives_its_defaults(alice_client, alice, kind, expected):
     data = _open(alice_client, f"{NEW}?preset=s3-grace-period")
     data["workloads-0-arrival"] = "15"
+    data["workloads-1-startup_seconds"] = "1h30m"
 
     page = _post(alice_client, NEW, data, f"add:workloads:{kind}")
     added = form_fields(page.content.decode())
-    assert added["workloads-0-arrival"] == "15"
+    assert added["workloads-0-arrival"] == "15s"  # a number of seconds, shown as a duration
+    assert added["workloads-1-startup_seconds"] == "1h30m"  # what was typed stays as typed
     assert added["workloads-2-name"] == f"{kind}-1"
     _post(alice_client, NEW, added)
 
@@ -446,3 +448,71 @@ def test_the_blank_example_demonstrates_preemption(alice_client, alice):
     assert results["pod-preemption"]["time_to_group_useful"] < 60
     assert results["no-preemption"]["time_to_group_useful"] is None
     assert results["pod-preemption"]["lost_work"] > 0
+
+
+def test_one_save_shows_every_error_and_the_banner_links_each_to_its_field(alice_client):
+    """Issue 16 §1: GPUs 1.5, the class `urgnet` and two globalDefault classes are three
+    problems, shown after one save, each in the banner with a link to its field."""
+    data = _open(alice_client, NEW)
+    data["workloads-0-gpus"] = "1.5"
+    data["workloads-1-priority_class_name"] = "urgnet"
+    data["priorityClasses-1-global_default"] = "on"
+
+    response = _post(alice_client, NEW, data)
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    banner = html.split('id="error-summary"', 1)[1].split("</div>", 1)[0]
+    links = dict(re.findall(r'<a href="#([^"]+)">([^<]+)</a>', banner))
+    assert "id_workloads-0-gpus" in links
+    assert "id_workloads-1-priority_class_name" in links
+    assert "id_priorityClasses-1-global_default" in links
+    assert "urgnet" in unescape(banner)
+    assert "only one PriorityClass may be globalDefault" in unescape(banner)
+    for anchor in links:  # every link lands on an element of the page
+        assert f'id="{anchor}"' in html
+    assert _field_errors(response, "workloads-1-priority_class_name")
+    assert _field_errors(response, "priorityClasses-1-global_default")
+
+
+def test_the_yaml_tab_lists_every_error_at_once_too(alice_client):
+    data = _open(alice_client, NEW)
+    yaml_page = form_fields(_post(alice_client, NEW, data, "tab:yaml").content.decode())
+    document = yaml.safe_load(yaml_page["yaml-text"])
+    document["workloads"][0]["gpus"] = 1.5
+    document["workloads"][1]["priorityClassName"] = "urgnet"
+    document["priorityClasses"][1]["globalDefault"] = True
+    yaml_page["yaml-text"] = yaml.safe_dump(document, sort_keys=False)
+
+    html = unescape(_post(alice_client, NEW, yaml_page).content.decode())
+
+    problems = html.split('class="yaml-errors"', 1)[1].split("</aside>", 1)[0]
+    assert "workloads[0].gpus" in problems
+    assert "urgnet" in problems
+    assert "only one PriorityClass may be globalDefault" in problems
+
+
+def test_durations_show_as_people_write_them_and_read_back(alice_client, alice):
+    """Issue 16 §1: a stored 1800 s reads "30m" in the form; "1h30m" is accepted."""
+    data = _open(alice_client, NEW)
+    assert data["workloads-0-duration_seconds"] == "2h"
+    assert data["workloads-1-arrival"] == "10m"
+    data["workloads-0-duration_seconds"] = "1h30m"
+    assert _post(alice_client, NEW, data).status_code == 302
+    assert Experiment.objects.get(owner=alice).spec["workloads"][0]["durationSeconds"] == 5400
+
+
+def test_the_page_carries_each_kinds_defaults_for_the_kind_picker(alice_client):
+    """What static/js/editor.js re-applies when the user picks another kind: every field
+    some kind sets, and blank where the new kind leaves it out (a notebook has no gang)."""
+    import json
+
+    html = alice_client.get(NEW).content.decode()
+    blob = html.split('<script id="kind-defaults" type="application/json">', 1)[1]
+    defaults = json.loads(blob.split("</script>", 1)[0])
+    assert defaults["training"]["members"] == "4"
+    assert defaults["training"]["pod_group__min_count"] == "4"
+    assert defaults["training"]["checkpoint__interval_seconds"] == "30m"
+    assert defaults["notebook"]["pod_group__min_count"] == ""
+    assert defaults["notebook"]["recovery__model"] == "interactive"
+    assert "name" not in defaults["notebook"]  # the name is the user's

@@ -88,6 +88,20 @@ def test_the_status_endpoint_reports_progress_per_variant(alice_client, experime
              "total": 1}]}
 
 
+def test_a_variant_between_replications_is_running_not_queued(alice_client, experiment):
+    """Issue 16 §4: its first replication done, the next not yet claimed by a worker."""
+    run = RunFactory(experiment=experiment, status=Status.RUNNING)
+    ReplicationFactory(run=run, status=Status.SUCCEEDED, progress=1.0)
+    ReplicationFactory(run=run, replication=1)
+    ReplicationFactory(run=run, variant_index=1, variant="grace-30s", status=Status.SUCCEEDED)
+    ReplicationFactory(run=run, variant_index=1, variant="grace-30s", replication=1,
+                       status=Status.SUCCEEDED)
+
+    variants = alice_client.get(reverse("experiments:run-status", args=[run.pk])).json()
+
+    assert [v["status"] for v in variants["variants"]] == ["running", "succeeded"]
+
+
 def test_cancel_from_the_run_page(alice_client, experiment):
     run = RunFactory(experiment=experiment, status=Status.RUNNING)
     ReplicationFactory(run=run, status=Status.RUNNING)

@@ -32,6 +32,7 @@ from experiments.api.views.common import (
 )
 from experiments.models import Experiment
 from experiments.specs import preset_or_none, spec_document, spec_parse, spec_yaml
+from experiments.users import signed_in
 
 YAML_TYPE = "application/yaml; charset=utf-8"
 
@@ -80,8 +81,9 @@ class ExperimentListApi(generics.ListAPIView):
     @extend_schema(request=InputSerializer, responses={201: ExperimentOutputSerializer})
     def post(self, request: Request) -> Response:
         data, spec = validated_with_spec(self.InputSerializer(data=request.data))
-        experiment = services.experiment_create(owner=request.user, spec=spec, tags=data["tags"],
-                                                shared_with=data["shared_with"])
+        assert spec is not None  # the serializer requires it
+        experiment = services.experiment_create(owner=signed_in(request), spec=spec,
+                                                tags=data["tags"], shared_with=data["shared_with"])
         return experiment_response(request, experiment, status.HTTP_201_CREATED)
 
 
@@ -158,7 +160,7 @@ class ExperimentCloneApi(APIView):
     @extend_schema(request=None, responses={201: ExperimentOutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
         copy = services.experiment_clone(experiment=visible_experiment(request, pk),
-                                         owner=request.user)
+                                         owner=signed_in(request))
         return experiment_response(request, copy, status.HTTP_201_CREATED)
 
 
@@ -177,6 +179,7 @@ class ExperimentValidateApi(APIView):
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def post(self, request: Request) -> Response:
         _, spec = validated_with_spec(self.InputSerializer(data=request.data))
+        assert spec is not None  # the serializer requires it
         return Response(self.OutputSerializer({
             "valid": True, "name": spec.name, "variants": sc.variant_names(spec),
             "spec": spec_document(spec)}).data)
@@ -197,7 +200,7 @@ class ExperimentFromPresetApi(APIView):
         if preset is None:
             raise ApiError([{"path": "preset", "message": f"no preset '{data['preset']}'"}])
         experiment = services.experiment_create(
-            owner=request.user, spec=preset.spec(), tags=data["tags"],
+            owner=signed_in(request), spec=preset.spec(), tags=data["tags"],
             shared_with=data["shared_with"], source_preset=preset.id)
         return experiment_response(request, experiment, status.HTTP_201_CREATED)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -13,6 +15,7 @@ from experiments.api.exceptions import ApiError
 from experiments.api.serializers import ExperimentOutputSerializer, TagsField, UsernamesField
 from experiments.api.views.experiments import experiment_response
 from experiments.services import imports
+from experiments.users import signed_in
 from scheduler_core.traces import FORMATS
 
 MAX_FILES = 10
@@ -50,7 +53,7 @@ class ExperimentImportApi(APIView):
         data = serializer.validated_data
         try:
             experiment = imports.experiment_import(
-                owner=request.user, fmt=data["format"],
+                owner=signed_in(request), fmt=data["format"],
                 uploads=[(upload, upload.name) for upload in data["files"]],
                 qos_map=data["qos_map"], defaults=data["defaults"], name=data["name"],
                 horizon_seconds=data["horizon_seconds"], tags=data["tags"],
@@ -63,7 +66,7 @@ class ExperimentImportApi(APIView):
 def _form(request: Request) -> dict:
     """Multipart fields as the serializer wants them: repeated ``files``, ``tags`` and
     ``shared_with`` as lists (a single comma-separated value works too)."""
-    form = request.data
+    form: Any = request.data  # a QueryDict (multipart) or a dict (JSON)
     many = form.getlist if hasattr(form, "getlist") else lambda key: [form.get(key)]
     data = {key: form.get(key) for key in form if key not in ("files", "tags", "shared_with")}
     data["files"] = request.FILES.getlist("files")

@@ -31,6 +31,7 @@ from experiments.api.views.common import (
 from experiments.api.views.experiments import yaml_download
 from experiments.models import Run
 from experiments.specs import spec_yaml
+from experiments.users import signed_in
 
 
 def run_response(request: Request, run: Run, code: int = status.HTTP_200_OK) -> Response:
@@ -63,7 +64,7 @@ class ExperimentRunsApi(generics.ListAPIView):
     def post(self, request: Request, pk: int) -> Response:
         experiment = owned_experiment(request, pk)
         try:
-            run = services.run_start(experiment=experiment, user=request.user,
+            run = services.run_start(experiment=experiment, user=signed_in(request),
                                      rate=run_start_rate())
         except sc.SpecError as exc:
             raise spec_invalid(exc.errors) from None
