@@ -269,11 +269,12 @@ def _compared_value(compared: ComparedVariant, base: ComparedVariant, name: str,
                     ) -> dict[str, Any]:
     stats, base_stats = compared.metrics.get(name, {}), base.metrics.get(name, {})
     mean, base_mean = stats.get("mean"), base_stats.get("mean")
-    both = mean is not None and base_mean is not None
+    delta = mean - base_mean if mean is not None and base_mean is not None else None
+    both = delta is not None
     found = difference(base.samples(name), compared.samples(name))
-    relative = (mean - base_mean) / abs(base_mean) if both and base_mean else None
+    relative = delta / abs(base_mean) if delta is not None and base_mean else None
     return {**{stat: stats.get(stat) for stat in SUMMARY_STATS},
-            "difference": mean - base_mean if both else None,
+            "difference": delta,
             "difference_ci95": found.half_width if both else None,
             "interval": found.method.value if both else IntervalMethod.NONE.value,
             "pairs": found.n if both and found.method is IntervalMethod.PAIRED else 0,

@@ -37,7 +37,7 @@ COST_EVENT_BUDGET = 400_000
 def run_variant_results(*, run: Run, label_prefix: str = "") -> list[VariantResults]:
     """Each variant of a finished run: its aggregate and every replication's summary."""
     samples: dict[int, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
-    seeds: dict[int, list[int]] = defaultdict(list)
+    seeds: dict[int, list[int | None]] = defaultdict(list)
     for index, seed, summary in _succeeded(run).values_list("variant_index", "seed", "summary"):
         seeds[index].append(seed)
         for metric in sc.SUMMARY_NAMES:  # aligned with seeds even if a value is missing

@@ -59,7 +59,7 @@ class VariantResults:
     samples: Mapping[str, Sequence[float | None]] = field(default_factory=dict)
     name: str = ""
     """The variant's own name (the label may carry a run prefix): what fixes its colour."""
-    seeds: Sequence[int] = ()
+    seeds: Sequence[int | None] = ()
     """Each replication's seed, in the order of ``samples``: pairs variants that share them."""
 
     def mean(self, metric: str) -> float | None:
@@ -86,7 +86,8 @@ class VariantResults:
         """Replication values keyed by seed; keys no other variant shares when the seeds
         are unknown (so nothing is paired by accident)."""
         values = self.samples.get(metric, ())
-        keys: Sequence[Hashable] = self.seeds if len(self.seeds) == len(values) \
+        known = len(self.seeds) == len(values) and None not in self.seeds
+        keys: Sequence[Hashable] = self.seeds if known \
             else [(self.label, i) for i in range(len(values))]
         return dict(zip(keys, values, strict=True))
 

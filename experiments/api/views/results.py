@@ -227,7 +227,9 @@ class MetricInfoSerializer(serializers.Serializer):
     """One entry of the core's metric registry."""
 
     name = serializers.CharField()
-    label = serializers.CharField()
+    # The registry's key is "label"; the metaclass moves declared fields off the class,
+    # so this does not shadow Field.label at run time (only the stubs think so).
+    label = serializers.CharField()  # type: ignore[assignment]
     title = serializers.CharField(help_text="label with unit, as column heads show it")
     unit = serializers.CharField(help_text="s, GPU·s, count or ratio")
     group = serializers.CharField()
