@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import scheduler_core as sc
+from experiments.charts.data import VariantResults
 from experiments.charts.headline import BEST_MARK, headline_figure
 from experiments.charts.metrics import best_indexes, metric_title, pareto_front
 from experiments.charts.milestones import milestones_figure, segments
@@ -146,3 +147,15 @@ def test_tradeoff_names_coinciding_variants_once():
     texts = [t.text[0] for t in figure.data[1:]]
     assert texts == ["pod, workload-aware-single", "", "workload-aware-all, checkpoint-aware ★",
                      ""]
+
+
+def test_milestones_show_the_spread_of_replications():
+    """Every summary chart shows the spread, not one replication (issue #12 §2): the
+    milestone markers carry min-to-max whiskers."""
+    spread = VariantResults("a", "pod", "MostAllocated", {
+        "time_to_group_useful": {"mean": 20.0, "ci95": 5.0, "min": 12.0, "max": 31.0, "n": 3}},
+        {"time_to_group_useful": [12.0, 17.0, 31.0]})
+    figure = validated(milestones_figure([spread]))
+    useful = next(t for t in figure.data if t.name == "group useful")
+    assert useful.error_x.visible is True
+    assert (list(useful.error_x.arrayminus), list(useful.error_x.array)) == ([8.0], [11.0])
