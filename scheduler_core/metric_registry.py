@@ -121,7 +121,7 @@ _ENTRIES = (
     _m("goodput", "Goodput", "ratio", Group.CLUSTER,
        "Useful-progress GPU-seconds over allocated GPU-seconds.",
        better=Better.HIGHER, workloads="whole cluster", null="nothing allocated"),
-    _m("wasted_gpu_seconds", "Wasted GPU-seconds", "GPU·s", Group.CLUSTER,
+    _m("wasted_gpu_seconds", "Wasted work", "GPU·s", Group.CLUSTER,
        "Lost work + stranded capacity + startup time of Ready pods later evicted."),
     _m("completion_time", "Completion time", "s", Group.CLUSTER,
        "Arrival until the workload is done.", workloads=_ALL_MEAN + " (finished ones)",

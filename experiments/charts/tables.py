@@ -7,6 +7,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import scheduler_core as sc
+
 COLUMNS = (
     ("workload", "Workload", "text"), ("kind", "Kind", "text"),
     ("priority_class", "Class", "text"), ("recovery", "Recovery", "text"),
@@ -20,6 +22,9 @@ COLUMNS = (
     ("time_to_recover", "Time to recover (s)", "number"),
     ("queue_wait", "Queue wait (s)", "number"), ("completion_time", "Completion (s)", "number"),
 )
+# A metric's column head is the registry's title (label and unit), as everywhere else.
+COLUMNS = tuple((name, sc.REGISTRY[name].title if name in sc.REGISTRY else label, kind)
+                for name, label, kind in COLUMNS)
 SORTABLE = frozenset(name for name, _, _ in COLUMNS)
 TEXT_FIELDS = ("workload", "kind", "priority_class", "recovery")
 PER_PAGE = 50

@@ -159,3 +159,15 @@ def test_milestones_show_the_spread_of_replications():
     useful = next(t for t in figure.data if t.name == "group useful")
     assert useful.error_x.visible is True
     assert (list(useful.error_x.arrayminus), list(useful.error_x.array)) == ([8.0], [11.0])
+
+
+def test_an_unserved_variant_is_never_on_the_pareto_front():
+    """A variant whose urgent workload was never useful is not "the best answer at its
+    price", even where its numbers would put it on the front."""
+    served = variant("served", time_to_group_useful=50.0, lost_work=500.0)
+    unserved = VariantResults("unserved", "none", "MostAllocated", {
+        "time_to_group_useful": {"mean": 10.0, "n": 1}, "lost_work": {"mean": 0.0, "n": 1},
+        "urgent_never_useful": {"mean": 1.0, "max": 1.0, "n": 1}}, {})
+    figure = validated(tradeoff_figure([served, unserved]))
+    front = next(t for t in figure.data if t.name == FRONT_NAME)
+    assert list(front.customdata) == ["served"]
