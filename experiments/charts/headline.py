@@ -77,14 +77,24 @@ def _annotations(variants: Sequence[VariantResults], metric: str, best: list[int
     marks = [{"x": labels[i], "y": means[i], "text": BEST_MARK, "showarrow": False,
               "yshift": 14, "font": {"color": BEST_COLOR, "size": 12}} for i in best]
     null = sc.metric_info(metric).null
-    missing = [{"x": label, "y": 0, "text": null, "showarrow": False, "yshift": 10,
+    missing = [{"x": label, "y": 0, "text": _wrapped(null), "showarrow": False, "yshift": 14,
                 "font": {"color": "#6e7781", "size": 11},
                 "hovertext": f"no value: {null}"}
                for label, mean in zip(labels, means, strict=True) if not is_number(mean)]
-    flags = [{"x": v.label, "y": 0, "yref": "y", "text": UNSERVED_MARK, "showarrow": False,
-              "yshift": 26 if not is_number(v.mean(metric)) else -12,
+    flags = [{"x": v.label, "y": mean if is_number(mean) else 0, "text": UNSERVED_MARK,
+              "showarrow": False, "yshift": 14 if is_number(mean) else 38,
               "font": {"color": FLAG_COLOR, "size": 10},
               "hovertext": "an urgent workload never became useful before the horizon: "
                            "this variant is never named best"}
-             for v in variants if v.unserved]
+             for v, mean in zip(variants, means, strict=True) if v.unserved]
     return marks + missing + flags
+
+
+def _wrapped(text: str, width: int = 18) -> str:
+    """A long reading on two lines, split at the space nearest its middle, so it stays
+    inside its own bar's slot."""
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    if len(text) <= width or not spaces:
+        return text
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return text[:cut] + "<br>" + text[cut + 1:]

@@ -90,3 +90,27 @@ def test_the_replication_selector_draws_and_keeps_each_replication(browser, serv
     page.locator("#charts-timeline").scroll_into_view_if_needed()
     page.screenshot(path=SCREENSHOTS / "stats-2-replication-selector.png")
     assert visit.errors == []
+
+
+def test_s8_none_is_flagged_and_reads_never_in_the_browser(browser, server, alice):
+    """S8's `none` variant: flagged above the charts, never ★ best, "never (> horizon)"
+    where its gang's time to useful would be."""
+    from tests.factories import preset_document
+
+    run = _finished_run(alice, preset_document("s8-gang-at-scale"))
+    visit = Visit(browser, server, "alice")
+    visit.page.set_viewport_size(VIEWPORT)
+    visit.open(f"/runs/{run.pk}/")
+    page = visit.page
+
+    assert page.locator("#run-unserved").inner_text().startswith("⚠ none: an urgent workload")
+    notes = page.evaluate("() => document.getElementById('chart-headline-time_to_group_useful')"
+                          ".layout.annotations.map(a => [a.x, a.text])")
+    assert ["none", "never (> horizon)"] in notes
+    assert ["workload-aware", "★ best"] in notes
+    lost = page.evaluate("() => document.getElementById('chart-headline-lost_work')"
+                         ".layout.annotations.map(a => [a.x, a.text])")
+    assert ["none", "★ best"] not in lost
+    page.locator("#charts-glance").scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOTS / "stats-3-s8-unserved.png")
+    assert visit.errors == []
