@@ -66,6 +66,8 @@ def test_the_replication_selector_draws_and_keeps_each_replication(browser, serv
     visit.page.set_viewport_size(VIEWPORT)
     visit.open(f"/runs/{reclaim.pk}/")
     page = visit.page
+    assert page.locator("#run-product-version").inner_text() == reclaim.product_version
+    page.locator("#provenance").screenshot(path=SCREENSHOTS / "stats-4-provenance.png")
     options = page.locator("#timeline-variant option").all_inner_texts()
     assert len(options) == 10
     assert options[0] == "no-notice-checkpoint · replication 0"
