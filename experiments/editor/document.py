@@ -31,6 +31,10 @@ SECTIONS = (
     Section("nodes", "cluster.nodes", "Named nodes", "node"),
     Section("priorityClasses", "priorityClasses", "Priority classes", "priority class"),
     Section("workloads", "workloads", "Workloads", "workload"),
+    Section("queues", "queues", "Admission queues (Kueue ClusterQueues)", "queue"),
+    Section("resourceQuotas", "resourceQuotas", "Resource quotas per PriorityClass", "quota"),
+    Section("initialState", "initialState", "Initial state (pods already there at t = 0)",
+            "pod"),
     Section("events", "events", "Timeline events", "event"),
     Section("variants", "variants", "Variants to compare", "variant"),
 )
@@ -206,7 +210,24 @@ def new_item(section: str, document: Mapping[str, Any], kind: str = "") -> dict[
         return {"name": _free_name("class", existing), "value": 1000}
     if section == "events":
         return _new_event(document)
+    if section == "queues":
+        return {"name": _free_name("queue", existing), "nominalGpus": 8}
+    if section == "resourceQuotas":
+        classes = get_path(document, "priorityClasses") or [{}]
+        return {"priorityClassName": classes[0].get("name", ""), "gpus": 8}
+    if section == "initialState":
+        return _new_initial_pod(document)
     return {"name": _free_name("variant", existing), "preemption": "pod"}
+
+
+def _new_initial_pod(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod of the first workload, already running on the first node for an hour."""
+    workloads = get_path(document, "workloads") or [{}]
+    pools = get_path(document, "cluster.nodePools") or []
+    nodes = get_path(document, "cluster.nodes") or []
+    node = f"{pools[0].get('name', 'pool')}-0" if pools else (nodes[0].get("name", "")
+                                                              if nodes else "")
+    return {"workload": workloads[0].get("name", ""), "node": node, "startedAt": -3600}
 
 
 def _new_event(document: Mapping[str, Any]) -> dict[str, Any]:

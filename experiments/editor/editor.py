@@ -22,10 +22,13 @@ from pydantic import BaseModel
 import scheduler_core as sc
 from experiments.editor import document as doc
 from experiments.editor.forms import (
+    AdmissionQueueForm,
+    InitialPodForm,
     MetaForm,
     NodeForm,
     NodePoolForm,
     PriorityClassForm,
+    ResourceQuotaForm,
     SpecForm,
     TimelineEventForm,
     TopForm,
@@ -41,16 +44,21 @@ from scheduler_core.spec import load_document
 FORM_CLASSES: dict[str, type[SpecForm]] = {
     "nodePools": NodePoolForm, "nodes": NodeForm, "priorityClasses": PriorityClassForm,
     "workloads": WorkloadForm, "events": TimelineEventForm, "variants": VariantForm,
+    "queues": AdmissionQueueForm, "resourceQuotas": ResourceQuotaForm,
+    "initialState": InitialPodForm,
 }
 ITEM_MODELS: dict[str, type[BaseModel]] = {
     "nodePools": spec_models.NodePool, "nodes": spec_models.NamedNode,
     "priorityClasses": spec_models.PriorityClass, "workloads": spec_models.Workload,
     "events": spec_models.TimelineEvent, "variants": spec_models.Variant,
+    "queues": spec_models.AdmissionQueue, "resourceQuotas": spec_models.ResourceQuota,
+    "initialState": spec_models.InitialPod,
 }
 FORMSETS = {key: forms.formset_factory(form, extra=0, can_delete=True)
             for key, form in FORM_CLASSES.items()}
 _SECTION_PATH = re.compile(
-    r"^(?P<section>cluster\.nodePools|cluster\.nodes|priorityClasses|workloads|events|variants)"
+    r"^(?P<section>cluster\.nodePools|cluster\.nodes|priorityClasses|workloads|queues"
+    r"|resourceQuotas|initialState|events|variants)"
     r"(?:\[(?P<index>\d+)\])?(?:\.|: )?(?P<rest>.*)$")
 _KEY_BY_PATH = {section.path: section.key for section in doc.SECTIONS}
 MODES = ("form", "yaml")
@@ -353,8 +361,8 @@ def _item(form: SpecForm) -> dict[str, Any]:
     sub-objects whose key field was left blank."""
     values = _form_values(form)
     item = _merge(values, _extra(form))
-    for path, key_field in form.OPTIONAL_OBJECTS.items():
-        if doc.get_path(values, form.spec_fields()[key_field]) is None:
+    for path, key_fields in form.OPTIONAL_OBJECTS.items():
+        if all(doc.get_path(values, form.spec_fields()[key]) is None for key in key_fields):
             doc.pop_path(item, path)
     return item
 

@@ -101,6 +101,84 @@ class SpecMapField(SpecField):
         return super().format(value)
 
 
+_EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
+
+
+class SpecTaintsField(SpecField):
+    """Taints as ``kubectl taint`` writes them: ``key=value:Effect`` or ``key:Effect``,
+    comma-separated (the effect defaults to NoSchedule)."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text is None:
+            return None
+        taints = []
+        for item in (part.strip() for part in text.split(",") if part.strip()):
+            key_value, _, effect = item.partition(":")
+            key, _, val = key_value.partition("=")
+            if not key.strip() or (effect and effect not in _EFFECTS):
+                raise forms.ValidationError(
+                    f"'{item}' is not a taint: write key=value:Effect, Effect one of "
+                    f"{', '.join(_EFFECTS)}", code="taint")
+            taints.append({"key": key.strip(), "value": val.strip(),
+                           "effect": effect or "NoSchedule"})
+        return taints
+
+    def format(self, value: Any) -> str:
+        if not isinstance(value, list):
+            return super().format(value)
+        return ", ".join(
+            f"{t.get('key', '')}{'=' + t['value'] if t.get('value') else ''}"
+            f":{t.get('effect') or 'NoSchedule'}" if isinstance(t, dict) else str(t)
+            for t in value)
+
+
+class SpecTolerationsField(SpecField):
+    """Tolerations, comma-separated: ``key=value:Effect`` (operator Equal), ``key:Effect``
+    or ``key`` (operator Exists), ``*`` (tolerates every taint); no effect means any."""
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text is None:
+            return None
+        return [self._one(item) for item in (p.strip() for p in text.split(",")) if item]
+
+    @staticmethod
+    def _one(item: str) -> dict[str, str]:
+        if item == "*":
+            return {"operator": "Exists"}
+        key_value, _, effect = item.partition(":")
+        key, equal, val = key_value.partition("=")
+        if key.strip() == "*" and not equal and (not effect or effect in _EFFECTS):
+            return {"operator": "Exists", **({"effect": effect} if effect else {})}
+        if not key.strip() or (effect and effect not in _EFFECTS):
+            raise forms.ValidationError(
+                f"'{item}' is not a toleration: write key=value:Effect, key:Effect, key or *",
+                code="toleration")
+        toleration = {"key": key.strip(), "operator": "Equal" if equal else "Exists"}
+        if equal:
+            toleration["value"] = val.strip()
+        if effect:
+            toleration["effect"] = effect
+        return toleration
+
+    def format(self, value: Any) -> str:
+        if not isinstance(value, list):
+            return super().format(value)
+        items = []
+        for t in value:
+            if not isinstance(t, dict):
+                items.append(str(t))
+                continue
+            if t.get("operator") == "Exists" and not t.get("key"):
+                items.append("*" + (f":{t['effect']}" if t.get("effect") else ""))
+                continue
+            equal = t.get("operator", "Equal") == "Equal"
+            text = t.get("key", "") + (f"={t.get('value', '')}" if equal else "")
+            items.append(text + (f":{t['effect']}" if t.get("effect") else ""))
+        return ", ".join(items)
+
+
 class SpecYAMLMapField(SpecField):
     """A small YAML mapping, one ``path: value`` per line (a variant's overrides)."""
 

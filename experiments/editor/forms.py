@@ -22,6 +22,8 @@ from experiments.editor.fields import (
     SpecListField,
     SpecMapField,
     SpecNumberField,
+    SpecTaintsField,
+    SpecTolerationsField,
     SpecYAMLMapField,
 )
 from experiments.models import MAX_TAG_LENGTH
@@ -56,9 +58,9 @@ class SpecForm(forms.Form):
     extra = forms.CharField(widget=forms.HiddenInput, required=False)
     LAYOUT: ClassVar[tuple[tuple[str, ...], ...]] = ()
     """Rows of field names, for the template."""
-    OPTIONAL_OBJECTS: ClassVar[dict[str, str]] = {}
-    """Sub-objects that exist only while their key field is filled in (path → field), so
-    blanking that field in the form removes the object, hidden parts included."""
+    OPTIONAL_OBJECTS: ClassVar[dict[str, tuple[str, ...]]] = {}
+    """Sub-objects that exist only while one of their key fields is filled in (path →
+    fields), so blanking them in the form removes the object, hidden parts included."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -93,8 +95,31 @@ class TopForm(SpecForm):
                                          choices=_plugin_choices("preemption"), blank="default")
     policy__placement = SpecChoiceField(label="Placement scoring",
                                         choices=_plugin_choices("placement"), blank="default")
+    policy__min_candidate_nodes_percentage = SpecNumberField(
+        label="Min candidate nodes %", help_text="DefaultPreemption: 10")
+    policy__min_candidate_nodes_absolute = SpecNumberField(
+        label="Min candidate nodes", help_text="DefaultPreemption: 100")
+    policy__pod_initial_backoff_seconds = SpecDurationField(label="Initial backoff",
+                                                            help_text="kube-scheduler: 1s")
+    policy__pod_max_backoff_seconds = SpecDurationField(label="Max backoff",
+                                                        help_text="kube-scheduler: 10s")
+    policy__checkpoint_victims = SpecBooleanField(
+        label="Victims checkpoint in their grace period (ours)")
+    policy__checkpoint_aware_weights = SpecMapField(
+        label="Checkpoint-aware weights (ours)",
+        help_text="lostWork=1, strandedCapacity=1, startup=1, recovery=1, session=3600")
+    origin = SpecChoiceField(
+        label="Origin", choices=_choices(["spec", "snapshot"]), blank="spec",
+        help_text="snapshot: a recorded cluster may be over-committed (warned, not refused)")
+    grid = SpecYAMLMapField(
+        label="Grid (one variant per combination)",
+        help_text="one per line, e.g. workloads.training.checkpoint.intervalSeconds: [600, 1800]")
     LAYOUT = (("name", "horizon_seconds", "seed", "replications"),
-              ("policy__preemption", "policy__placement"), ("description",))
+              ("policy__preemption", "policy__placement", "policy__checkpoint_victims"),
+              ("policy__min_candidate_nodes_percentage", "policy__min_candidate_nodes_absolute",
+               "policy__pod_initial_backoff_seconds", "policy__pod_max_backoff_seconds",
+               "policy__checkpoint_aware_weights"),
+              ("grid", "origin"), ("description",))
 
 
 class NodeForm(SpecForm):
@@ -106,13 +131,16 @@ class NodeForm(SpecForm):
     memory = SpecNumberField(label="Memory (GiB)")
     spot = SpecBooleanField(label="Spot")
     labels = SpecMapField(label="Labels", help_text="zone=a, rack=r1")
+    taints = SpecTaintsField(label="Taints", help_text="key=value:NoSchedule, ...")
+    max_pods = SpecNumberField(label="Max pods", help_text="kubelet: 110")
     LAYOUT: ClassVar[tuple[tuple[str, ...], ...]] = (
-        ("name", "gpus", "cpu", "memory", "spot", "labels"),)
+        ("name", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),)
 
 
 class NodePoolForm(NodeForm):
     count = SpecNumberField(label="Nodes")
-    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "spot", "labels"),)
+    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "max_pods", "spot", "labels",
+               "taints"),)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -156,15 +184,39 @@ class WorkloadForm(SpecForm):
                                                  choices=_choices(["Single", "All"]))
     pod_group__scheduling = SpecChoiceField(label="PodGroup scheduling",
                                             choices=_choices(["gang", "basic"]))
+    pod_group__priority_class_name = SpecField(
+        label="PodGroup class", widget=forms.TextInput(attrs={"list": "priority-classes"}))
+    pod_group__topology = SpecYAMLMapField(
+        label="PodGroup topology", help_text="e.g. levels: [zone, rack] / required: rack")
+    recovery__min_members = SpecNumberField(label="Elastic: min members")
+    controller__pod_replacement_policy = SpecChoiceField(
+        label="Pod replacement", choices=_choices(["TerminatingOrFailed", "Failed"]))
+    controller__restart = SpecChoiceField(label="JobSet restart",
+                                          choices=_choices(["member", "group"]))
+    node_selector = SpecMapField(label="Node selector", help_text="pool=gpu, zone=a")
+    tolerations = SpecTolerationsField(label="Tolerations",
+                                       help_text="key=value:NoSchedule, key:NoExecute, key, *")
+    pdb__min_available = SpecNumberField(label="PDB minAvailable")
+    pdb__max_unavailable = SpecNumberField(label="PDB maxUnavailable")
+    pdb__disrupted_pods = SpecNumberField(label="PDB disrupted now",
+                                          help_text="status.disruptedPods of a snapshot")
+    queue = SpecField(label="Admission queue")
+    queue_priority = SpecNumberField(label="Queue priority")
     LAYOUT = (
         ("name", "kind", "members", "gpus", "cpu", "memory", "priority_class_name", "urgent"),
         ("arrival", "duration_seconds", "startup_seconds", "termination_grace_period_seconds",
          "stop_seconds"),
         ("checkpoint__interval_seconds", "checkpoint__write_seconds", "checkpoint__on_sigterm",
          "recovery__model", "controller__kind"),
-        ("pod_group__min_count", "pod_group__disruption_mode", "pod_group__scheduling"),
+        ("recovery__min_members", "controller__pod_replacement_policy", "controller__restart",
+         "queue", "queue_priority"),
+        ("pod_group__min_count", "pod_group__disruption_mode", "pod_group__scheduling",
+         "pod_group__priority_class_name", "pod_group__topology"),
+        ("node_selector", "tolerations", "pdb__min_available", "pdb__max_unavailable",
+         "pdb__disrupted_pods"),
     )
-    OPTIONAL_OBJECTS = {"podGroup": "pod_group__min_count"}
+    OPTIONAL_OBJECTS = {"podGroup": ("pod_group__min_count",),
+                        "pdb": ("pdb__min_available", "pdb__max_unavailable")}
 
 
 class TimelineEventForm(SpecForm):
@@ -176,8 +228,55 @@ class TimelineEventForm(SpecForm):
     nodes = SpecListField(label="or nodes", help_text="n1, n2")
     notice_seconds = SpecDurationField(label="Notice")
     recover_after_seconds = SpecDurationField(label="Back after", help_text="blank: never")
+    timeout_seconds = SpecDurationField(label="Drain gives up after",
+                                        help_text="drains only; default 1h")
     LAYOUT = (("at", "type", "pool", "count", "fraction", "nodes", "notice_seconds",
-               "recover_after_seconds"),)
+               "recover_after_seconds", "timeout_seconds"),)
+
+
+class AdmissionQueueForm(SpecForm):
+    name = SpecField(label="Queue")
+    concurrency = SpecNumberField(label="Workloads at once")
+    nominal_gpus = SpecNumberField(label="Nominal GPUs")
+    cohort = SpecField(label="Cohort")
+    borrowing_limit_gpus = SpecNumberField(label="Borrowing limit (GPUs)")
+    order_by = SpecChoiceField(label="Order by", choices=_choices(["queuePriority", "priority"]))
+    queueing_strategy = SpecChoiceField(label="Queueing",
+                                        choices=_choices(["StrictFIFO", "BestEffortFIFO"]))
+    preemption__within_cluster_queue = SpecChoiceField(
+        label="Preempt within queue",
+        choices=_choices(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]))
+    preemption__reclaim_within_cohort = SpecChoiceField(
+        label="Reclaim within cohort", choices=_choices(["Never", "LowerPriority", "Any"]))
+    preemption__borrow_within_cohort__policy = SpecChoiceField(
+        label="Borrow within cohort", choices=_choices(["Never", "LowerPriority"]))
+    preemption__borrow_within_cohort__max_priority_threshold = SpecNumberField(
+        label="Borrow: max victim priority")
+    LAYOUT = (("name", "concurrency", "nominal_gpus", "cohort", "borrowing_limit_gpus"),
+              ("order_by", "queueing_strategy", "preemption__within_cluster_queue",
+               "preemption__reclaim_within_cohort", "preemption__borrow_within_cohort__policy",
+               "preemption__borrow_within_cohort__max_priority_threshold"))
+    OPTIONAL_OBJECTS = {"preemption.borrowWithinCohort": (
+        "preemption__borrow_within_cohort__policy",
+        "preemption__borrow_within_cohort__max_priority_threshold")}
+
+
+class ResourceQuotaForm(SpecForm):
+    priority_class_name = SpecField(label="Priority class",
+                                    widget=forms.TextInput(attrs={"list": "priority-classes"}))
+    gpus = SpecNumberField(label="GPUs at most")
+    LAYOUT = (("priority_class_name", "gpus"),)
+
+
+class InitialPodForm(SpecForm):
+    workload = SpecField(label="Workload")
+    member = SpecNumberField(label="Member", help_text="blank: the next one")
+    node = SpecField(label="Node")
+    started_at = SpecDurationField(label="Started at", help_text="<= 0, e.g. -2h")
+    terminating_until = SpecDurationField(label="Terminating until",
+                                          help_text="a deletionTimestamp: frees then")
+    nominated = SpecBooleanField(label="Pending, nominated to the node")
+    LAYOUT = (("workload", "member", "node", "started_at", "terminating_until", "nominated"),)
 
 
 class VariantForm(SpecForm):

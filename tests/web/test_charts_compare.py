@@ -155,3 +155,12 @@ def test_the_picker_offers_the_visible_finished_runs(charlie_client, alice_clien
 ])
 def test_variant_references(text, ref):
     assert VariantRef.parse(text) == ref
+
+
+def test_the_empty_compare_page_loads_no_plotly(alice_client, s1_run):
+    """Issue 16 §5: nothing chosen, nothing to draw, so no 4.8 MB library either."""
+    empty = alice_client.get(reverse("experiments:compare")).content.decode()
+    assert reverse("experiments:plotly-js") not in empty
+    assert "charts.js" not in empty
+    chosen = _compare(alice_client, f"{s1_run.pk}:pod").content.decode()
+    assert reverse("experiments:plotly-js") in chosen
