@@ -123,6 +123,7 @@ def build_run(user: Any) -> Any:
     import scheduler_core as sc
     from experiments.models import Experiment, Replication, Run, Status
     from experiments.specs import product_version, spec_document
+    from scheduler_core import timeline as core_timeline
 
     spec = sc.parse_spec(bench_spec())
     document = spec_document(spec)
@@ -145,6 +146,7 @@ def build_run(user: Any) -> Any:
                 run=run, variant_index=index, variant=result.variant, replication=0,
                 status=Status.SUCCEEDED, progress=1.0, started_at=now, finished_at=now,
                 event_count=len(result.events),
+                timeline=core_timeline.for_variant(spec, result.variant, result.events).to_json(),
                 **{k: data[k] for k in ("seed", "preemption", "placement", "summary",
                                         "distributions", "by_priority_class", "workloads",
                                         "events_processed", "wall_seconds")})

@@ -160,6 +160,10 @@ class Replication(models.Model):
     events_processed = models.PositiveIntegerField(default=0)
     event_count = models.PositiveIntegerField(default=0)
     wall_seconds = models.FloatField(default=0.0)
+    timeline = models.JSONField(
+        null=True, blank=True, help_text="what the time charts draw "
+        "(scheduler_core.timeline.Timeline.to_json), derived when the results are stored; "
+        "null for rows stored before it existed, derived on first view")
 
     class Meta:
         ordering = ["run", "variant_index", "replication"]

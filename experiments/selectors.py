@@ -184,18 +184,28 @@ def run_replications(*, run: Run) -> QuerySet[Replication]:
     """The run page's table of replications: without the per-workload records and
     distributions, which are megabytes on a large run (the charts read them on demand)."""
     return run.replications.order_by("variant_index", "replication").defer(
-        "workloads", "distributions", "by_priority_class")
+        "workloads", "distributions", "by_priority_class", "timeline")
 
 
 def replication_events(*, replication: Replication, reason: str = "", workload: str = "",
-                       pod: str = "", node: str = "") -> QuerySet[RunEvent]:
-    """A replication's event log in simulator order, filtered on indexed columns."""
+                       pod: str = "", node: str = "", after_setup: bool = False,
+                       ) -> QuerySet[RunEvent]:
+    """A replication's event log in simulator order, filtered on indexed columns;
+    ``after_setup`` leaves out the setup rows (everything at t <= 0)."""
     events = replication.events.order_by("seq")
+    if after_setup:
+        events = events.filter(time__gt=0)
     for field, value in (("reason", reason), ("workload", workload), ("pod", pod),
                          ("node", node)):
         if value:
             events = events.filter(**{field: value})
     return events
+
+
+def replication_setup_count(*, replication: Replication) -> int:
+    """Rows at t <= 0: the initial placement, which the log viewers fold away so that
+    what happened (the preemption) shows first."""
+    return replication.events.filter(time__lte=0).count()
 
 
 def replication_event_reasons(*, replication: Replication) -> list[str]:

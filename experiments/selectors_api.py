@@ -152,7 +152,7 @@ def run_workload_records(*, run: Run, variant: str = "",
                          replication: int | None = None) -> WorkloadRecords:
     """The run's per-workload records in (variant, replication) order, optionally for one
     variant and/or replication number."""
-    replications = run.replications.order_by("variant_index", "replication")
+    replications = run.replications.order_by("variant_index", "replication").defer("timeline")
     if variant:
         replications = replications.filter(variant=variant)
     if replication is not None:

@@ -22,14 +22,16 @@ from experiments import selectors
 from experiments.charts.data import ROW_FIELDS, Row, VariantResults
 from experiments.models import Replication, Run, RunEvent, Status
 from scheduler_core.spec_diff import parameter_diff, variant_parameters
+from scheduler_core.timeline import (
+    TIMELINE_REASONS,
+    TIMELINE_VERSION,
+    Cost,
+    Recovery,
+    costs_from_json,
+    is_current,
+    recoveries_from_json,
+)
 
-TIMELINE_REASONS = ("Scheduled", "Ready", "Killing", "Released", "Completed",
-                    "CheckpointWritten", "Stranded", "Preempted", "Nominated", "VictimsSelected")
-COST_REASONS = ("Disrupted", "Stranded", "Killing", "Resumed", "Recovered")
-"""With the binding and readiness of killed pods (``cost_rows``): what lost work, wasted
-GPU-seconds and recovery curves are computed from."""
-POD_BATCH = 500
-"""Pod names per IN (...) list: SQLite caps the parameters of one statement."""
 COST_EVENT_BUDGET = 400_000
 """Above this many events in a run, cost curves read replication 0 of each variant only."""
 
@@ -78,28 +80,40 @@ def replication_rows(*, replication_ids: Iterable[int], reasons: Sequence[str],
             for pk, rows in _rows(replication_ids=replication_ids, reasons=reasons).items()}
 
 
-def cost_rows(*, replication_ids: Iterable[int]) -> dict[int, list[Row]]:
-    """The rows ``charts.work`` reads, per replication, in log order: costs, recoveries,
-    and Scheduled/Ready of the pods that were killed (whose startup an eviction wastes).
-    The same totals as reading every row, for a fraction of them."""
-    found = _rows(replication_ids=replication_ids, reasons=COST_REASONS)
-    for replication_id, rows in found.items():
-        killed = sorted({row.pod for _, row in rows if row.reason == "Killing"})
-        for i in range(0, len(killed), POD_BATCH):
-            rows.extend(_rows(replication_ids=[replication_id], reasons=("Scheduled", "Ready"),
-                              pods=killed[i:i + POD_BATCH]).get(replication_id, []))
-        rows.sort(key=lambda pair: pair[0])
-    return {pk: [row for _, row in rows] for pk, rows in found.items()}
+def stored_timeline(*, replication_id: int) -> dict[str, Any] | None:
+    """The timeline the worker stored with a replication, or None: a row stored before
+    timelines were, or by a version that read the log differently."""
+    data = Replication.objects.filter(pk=replication_id).values_list("timeline",
+                                                                     flat=True).first()
+    return data if is_current(data) else None
+
+
+def stored_costs(*, replication_ids: Iterable[int],
+                 ) -> dict[int, tuple[list[Cost], list[Recovery]] | None]:
+    """Cost increments and recoveries per replication, read out of the stored timelines
+    without their spans (None where a replication has no current timeline)."""
+    rows = Replication.objects.filter(pk__in=list(replication_ids)).values_list(
+        "pk", "timeline__version", "timeline__costs", "timeline__recoveries")
+    return {pk: (costs_from_json(costs or []), recoveries_from_json(recoveries or []))
+            if version == TIMELINE_VERSION else None
+            for pk, version, costs, recoveries in rows}
+
+
+def timeline_source(*, replication_id: int) -> tuple[dict[str, Any], str, list[Row]]:
+    """What deriving a replication's timeline takes: its run's frozen spec, its variant
+    and the event rows the core reads (``scheduler_core.timeline.TIMELINE_REASONS``)."""
+    spec, variant = Replication.objects.filter(pk=replication_id).values_list(
+        "run__spec", "variant").get()
+    rows = replication_rows(replication_ids=[replication_id], reasons=TIMELINE_REASONS)
+    return spec, variant, rows.get(replication_id, [])
 
 
 def _rows(*, replication_ids: Iterable[int], reasons: Sequence[str],
-          pods: Sequence[str] | None = None) -> dict[int, list[tuple[int, Row]]]:
+          ) -> dict[int, list[tuple[int, Row]]]:
     """(seq, row) per replication, in log order."""
     out: dict[int, list[tuple[int, Row]]] = defaultdict(list)
     events = RunEvent.objects.filter(replication_id__in=list(replication_ids),
-                                     reason__in=reasons)
-    if pods is not None:
-        events = events.filter(pod__in=pods)
+                                     reason__in=[str(r) for r in reasons])
     rows = events.order_by("replication_id", "seq").values_list("replication_id", "seq",
                                                                 *ROW_FIELDS)
     for replication_id, seq, *fields in rows.iterator(chunk_size=20_000):
@@ -114,7 +128,7 @@ def replication_workloads(*, replication_id: int) -> list[dict[str, Any]]:
 
 def replication_of_run(*, run: Run, pk: int) -> Replication | None:
     """A succeeded replication of ``run`` (the caller has checked the run)."""
-    return _succeeded(run).filter(pk=pk).defer("workloads", "distributions").first()
+    return _succeeded(run).filter(pk=pk).defer("workloads", "distributions", "timeline").first()
 
 
 # ----------------------------------------------------------------------- compare

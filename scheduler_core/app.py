@@ -33,7 +33,7 @@ class Host(Protocol):
     now: float
     checkpoint_victims: bool
 
-    def emit(self, reason: str, workload: Workload, pod: Pod | None = None, *,
+    def emit(self, reason: ev.Reason, workload: Workload, pod: Pod | None = None, *,
              time: float | None = None, value: float = 0.0, related: str = "",
              message: str = "") -> None: ...
 

@@ -232,7 +232,7 @@ class Engine:
             self._progress(1.0)
         return ev.sort_log(self.log)
 
-    def emit(self, reason: str, workload: Workload | None, pod: Pod | None = None, *,
+    def emit(self, reason: ev.Reason, workload: Workload | None, pod: Pod | None = None, *,
              time: float | None = None, value: float = 0.0, related: str = "",
              message: str = "", node: Node | None = None, nodeless: bool = False) -> None:
         where = None if nodeless else node or (pod.node if pod is not None else None)
@@ -266,18 +266,27 @@ class Engine:
             pod.submitted = True
             self.emit(ev.CREATED, workload, pod)
             self.at(item.started_at, self._bind_initial, pod, node, item.terminating_until)
-        for member in range(workload.spec.members):
-            if member not in taken:
-                self._submit(self._new_pod(workload, member))
+        pending = [m for m in range(workload.spec.members) if m not in taken]
+        if pending and workload.spec.arrival > self.now:
+            # members not in the recorded state were Pending at the workload's own arrival
+            # (a snapshot's pending pods: at t=0), not since its earliest recorded pod
+            self.at(workload.spec.arrival, self._submit_members, workload, pending)
+        else:
+            self._submit_members(workload, pending)
+
+    def _submit_members(self, workload: Workload, members: list[int]) -> None:
+        for member in members:
+            self._submit(self._new_pod(workload, member))
 
     # =================================================================== admission
     def queued(self, workload: Workload, queue: str, reason: str) -> None:
         self.emit(ev.QUEUED, workload, related=queue, message=reason)
 
-    def admit(self, workload: Workload, queue: str) -> None:
-        """Admitted by its queue: now its pods exist (again, after an eviction)."""
+    def admit(self, workload: Workload, queue: str, message: str = "") -> None:
+        """Admitted by its queue: now its pods exist (again, after an eviction).
+        ``message`` names the flavors assigned, where the queue has several."""
         workload.suspended = False
-        self.emit(ev.ADMITTED, workload, related=queue)
+        self.emit(ev.ADMITTED, workload, related=queue, message=message)
         for member, pod in enumerate(workload.slots):
             if pod is None:
                 self._submit(self._new_pod(workload, member))
@@ -745,6 +754,8 @@ class Engine:
         self._uncount_quota(pod)
         self._wake_for(node)
         self._replace_if_controlled(pod, terminating=False)
+        if pod.workload.suspended:
+            self.admission.pods_gone(pod.workload)
 
     def pod_completed(self, pod: Pod) -> None:
         if pod.state not in HOLDING:

@@ -82,7 +82,8 @@ class Pod:
         self.ready_at = 0.0
         self.stop_at = 0.0
         self.attempts = 0
-        self.backoff_until = 0.0
+        self.backoff_until = created
+        """No backoff before its first attempt: a pod created before t=0 is tried at once."""
         self.parked_at = 0.0
         self.failures: FailureStreak | None = None
         self.submitted = False

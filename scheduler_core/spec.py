@@ -333,6 +333,103 @@ class QueuePreemption(Model):
         return self
 
 
+QUEUE_RESOURCES = ("gpus", "cpu", "memory")
+"""What a ClusterQueue's quota can cover, in the workload's own units (GPUs, cores, GiB):
+Kueue's ``nvidia.com/gpu``, ``cpu`` and ``memory``."""
+
+
+class FlavorResourceQuota(Model):
+    """One resource's quota in one flavor (Kueue ``resourceGroups[].flavors[].resources[]``)."""
+
+    name: Literal["gpus", "cpu", "memory"]
+    nominal_quota: float = Field(ge=0, le=MAX_COUNT)
+    borrowing_limit: float | None = Field(default=None, ge=0, le=MAX_COUNT)
+    lending_limit: float | None = Field(default=None, ge=0, le=MAX_COUNT)
+
+    @model_validator(mode="after")
+    def _lending_within_nominal(self) -> FlavorResourceQuota:
+        if self.name == "gpus" and any(
+                v is not None and not float(v).is_integer()
+                for v in (self.nominal_quota, self.borrowing_limit, self.lending_limit)):
+            raise ValueError("a GPU quota must be a whole number")
+        if self.lending_limit is not None and self.lending_limit > self.nominal_quota:
+            raise ValueError(f"lendingLimit ({self.lending_limit:g}) is above nominalQuota "
+                             f"({self.nominal_quota:g})")
+        return self
+
+
+class FlavorQuotas(Model):
+    name: str = Field(min_length=1, description="a ResourceFlavor")
+    resources: list[FlavorResourceQuota] = Field(min_length=1)
+
+
+class ResourceGroup(Model):
+    """Resources that are assigned a flavor together (Kueue: each flavor of the group
+    lists a quota for every covered resource)."""
+
+    covered_resources: list[Literal["gpus", "cpu", "memory"]] = Field(min_length=1)
+    flavors: list[FlavorQuotas] = Field(min_length=1, max_length=16)
+
+    @model_validator(mode="after")
+    def _every_flavor_covers_the_group(self) -> ResourceGroup:
+        covered = set(self.covered_resources)
+        if len(covered) != len(self.covered_resources):
+            raise ValueError("coveredResources lists a resource twice")
+        for i, flavor in enumerate(self.flavors):
+            names = [r.name for r in flavor.resources]
+            if set(names) != covered or len(names) != len(covered):
+                raise ValueError(f"flavors[{i}] ('{flavor.name}') must list exactly the "
+                                 f"coveredResources {sorted(covered)}, got {names}")
+        return self
+
+
+FungibilityBorrow = Literal["MayStopSearch", "TryNextFlavor"]
+
+
+def _fungibility_alias(value: Any) -> Any:
+    """Kueue v1beta1 spelled MayStopSearch as ``Borrow`` (whenCanBorrow) and ``Preempt``
+    (whenCanPreempt); v1beta2 renamed both."""
+    return "MayStopSearch" if value in ("Borrow", "Preempt") else value
+
+
+class FlavorFungibility(Model):
+    """Kueue ``flavorFungibility`` (docs/kubernetes-rules.md "Flavor fungibility"): whether
+    the flavor search stops at a flavor that needs borrowing or preemption."""
+
+    when_can_borrow: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = \
+        "MayStopSearch"
+    when_can_preempt: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = \
+        "TryNextFlavor"
+
+
+class QueueFairSharing(Model):
+    weight: float = Field(default=1.0, ge=0, le=MAX_COUNT,
+                          description="a larger weight lowers the queue's share (DRS / weight)")
+
+
+FairSharingStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+DEFAULT_FAIR_SHARING_STRATEGIES: tuple[FairSharingStrategy, ...] = (
+    "LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
+class FairSharingConfig(Model):
+    """Kueue Configuration ``fairSharing`` (docs/kubernetes-rules.md "Fair sharing"): with
+    it, cohort preemption follows dominant resource shares instead of classic preemption."""
+
+    preemption_strategies: list[FairSharingStrategy] = Field(
+        default_factory=lambda: list(DEFAULT_FAIR_SHARING_STRATEGIES))
+
+    @model_validator(mode="after")
+    def _allowed_lists(self) -> FairSharingConfig:
+        allowed = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
+                   ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
+        if self.preemption_strategies not in allowed:
+            raise ValueError("preemptionStrategies must be [LessThanOrEqualToFinalShare], "
+                             "[LessThanInitialShare] or [LessThanOrEqualToFinalShare, "
+                             "LessThanInitialShare]")
+        return self
+
+
 class AdmissionQueue(Model):
     """A queue above the scheduler (Polyaxon queue / Kueue ClusterQueue): a workload that
     waits here has no pods yet, so no PriorityClass can help it; its queue priority can."""
@@ -350,6 +447,26 @@ class AdmissionQueue(Model):
     queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = Field(
         default="StrictFIFO", description="StrictFIFO: a head that does not fit blocks the "
         "queue; BestEffortFIFO: the workloads behind it may be admitted meanwhile")
+    resource_groups: list[ResourceGroup] = Field(
+        default_factory=list, max_length=16, description="Kueue quota per flavor and "
+        "resource (instead of nominalGpus); resources no group covers are not limited")
+    flavor_fungibility: FlavorFungibility = Field(default_factory=FlavorFungibility)
+    fair_sharing: QueueFairSharing = Field(default_factory=QueueFairSharing)
+
+    @model_validator(mode="after")
+    def _one_way_to_give_quota(self) -> AdmissionQueue:
+        if self.resource_groups and (self.nominal_gpus is not None
+                                     or self.borrowing_limit_gpus is not None):
+            raise ValueError("give the quota either as nominalGpus/borrowingLimitGpus or as "
+                             "resourceGroups, not both")
+        seen: set[str] = set()
+        for i, group in enumerate(self.resource_groups):
+            overlap = seen & set(group.covered_resources)
+            if overlap:
+                raise ValueError(f"resourceGroups[{i}] covers {sorted(overlap)}, already "
+                                 "covered by an earlier group")
+            seen |= set(group.covered_resources)
+        return self
 
 
 class ResourceQuota(Model):
@@ -504,6 +621,9 @@ class ExperimentSpec(Model):
     workloads: list[Workload] = Field(default_factory=list)
     initial_state: list[InitialPod] = Field(default_factory=list)
     queues: list[AdmissionQueue] = Field(default_factory=list)
+    fair_sharing: FairSharingConfig | None = Field(
+        default=None, description="Kueue's fairSharing configuration: cohorts preempt by "
+        "dominant resource share (docs/kubernetes-rules.md, Fair sharing)")
     resource_quotas: list[ResourceQuota] = Field(default_factory=list)
     events: list[TimelineEvent] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)

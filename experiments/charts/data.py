@@ -5,28 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 import scheduler_core as sc
+from scheduler_core.timeline import Cost, Recovery
 
-
-class EventLike(Protocol):
-    """An event log row: ``scheduler_core.events.Event``, a ``RunEvent``, or ``Row``."""
-
-    @property
-    def time(self) -> float: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def workload(self) -> str: ...
-    @property
-    def pod(self) -> str: ...
-    @property
-    def node(self) -> str: ...
-    @property
-    def value(self) -> float: ...
-    @property
-    def related(self) -> str: ...
+__all__ = ["ROW_FIELDS", "Aggregate", "Row", "VariantCosts", "VariantResults"]
 
 
 class Row(NamedTuple):
@@ -93,11 +77,13 @@ class VariantResults:
 
 
 @dataclass(frozen=True, slots=True)
-class VariantEvents:
-    """The events of one variant's replications that a time chart needs."""
+class VariantCosts:
+    """What the cost charts draw of one variant: per replication, the cost increments
+    and recoveries ``scheduler_core.timeline`` derived from its log."""
 
     label: str
-    replications: Sequence[Sequence[EventLike]]
+    costs: Sequence[Sequence[Cost]]
+    recoveries: Sequence[Sequence[Recovery]]
     name: str = ""
     """The variant's own name: what fixes its colour (see ``style.variant_color``)."""
 

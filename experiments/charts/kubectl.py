@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-NORMAL, WARNING = "Normal", "Warning"
-SCHEDULER, KUBELET, CONTROLLER = "default-scheduler", "kubelet", "job-controller"
-MODEL, LAB, QUEUE, NODES = "application model", "disruption-lab", "admission-queue", \
-    "node-controller"
+from scheduler_core.events import COUNTED, LAB, NORMAL, Reason, reason_info
 
 Describe = Callable[[Mapping[str, Any]], str]
 
@@ -27,62 +24,58 @@ def _or(text: str, fallback: str) -> str:
     return text or fallback
 
 
-REASONS: dict[str, tuple[str, str, Describe]] = {
-    "Arrived": (NORMAL, CONTROLLER, lambda e: f"Workload submitted with {_n(e['value'])} "
-                                              "member(s)"),
-    "Queued": (NORMAL, QUEUE, lambda e: _or(e["message"], f"Waiting in queue {e['related']}")),
-    "Admitted": (NORMAL, QUEUE, lambda e: f"Admitted by queue {e['related']}"),
-    "WorkloadEvicted": (WARNING, QUEUE, lambda e: _or(e["message"], "Evicted by its queue")),
-    "FailedCreate": (WARNING, CONTROLLER, lambda e: _or(
-        e["message"], f"exceeded quota of priority class {e['related']}")),
-    "Created": (NORMAL, CONTROLLER, lambda e: f"Created pod: {e['pod']}"
-                + (" (replacement)" if e["value"] else "")),
-    "FailedScheduling": (WARNING, SCHEDULER, lambda e: e["message"]),
-    "PreemptionNotHelpful": (WARNING, SCHEDULER, lambda e: e["message"]),
-    "Nominated": (NORMAL, SCHEDULER, lambda e: f"Nominated to node {e['node']} while its "
-                                               "victims terminate"),
-    "VictimsSelected": (NORMAL, SCHEDULER, lambda e: f"Preempting {_n(e['value'])} victim(s) "
-                                                     f"from node {e['node']}: {e['message']}"),
-    "Preempted": (WARNING, SCHEDULER, lambda e: _or(
-        e["message"], f"Preempted by pod {e['related']} on node {e['node']}")),
-    "OverEviction": (WARNING, LAB, lambda e: e["message"]),
-    "GroupBroken": (WARNING, LAB, lambda e: e["message"]),
-    "Scheduled": (NORMAL, SCHEDULER, lambda e: f"Successfully assigned {e['pod']} to "
-                                               f"{e['node']} ({_n(e['value'])} GPU)"),
-    "Ready": (NORMAL, KUBELET, lambda e: "Container started and Ready (startup done)"),
-    "Killing": (NORMAL, KUBELET, lambda e: f"Stopping container ({e['related'] or 'deleted'}): "
-                                           f"stops after {_n(e['value'])}s"),
-    "Released": (NORMAL, KUBELET, lambda e: f"Pod terminated; {_n(e['value'])} GPU(s) freed "
-                                            f"on {e['node']}"),
-    "Completed": (NORMAL, KUBELET, lambda e: f"Pod completed; {_n(e['value'])} GPU(s) freed"),
-    "WorkloadCompleted": (NORMAL, CONTROLLER, lambda e: "Workload completed"),
-    "CheckpointWritten": (NORMAL, MODEL, lambda e: f"Checkpoint durable at {_n(e['value'])}s "
-                                                   "of progress" + _suffix(e["message"])),
-    "Disrupted": (WARNING, MODEL, lambda e: f"{_n(e['value'])} GPU·s of work lost "
-                                            f"({e['related']})" + _suffix(e["message"])),
-    "EvictedWhileLoading": (WARNING, MODEL, lambda e: f"Evicted before Ready: {_n(e['value'])} "
-                                                      "GPU·s of startup lost"),
-    "SessionLost": (WARNING, MODEL, lambda e: "Interactive session ended by the disruption"),
-    "Stranded": (WARNING, MODEL, lambda e: f"{_n(e['value'])} GPU·s held without progress"
-                                           + _suffix(e["message"])),
-    "Resumed": (NORMAL, MODEL, lambda e: "Useful progress again after the disruption at "
-                                         f"{_n(e['value'])}s"),
-    "Recovered": (NORMAL, MODEL, lambda e: "Progress back where it was at the disruption at "
-                                           f"{_n(e['value'])}s"),
-    "UsefulWorkAtStart": (NORMAL, LAB, lambda e: f"{_n(e['value'])} GPU·s of progress made "
-                                                 "before the run"),
-    "UsefulWork": (NORMAL, LAB, lambda e: f"{_n(e['value'])} GPU·s of progress kept"),
-    "RemainingWork": (NORMAL, LAB, lambda e: f"{_n(e['value'])} GPU·s of work still to do"),
-    "ComputedWork": (NORMAL, LAB, lambda e: f"{_n(e['value'])} GPU·s of progress computed"),
-    "SpotInterruptionNotice": (WARNING, "cloud-provider", lambda e: _or(
-        e["message"], "Spot instance interruption notice")),
-    "NodeCordoned": (NORMAL, NODES, lambda e: _or(e["message"], "Node marked unschedulable")),
-    "NodeLost": (WARNING, NODES, lambda e: _or(e["message"], "Node lost") + f" "
-                                           f"({_n(e['value'])} GPUs)"),
-    "NodeReady": (NORMAL, NODES, lambda e: f"Node Ready ({_n(e['value'])} GPUs)"),
+R = Reason
+MESSAGES: dict[Reason, Describe] = {
+    R.ARRIVED: lambda e: f"Workload submitted with {_n(e['value'])} member(s)",
+    R.QUEUED: lambda e: _or(e["message"], f"Waiting in queue {e['related']}"),
+    R.ADMITTED: lambda e: f"Admitted by queue {e['related']}",
+    R.SUSPENDED: lambda e: _or(e["message"], "Evicted by its queue"),
+    R.QUOTA_EXCEEDED: lambda e: _or(e["message"],
+                                    f"exceeded quota of priority class {e['related']}"),
+    R.CREATED: lambda e: f"Created pod: {e['pod']}" + (" (replacement)" if e["value"] else ""),
+    R.FAILED_SCHEDULING: lambda e: e["message"],
+    R.NOT_HELPFUL: lambda e: e["message"],
+    R.NOMINATED: lambda e: f"Nominated to node {e['node']} while its victims terminate",
+    R.VICTIMS_SELECTED: lambda e: f"Preempting {_n(e['value'])} victim(s) from node "
+                                  f"{e['node']}: {e['message']}",
+    R.PREEMPTED: lambda e: _or(e["message"],
+                               f"Preempted by pod {e['related']} on node {e['node']}"),
+    R.OVER_EVICTED: lambda e: e["message"],
+    R.GROUP_BROKEN: lambda e: e["message"],
+    R.SCHEDULED: lambda e: f"Successfully assigned {e['pod']} to {e['node']} "
+                           f"({_n(e['value'])} GPU)",
+    R.READY: lambda e: "Container started and Ready (startup done)",
+    R.KILLING: lambda e: f"Stopping container ({e['related'] or 'deleted'}): "
+                         f"stops after {_n(e['value'])}s",
+    R.RELEASED: lambda e: f"Pod terminated; {_n(e['value'])} GPU(s) freed on {e['node']}",
+    R.COMPLETED: lambda e: f"Pod completed; {_n(e['value'])} GPU(s) freed",
+    R.WORKLOAD_DONE: lambda e: "Workload completed",
+    R.CHECKPOINT: lambda e: f"Checkpoint durable at {_n(e['value'])}s of progress"
+                            + _suffix(e["message"]),
+    R.DISRUPTED: lambda e: f"{_n(e['value'])} GPU·s of work lost ({e['related']})"
+                           + _suffix(e["message"]),
+    R.LOADING_LOST: lambda e: f"Evicted before Ready: {_n(e['value'])} GPU·s of startup lost",
+    R.SESSION_LOST: lambda e: "Interactive session ended by the disruption",
+    R.STRANDED: lambda e: f"{_n(e['value'])} GPU·s held without progress"
+                          + _suffix(e["message"]),
+    R.RESUMED: lambda e: f"Useful progress again after the disruption at {_n(e['value'])}s",
+    R.RECOVERED: lambda e: f"Progress back where it was at the disruption at "
+                           f"{_n(e['value'])}s",
+    R.USEFUL_AT_START: lambda e: f"{_n(e['value'])} GPU·s of progress made before the run",
+    R.USEFUL: lambda e: f"{_n(e['value'])} GPU·s of progress kept",
+    R.REMAINING: lambda e: f"{_n(e['value'])} GPU·s of work still to do",
+    R.COMPUTED: lambda e: f"{_n(e['value'])} GPU·s of progress computed",
+    R.NODE_NOTICE: lambda e: _or(e["message"], "Spot instance interruption notice"),
+    R.NODE_CORDONED: lambda e: _or(e["message"], "Node marked unschedulable"),
+    R.NODE_LOST: lambda e: _or(e["message"], "Node lost") + f" ({_n(e['value'])} GPUs)",
+    R.NODE_BACK: lambda e: f"Node Ready ({_n(e['value'])} GPUs)",
 }
-COUNTED = frozenset({"FailedScheduling", "PreemptionNotHelpful"})
-"""Reasons whose ``value`` counts identical attempts, shown like kubectl's "x7"."""
+"""Messages in Kubernetes' wording; type and source come from the core's registry."""
+del R
+
+
+def _raw(event: Mapping[str, Any]) -> str:
+    return event["message"]
 
 
 def _suffix(message: str) -> str:
@@ -101,7 +94,9 @@ def clock(seconds: float) -> str:
 
 def describe(event: Mapping[str, Any]) -> dict[str, Any]:
     """One row of the event log viewer."""
-    kind, source, text = REASONS.get(event["reason"], (NORMAL, LAB, lambda e: e["message"]))
+    info = reason_info(event["reason"])
+    kind, source = (info.type, info.source) if info else (NORMAL, LAB)
+    text = MESSAGES.get(event["reason"], _raw)
     count = int(event["value"]) if event["reason"] in COUNTED and event["value"] > 1 else 1
     return {"type": kind, "reason": event["reason"], "at": clock(event["time"]),
             "time": event["time"], "object": _object(event), "node": event["node"],

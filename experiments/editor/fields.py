@@ -204,6 +204,32 @@ class SpecYAMLMapField(SpecField):
         return super().format(value)
 
 
+class SpecYAMLListField(SpecField):
+    """A small YAML list of objects (a queue's resourceGroups), shown in flow style."""
+
+    widget = forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})
+
+    def to_python(self, value: Any) -> Any:
+        text = super().to_python(value)
+        if text is None:
+            return None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise forms.ValidationError("not valid YAML: write a list, e.g. "
+                                        "- {coveredResources: [gpus], flavors: [...]}",
+                                        code="yaml") from None
+        if not isinstance(data, list):
+            raise forms.ValidationError("write a YAML list", code="list")
+        return data
+
+    def format(self, value: Any) -> str:
+        if isinstance(value, list):
+            return "" if not value else yaml.safe_dump(value, sort_keys=False,
+                                                       default_flow_style=None).strip()
+        return super().format(value)
+
+
 class SpecChoiceField(forms.ChoiceField):
     """A select; the blank choice means "leave it out". A value the document holds that
     is not a choice (typed in the YAML tab) is kept, so the spec can name the problem."""

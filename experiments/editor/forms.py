@@ -24,6 +24,7 @@ from experiments.editor.fields import (
     SpecNumberField,
     SpecTaintsField,
     SpecTolerationsField,
+    SpecYAMLListField,
     SpecYAMLMapField,
 )
 from experiments.models import MAX_TAG_LENGTH
@@ -111,6 +112,9 @@ class TopForm(SpecForm):
     origin = SpecChoiceField(
         label="Origin", choices=_choices(["spec", "snapshot"]), blank="spec",
         help_text="snapshot: a recorded cluster may be over-committed (warned, not refused)")
+    fair_sharing__preemption_strategies = SpecListField(
+        label="Kueue fair sharing: strategies",
+        help_text="blank: off; LessThanOrEqualToFinalShare, LessThanInitialShare")
     grid = SpecYAMLMapField(
         label="Grid (one variant per combination)",
         help_text="one per line, e.g. workloads.training.checkpoint.intervalSeconds: [600, 1800]")
@@ -119,7 +123,7 @@ class TopForm(SpecForm):
               ("policy__min_candidate_nodes_percentage", "policy__min_candidate_nodes_absolute",
                "policy__pod_initial_backoff_seconds", "policy__pod_max_backoff_seconds",
                "policy__checkpoint_aware_weights"),
-              ("grid", "origin"), ("description",))
+              ("grid", "origin", "fair_sharing__preemption_strategies"), ("description",))
 
 
 class NodeForm(SpecForm):
@@ -252,10 +256,24 @@ class AdmissionQueueForm(SpecForm):
         label="Borrow within cohort", choices=_choices(["Never", "LowerPriority"]))
     preemption__borrow_within_cohort__max_priority_threshold = SpecNumberField(
         label="Borrow: max victim priority")
+    resource_groups = SpecYAMLListField(
+        label="Resource groups (instead of nominal GPUs)",
+        help_text="- {coveredResources: [gpus, cpu], flavors: [{name: spot, resources: "
+                  "[{name: gpus, nominalQuota: 8}, {name: cpu, nominalQuota: 64}]}]}")
+    flavor_fungibility__when_can_borrow = SpecChoiceField(
+        label="Flavor: when it can borrow", choices=_choices(["MayStopSearch", "TryNextFlavor"]),
+        blank="default (MayStopSearch)")
+    flavor_fungibility__when_can_preempt = SpecChoiceField(
+        label="Flavor: when it can preempt",
+        choices=_choices(["MayStopSearch", "TryNextFlavor"]), blank="default (TryNextFlavor)")
+    fair_sharing__weight = SpecNumberField(label="Fair-sharing weight",
+                                           help_text="default 1; with top-level fair sharing")
     LAYOUT = (("name", "concurrency", "nominal_gpus", "cohort", "borrowing_limit_gpus"),
               ("order_by", "queueing_strategy", "preemption__within_cluster_queue",
                "preemption__reclaim_within_cohort", "preemption__borrow_within_cohort__policy",
-               "preemption__borrow_within_cohort__max_priority_threshold"))
+               "preemption__borrow_within_cohort__max_priority_threshold"),
+              ("flavor_fungibility__when_can_borrow", "flavor_fungibility__when_can_preempt",
+               "fair_sharing__weight", "resource_groups"))
     OPTIONAL_OBJECTS = {"preemption.borrowWithinCohort": (
         "preemption__borrow_within_cohort__policy",
         "preemption__borrow_within_cohort__max_priority_threshold")}

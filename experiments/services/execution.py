@@ -26,7 +26,9 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -37,6 +39,7 @@ import scheduler_core as sc
 from experiments.models import TERMINAL_STATUSES, Replication, Run, RunEvent, Status
 from experiments.services.outcome import Outcome
 from experiments.services.runs import run_fail
+from scheduler_core import timeline as core_timeline
 
 logger = logging.getLogger(__name__)
 EVENT_BATCH = 5000
@@ -210,26 +213,37 @@ class _ProgressReporter:
             raise ReplicationAbandonedError
 
 
-def _simulate(replication: Replication, attempt: int) -> sc.ReplicationResult:
+def _simulate(replication: Replication, attempt: int) -> _Result:
     reporter = _ProgressReporter(replication.pk, attempt)
     # The run's frozen spec was validated whole when the run started; this task resolves
     # (and validates) only its own variant.
     spec = sc.parse_spec(replication.run.spec, check_variants=False)
     result = sc.simulate(spec, replication.variant, replication.replication, progress=reporter)
+    # What the time charts draw, derived here once rather than on a page's first view.
+    timeline = core_timeline.for_variant(spec, replication.variant, result.events).to_json()
     _retrying(reporter.beat)  # still ours? (cheap) and a fresh heartbeat before the write
-    return result
+    return _Result(result, timeline)
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    """A simulation's result and the timeline derived from it, as they are stored."""
+
+    simulation: sc.ReplicationResult
+    timeline: dict[str, Any]
 
 
 @transaction.atomic
-def _store(claimed: Replication, attempt: int, result: sc.ReplicationResult) -> None:
+def _store(claimed: Replication, attempt: int, result: _Result) -> None:
     """Write the result if this delivery still owns the replication; else write nothing."""
     run = Run.objects.select_for_update().get(pk=claimed.run_id)
     replication = Replication.objects.select_for_update().get(pk=claimed.pk)
     if run.is_terminal or replication.status != Status.RUNNING or replication.attempt != attempt:
         raise ReplicationAbandonedError
     RunEvent.objects.filter(replication=replication).delete()  # an earlier delivery's rows
-    _insert_events(replication, result)
-    _set_result(replication, result)
+    _insert_events(replication, result.simulation)
+    replication.timeline = result.timeline
+    _set_result(replication, result.simulation)
     done = run.replications.filter(status=Status.SUCCEEDED).count()
     run.progress = done / run.replications.count()
     run.save(update_fields=["progress"])
@@ -242,7 +256,7 @@ _EVENT_COLUMNS = ("replication_id", "seq", "time", "reason", "workload", "pod", 
 def _insert_events(replication: Replication, result: sc.ReplicationResult) -> None:
     """Bulk-insert the event log as plain rows (no model objects: a run may have
     100,000 events). PostgreSQL gets them through COPY, the others in batches."""
-    rows = ((replication.pk, seq, e.time, e.reason, e.workload, e.pod, e.node, float(e.value),
+    rows = ((replication.pk, seq, e.time, str(e.reason), e.workload, e.pod, e.node, float(e.value),
              e.related, e.message) for seq, e in enumerate(result.events))
     table = connection.ops.quote_name(RunEvent._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(c) for c in _EVENT_COLUMNS)

@@ -61,3 +61,22 @@ def percent(value: float | None) -> str:
 def duration(seconds: float | None) -> str:
     """Seconds as people read them: 90 → "1m 30s", 7200 → "2h" (whole seconds)."""
     return "—" if seconds is None else sc.format_duration(round(seconds))
+
+
+@register.filter
+def sim_clock(seconds: float | None) -> str:
+    """Simulated time as the run page's event log shows it (h:mm:ss), one format."""
+    from experiments.charts.kubectl import clock  # late: charts import plotly helpers
+
+    return "—" if seconds is None else clock(seconds)
+
+
+@register.filter
+def event_value(event: Any) -> str:
+    """An event's value with its unit from the core's reason registry ("300 s")."""
+    from scheduler_core.events import reason_info
+
+    info = reason_info(event.reason)
+    if info is None or not info.value:
+        return "" if not event.value else number(event.value)
+    return f"{number(event.value)} {info.unit}".strip()

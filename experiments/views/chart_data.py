@@ -17,15 +17,18 @@ from django.utils.html import json_script
 from experiments import selectors, selectors_charts
 from experiments.charts import kubectl, spans, tables, timeline
 from experiments.charts.assumptions import assumptions
-from experiments.charts.data import Row, VariantEvents, VariantResults
+from experiments.charts.data import VariantCosts, VariantResults
 from experiments.charts.headline import headline_figure
 from experiments.charts.metrics import HEADLINE_METRICS
 from experiments.charts.milestones import milestones_figure
 from experiments.charts.tradeoff import tradeoff_figure
 from experiments.charts.work import cumulative_cost_figure, recovery_figure
 from experiments.models import Replication, Run, Status
+from experiments.services.timelines import replication_costs
+from experiments.services.timelines import replication_timeline as timeline_of
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+"""2: figures drawn from the core's timeline (stranded bands fixed, issue #12)."""
 CACHE_SECONDS = 24 * 3600
 SMALL_CLUSTER = 64
 """Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of
@@ -122,9 +125,10 @@ def cost_figures(*, run: Run, labels: Sequence[str],
 def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[str, Any]]:
     """The same for variants picked from any runs: (run, variant index, label)."""
     ids = _cost_replication_ids(chosen)
-    rows = selectors_charts.cost_rows(replication_ids=[pk for group in ids for pk in group])
-    series = [VariantEvents(label, [rows.get(pk, []) for pk in group],
-                            name=_variant_name(run, index))
+    found = replication_costs(replication_ids=[pk for group in ids for pk in group])
+    series = [VariantCosts(label, [found[pk][0] for pk in group if pk in found],
+                           [found[pk][1] for pk in group if pk in found],
+                           name=_variant_name(run, index))
               for (run, index, label), group in zip(chosen, ids, strict=True)]
     end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
     return {"costs": cumulative_cost_figure(series, end=end),
@@ -174,24 +178,15 @@ def replication_timeline(*, run: Run, replication_id: int,
 
 
 def _spans(run: Run, replication_id: int) -> tuple[list[spans.Span], list[spans.Preemption]]:
-    """Spans and preemptions of one replication, cached: a group click re-reads them."""
+    """Spans and preemptions of one replication (stored with it by the worker), cached:
+    a group click re-reads them."""
     key = f"run-spans:{_run_key(run)}:{replication_id}"
     found = cache.get(key)
     if found is None:
-        rows = selectors_charts.replication_rows(
-            replication_ids=[replication_id], reasons=selectors_charts.TIMELINE_REASONS)
-        found = _read_spans(run, rows.get(replication_id, []))
+        derived = timeline_of(replication_id=replication_id)
+        found = (derived.spans, derived.preemptions)
         cache.set(key, found, CACHE_SECONDS)
     return found
-
-
-def _read_spans(run: Run, rows: list[Row]) -> tuple[list[spans.Span], list[spans.Preemption]]:
-    writes = {w["name"]: float((w.get("checkpoint") or {}).get("writeSeconds") or 0.0)
-              for w in run.spec.get("workloads") or []}
-    end = float(run.spec.get("horizonSeconds", 0.0))
-    capacity = spans.node_capacity(run.spec.get("cluster") or {})
-    return (spans.pod_spans(rows, end=end, write_seconds=writes, capacity=capacity),
-            spans.preemptions(rows))
 
 
 def _busiest(groups: Sequence[spans.NodeGroup], marks: Sequence[spans.Preemption]) -> int:
@@ -212,9 +207,13 @@ def workload_table(*, replication_id: int, query: str = "", sort: str = "-lost_w
 
 
 def event_page(*, replication: Replication, filters: dict[str, str], page: int = 1,
-               ) -> dict[str, Any]:
-    """One page of a replication's events, kubectl-style, with the reasons to filter by."""
-    events = selectors.replication_events(replication=replication, **filters)
+               setup: bool = False) -> dict[str, Any]:
+    """One page of a replication's events, kubectl-style, with the reasons to filter by.
+    The setup rows (t <= 0) are folded away unless ``setup`` or a filter is set, so the
+    first page shows what happened rather than the initial placement."""
+    fold = not setup and not any(filters.values())
+    events = selectors.replication_events(replication=replication, **filters,
+                                          after_setup=fold)
     total = events.count()
     pages = max(1, -(-total // EVENTS_PER_PAGE))
     page = min(max(1, page), pages)
@@ -222,6 +221,8 @@ def event_page(*, replication: Replication, filters: dict[str, str], page: int =
                          "message")[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
     return {"rows": [kubectl.describe(row) for row in rows], "total": total, "page": page,
             "pages": pages, "filters": filters, "replication": replication.pk,
+            "setup": not fold, "setup_hidden":
+            selectors.replication_setup_count(replication=replication) if fold else 0,
             "reasons": selectors.replication_event_reasons(replication=replication)}
 
 

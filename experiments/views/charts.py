@@ -89,4 +89,5 @@ def run_events(request: HttpRequest, pk: int) -> JsonResponse:
     replication = _replication(request, run)
     filters = {key: value for key in FILTERS if (value := request.GET.get(key, "").strip())}
     return JsonResponse(chart_data.event_page(replication=replication, filters=filters,
-                                              page=_page(request)))
+                                              page=_page(request),
+                                              setup=request.GET.get("setup") == "1"))

@@ -55,17 +55,23 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> HttpResponse:
     run = visible_run(request, pk)
-    replication = run.replications.filter(pk=replication_pk).first()
+    replication = run.replications.filter(pk=replication_pk).defer("timeline").first()
     if replication is None:
         raise Http404("No such replication")
     filters = {key: request.GET.get(key, "").strip() for key in ("reason", "workload", "pod",
                                                                  "node")}
-    events = selectors.replication_events(replication=replication, **filters)
+    # The setup rows (t <= 0) are folded away unless asked for or a filter is set.
+    fold = request.GET.get("setup") != "1" and not any(filters.values())
+    events = selectors.replication_events(replication=replication, **filters,
+                                          after_setup=fold)
     page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
+    shown = {key: value for key, value in filters.items() if value}
     return render(request, "experiments/replication_events.html", {
         "run": run, "replication": replication, "page": page, "filters": filters,
         "reasons": selectors.replication_event_reasons(replication=replication),
-        "query": urlencode({key: value for key, value in filters.items() if value})})
+        "setup_hidden": selectors.replication_setup_count(replication=replication)
+        if fold else 0,
+        "query": urlencode(shown if fold or shown else {"setup": "1"})})
 
 
 RUNS_PER_PAGE = 50

@@ -18,6 +18,9 @@ can restore them:
   their workload's controller, with ``status.startTime`` that long before the snapshot
   time, which every Node's Ready heartbeat records.
 
+Kueue's own ``fairSharing`` setting lives in its manager configuration: it is written as
+the ConfigMap ``kueue-system/kueue-manager-config`` (Kueue reads it when it starts).
+
 The output is deterministic: the same spec gives byte-identical YAML.
 """
 
@@ -229,8 +232,11 @@ class _Writer:
     def kueue(self) -> Iterator[Manifest]:
         if not self.spec.queues:
             return
-        yield {"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
-               "metadata": {"name": FLAVOR}, "spec": {}}
+        for flavor in flavor_names(self.spec.queues):
+            yield {"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
+                   "metadata": {"name": flavor}, "spec": {}}
+        if self.spec.fair_sharing is not None:
+            yield self.kueue_configuration()
         for cohort in sorted({q.cohort for q in self.spec.queues if q.cohort}):
             yield {"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": {"name": cohort},
                    "spec": {}}
@@ -238,6 +244,19 @@ class _Writer:
             yield cluster_queue(queue, self.total_gpus())
             yield {"apiVersion": KUEUE_API, "kind": "LocalQueue",
                    "metadata": self.meta(queue.name), "spec": {"clusterQueue": queue.name}}
+
+    def kueue_configuration(self) -> Manifest:
+        """Kueue's manager configuration with fairSharing (kueue-system/kueue-manager-config;
+        Kueue reads it at start, so restart the controller after applying it)."""
+        fair = self.spec.fair_sharing
+        assert fair is not None
+        config = {"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
+                  "fairSharing": {"enable": True,
+                                  "preemptionStrategies": list(fair.preemption_strategies)}}
+        return {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+                "data": {"controller_manager_config.yaml": yaml.safe_dump(config,
+                                                                          sort_keys=False)}}
 
     def total_gpus(self) -> int:
         cluster = self.spec.cluster
@@ -424,27 +443,88 @@ def priority_class(pc: Any) -> Manifest:
     return manifest
 
 
+def flavor_names(queues: Iterable[AdmissionQueue]) -> list[str]:
+    """Every ResourceFlavor the queues name, in first-use order (the short form's one)."""
+    names: dict[str, None] = {}
+    for queue in queues:
+        if not queue.resource_groups:
+            names[FLAVOR] = None
+        for group in queue.resource_groups:
+            names.update((f.name, None) for f in group.flavors)
+    return list(names)
+
+
+K8S_RESOURCES = {"gpus": GPU, "cpu": "cpu", "memory": "memory"}
+
+
+def _quota_quantity(resource: str, value: float) -> str:
+    if resource == "cpu":
+        return cpu_quantity(value)
+    if resource == "memory":
+        return memory_quantity(value)
+    return str(int(value))
+
+
+def resource_groups(queue: AdmissionQueue, cluster_gpus: int) -> list[dict[str, Any]]:
+    """spec.resourceGroups in Kubernetes names and quantities; the short form is one
+    GPU-only flavor (the whole cluster when the queue has no GPU cap)."""
+    if not queue.resource_groups:
+        resource: dict[str, Any] = {"name": GPU, "nominalQuota": str(
+            cluster_gpus if queue.nominal_gpus is None else queue.nominal_gpus)}
+        if queue.borrowing_limit_gpus is not None:
+            resource["borrowingLimit"] = str(queue.borrowing_limit_gpus)
+        return [{"coveredResources": [GPU],
+                 "flavors": [{"name": FLAVOR, "resources": [resource]}]}]
+    groups = []
+    for group in queue.resource_groups:
+        flavors = []
+        for flavor in group.flavors:
+            resources = []
+            for r in flavor.resources:
+                entry: dict[str, Any] = {"name": K8S_RESOURCES[r.name],
+                                         "nominalQuota": _quota_quantity(r.name, r.nominal_quota)}
+                for key, value in (("borrowingLimit", r.borrowing_limit),
+                                   ("lendingLimit", r.lending_limit)):
+                    if value is not None:
+                        entry[key] = _quota_quantity(r.name, value)
+                resources.append(entry)
+            flavors.append({"name": flavor.name, "resources": resources})
+        groups.append({"coveredResources": [K8S_RESOURCES[r] for r in group.covered_resources],
+                       "flavors": flavors})
+    return groups
+
+
 def cluster_queue(queue: AdmissionQueue, cluster_gpus: int) -> Manifest:
-    """A Kueue ClusterQueue with the queue's GPU quota. What Kueue cannot say (a cap on
+    """A Kueue ClusterQueue with the queue's quota. What Kueue cannot say (a cap on
     admitted workloads, ordering by queuePriority, no GPU cap at all) is annotated; a queue
     without a GPU cap gets the whole cluster as its nominal quota."""
-    resource: dict[str, Any] = {"name": GPU, "nominalQuota": str(
-        cluster_gpus if queue.nominal_gpus is None else queue.nominal_gpus)}
-    if queue.borrowing_limit_gpus is not None:
-        resource["borrowingLimit"] = str(queue.borrowing_limit_gpus)
+    preemption: dict[str, Any] = {
+        "withinClusterQueue": queue.preemption.within_cluster_queue,
+        "reclaimWithinCohort": queue.preemption.reclaim_within_cohort}
+    bwc = queue.preemption.borrow_within_cohort
+    if bwc is not None:
+        preemption["borrowWithinCohort"] = {"policy": bwc.policy}
+        if bwc.max_priority_threshold is not None:
+            preemption["borrowWithinCohort"]["maxPriorityThreshold"] = \
+                bwc.max_priority_threshold
     spec: dict[str, Any] = {
         "namespaceSelector": {},
-        "queueingStrategy": "StrictFIFO",
-        "resourceGroups": [{"coveredResources": [GPU],
-                            "flavors": [{"name": FLAVOR, "resources": [resource]}]}],
-        "preemption": {"withinClusterQueue": queue.preemption.within_cluster_queue,
-                       "reclaimWithinCohort": queue.preemption.reclaim_within_cohort}}
+        "queueingStrategy": queue.queueing_strategy,
+        "resourceGroups": resource_groups(queue, cluster_gpus),
+        "preemption": preemption}
+    fungibility = queue.flavor_fungibility
+    if (fungibility.when_can_borrow, fungibility.when_can_preempt) != \
+            ("MayStopSearch", "TryNextFlavor"):
+        spec["flavorFungibility"] = {"whenCanBorrow": fungibility.when_can_borrow,
+                                     "whenCanPreempt": fungibility.when_can_preempt}
+    if queue.fair_sharing.weight != 1:
+        spec["fairSharing"] = {"weight": _number(queue.fair_sharing.weight)}
     if queue.cohort:
         spec["cohortName"] = queue.cohort
     annotations: dict[str, str] = {PREFIX + "order-by": queue.order_by}
     if queue.concurrency is not None:
         annotations[PREFIX + "concurrency"] = str(queue.concurrency)
-    if queue.nominal_gpus is None:
+    if queue.nominal_gpus is None and not queue.resource_groups:
         annotations[PREFIX + "nominal-gpus"] = "none"
     return {"apiVersion": KUEUE_API, "kind": "ClusterQueue",
             "metadata": {"name": queue.name, "annotations": annotations}, "spec": spec}

@@ -55,7 +55,7 @@ MAX_LISTED = 40
 USED_KINDS = {"Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "Job",
               "JobSet", "Deployment", "StatefulSet", "ReplicaSet", "PodGroup", "Workload",
               "ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor",
-              "WorkloadPriorityClass"}
+              "WorkloadPriorityClass", "Configuration"}
 Key = tuple[str, str, str]
 
 

@@ -199,6 +199,7 @@
     const replication = document.getElementById("events-replication");
     const reason = document.getElementById("events-reason");
     let state = data.events;
+    let showSetup = false;
     fill(replication, data.replications.map(function (r) { return { value: r.id, label: r.label }; }), state.replication);
 
     function render() {
@@ -217,6 +218,18 @@
         const row = document.createElement("tr"); row.append(empty);
         table.tBodies[0].replaceChildren(row);
       }
+      if (state.setup_hidden) {
+        // The initial placement (t <= 0) is folded so the preemption shows first.
+        const note = cell("td", state.setup_hidden + " setup event" + (state.setup_hidden > 1 ? "s" : "") +
+                          " at t ≤ 0 (the initial placement) folded away. ", "muted setup-folded");
+        note.colSpan = 7;
+        const show = document.createElement("a");
+        show.href = "#"; show.textContent = "Show them"; show.id = "events-show-setup";
+        show.addEventListener("click", function (event) { event.preventDefault(); showSetup = true; load(1); });
+        note.append(show);
+        const row = document.createElement("tr"); row.append(note);
+        table.tBodies[0].prepend(row);
+      }
       const log = data.replications.find(function (r) { return String(r.id) === String(state.replication); });
       document.getElementById("events-full").href = log ? log.log : "#";
       pager(document.getElementById("events-pager"), state, function (page) { load(page); });
@@ -225,6 +238,7 @@
       const params = {};
       new FormData(form).forEach(function (value, key) { if (value) params[key] = value; });
       params.page = page;
+      if (showSetup) params.setup = "1";
       return getJSON(data.urls.events, params).then(function (answer) { state = answer; render(); }).catch(failed);
     }
     form.addEventListener("submit", function (event) { event.preventDefault(); load(1); });

@@ -30,7 +30,7 @@ def queue(name: str = "q", nominal: int | None = 2, *, within: str = "Never",
 def job(name: str, cls: str, arrival: float = 0.0, *, q: str = "q", gpus: int = 2,
         duration: float = 100.0, **extra: Any) -> dict:
     return {"name": name, "gpus": gpus, "priorityClassName": cls, "arrival": arrival,
-            "queue": q, "durationSeconds": duration, **extra}
+            "queue": q, "durationSeconds": duration, "controller": {"kind": "job"}, **extra}
 
 
 def run(lab, queues: list[dict], workloads: list[dict], *, horizon: float = 400.0,
@@ -360,7 +360,7 @@ def test_a_victim_that_sorts_before_the_head_is_requeued_not_dropped(lab):
                          job("b", "p10", 5, queuePriority=0, duration=20)])
     assert evicted(out) == [(5.0, "a", "b")]
     assert admitted(out) == [(0.0, "a"), (5.0, "b"), (25.0, "a")]
-    assert out.engine.admission.queues["q"].usage == 0  # a finished at 125
+    assert out.engine.admission.queues["q"].used(("default", "gpus")) == 0  # a finished at 125
 
 
 def test_borrow_within_cohort_lets_a_borrowing_head_reclaim_from_a_lower_borrower(lab):

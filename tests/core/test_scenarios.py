@@ -376,3 +376,42 @@ def test_failed_scheduling_names_no_node_even_when_the_pod_binds_later() -> None
     failures = events(result, ev.FAILED_SCHEDULING, "evaluation")
     assert failures
     assert all(e.node == "" for e in failures)
+
+
+# =========================================================================== S15
+S15 = "s15-fair-sharing"
+
+
+def admitted_at(result: ReplicationResult, workload: str) -> float:
+    return next(e.time for e in events(result, ev.ADMITTED, workload))
+
+
+def evictions(result: ReplicationResult) -> list[tuple[str, str, str]]:
+    """(victim, preemptor, reason) of every queue eviction."""
+    return [(e.workload, e.related, e.message.rsplit("(", 1)[-1].rstrip(")"))
+            for e in events(result, ev.SUSPENDED)]
+
+
+def test_s15_classic_reclaims_the_nominal_quota_and_no_more() -> None:
+    """Classic (§7.3): a-1..a-4 reclaim team A's 8 GPUs from B at once; a-5 and a-6 would
+    borrow, so they wait until B's first jobs end (team A's own finish at ~2100)."""
+    result = run(S15, "classic-cohort-borrowing")
+    assert evictions(result) == [(f"b-{12 - i:02d}", f"a-{i + 1}", "InCohortReclamation")
+                                 for i in range(4)]
+    assert [admitted_at(result, f"a-{i}") for i in range(1, 5)] == [300.0, 301.0, 302.0, 303.0]
+    assert admitted_at(result, "a-5") > 2000
+    assert admitted_at(result, "a-6") > 2000
+
+
+def test_s15_fair_sharing_splits_the_borrowed_quota_between_the_teams() -> None:
+    """Fair sharing (§7.4): within its nominal quota A reclaims as before; beyond it, A
+    (share 2/24, then 4/24) preempts B (8/24 borrowed) under LessThanOrEqualToFinalShare
+    until both borrow 4: all six of A's jobs start at once, B loses two more jobs."""
+    result = run(S15, "fair-sharing")
+    assert evictions(result) == [
+        *((f"b-{12 - i:02d}", f"a-{i + 1}", "InCohortReclamation") for i in range(4)),
+        ("b-08", "a-5", "InCohortFairSharing"), ("b-07", "a-6", "InCohortFairSharing")]
+    assert [admitted_at(result, f"a-{i}") for i in range(1, 7)] == \
+        [300.0, 301.0, 302.0, 303.0, 304.0, 305.0]
+    classic = run(S15, "classic-cohort-borrowing")
+    assert result.summary["pods_terminated"] == classic.summary["pods_terminated"] + 2

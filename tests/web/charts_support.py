@@ -10,8 +10,9 @@ from typing import Any
 import plotly.graph_objects as go
 
 import scheduler_core as sc
-from experiments.charts.data import VariantEvents, VariantResults
+from experiments.charts.data import VariantCosts, VariantResults
 from experiments.specs import spec_document
+from scheduler_core import timeline as core_timeline
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,14 @@ class Simulated:
                                {m: [r.summary[m]] for m in sc.SUMMARY_NAMES})
                 for name, r in self.results.items()]
 
-    def variant_events(self) -> list[VariantEvents]:
-        return [VariantEvents(name, [r.events]) for name, r in self.results.items()]
+    def variant_costs(self) -> list[VariantCosts]:
+        return [costs_of(name, [r.events]) for name, r in self.results.items()]
+
+
+def costs_of(label: str, replications: list) -> VariantCosts:
+    """What the cost charts of a variant draw, derived by the core from its logs."""
+    return VariantCosts(label, [core_timeline.cost_increments(e) for e in replications],
+                        [core_timeline.recoveries(e) for e in replications])
 
 
 @functools.cache

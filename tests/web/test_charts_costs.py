@@ -12,7 +12,8 @@ from experiments.charts import work
 from experiments.charts.data import Row
 from experiments.charts.downsample import thin_steps, time_edges
 from experiments.charts.style import WEBGL_MIN_POINTS
-from tests.web.charts_support import simulated, validated
+from scheduler_core import timeline as core_timeline
+from tests.web.charts_support import costs_of, simulated, validated
 
 PRESETS = ["s1-training-vs-shards", "s5-loading-treadmill", "s6-checkpoint-frequency",
            "s9-spot-reclaim", "s12-topology-placement"]
@@ -22,8 +23,9 @@ PRESETS = ["s1-training-vs-shards", "s5-loading-treadmill", "s6-checkpoint-frequ
 def test_cumulative_costs_end_at_the_summary_totals(preset):
     sim = simulated(preset)
     for name, result in sim.results.items():
-        _, lost = work.cumulative([result.events], "lost", end=sim.horizon)
-        _, wasted = work.cumulative([result.events], "wasted", end=sim.horizon)
+        costs = [core_timeline.cost_increments(result.events)]
+        _, lost = work.cumulative(costs, "lost", end=sim.horizon)
+        _, wasted = work.cumulative(costs, "wasted", end=sim.horizon)
         assert lost[-1] == pytest.approx(result.summary["lost_work"]), name
         assert wasted[-1] == pytest.approx(result.summary["wasted_gpu_seconds"]), name
 
@@ -32,7 +34,8 @@ def test_cumulative_costs_are_the_mean_over_replications():
     one = [Row(10.0, "Disrupted", "w", "p", "n", 100.0, "preemption")]
     other = [Row(20.0, "Disrupted", "w", "p", "n", 300.0, "preemption")]
 
-    xs, ys = work.cumulative([one, other], "lost", end=60.0)
+    xs, ys = work.cumulative([core_timeline.cost_increments(one),
+                              core_timeline.cost_increments(other)], "lost", end=60.0)
 
     assert (xs, ys) == ([0.0, 10.0, 20.0, 60.0], [0.0, 50.0, 200.0, 200.0])
 
@@ -40,7 +43,7 @@ def test_cumulative_costs_are_the_mean_over_replications():
 def test_the_cost_figure_has_a_line_per_variant_and_cost():
     sim = simulated("s1-training-vs-shards")
 
-    figure = validated(work.cumulative_cost_figure(sim.variant_events(), end=sim.horizon))
+    figure = validated(work.cumulative_cost_figure(sim.variant_costs(), end=sim.horizon))
 
     assert [t.type for t in figure.data] == ["scatter"] * 8
     assert figure.data[0].name == "pod: lost work"
@@ -53,13 +56,13 @@ def test_the_cost_figure_has_a_line_per_variant_and_cost():
 def test_s1_recoveries_follow_resumed_and_recovered_events():
     sim = simulated("s1-training-vs-shards")
 
-    found = work.recoveries(sim.results["pod"].events)
+    found = core_timeline.recoveries(sim.results["pod"].events)
 
     assert found == [work.Recovery("train", 10.0, 12240.0, 1995.0, 3525.0)]
-    assert work.recovery_curve(found[0], end=sim.horizon) == (
+    assert core_timeline.recovery_curve(found[0], end=sim.horizon) == (
         [0.0, 1985.0, 3515.0], [-12240.0, -12240.0, 0.0])
     mean = sim.results["pod"].summary["time_to_recover"]
-    assert work.recovery_curve(found[0], end=sim.horizon)[0][-1] == mean
+    assert core_timeline.recovery_curve(found[0], end=sim.horizon)[0][-1] == mean
 
 
 @pytest.mark.parametrize(("recovery", "curve"), [
@@ -67,13 +70,13 @@ def test_s1_recoveries_follow_resumed_and_recovered_events():
     (work.Recovery("w", 100.0, 50.0, 400.0, None), ([0.0, 300.0, 900.0], [-50.0, -50.0, -50.0])),
 ], ids=["never-resumed", "resumed-not-recovered"])
 def test_unfinished_recoveries_run_flat_to_the_end(recovery, curve):
-    assert work.recovery_curve(recovery, end=1000.0) == curve
+    assert core_timeline.recovery_curve(recovery, end=1000.0) == curve
 
 
 def test_recovery_curves_are_capped_per_variant():
     events = [Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
               for i in range(1, work.MAX_CURVES + 51)]
-    series = [work.VariantEvents("v", [events])]
+    series = [costs_of("v", [events])]
 
     figure = validated(work.recovery_figure(series, end=10_000.0))
 
@@ -116,8 +119,8 @@ def test_figures_with_many_points_switch_to_webgl():
     """WebGL only pays for its start-up above WEBGL_MIN_POINTS points per figure."""
     events = [Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
               for i in range(1, work.MAX_CURVES + 1)]
-    one = [work.VariantEvents("v", [events])]
-    three = [work.VariantEvents(f"v{k}", [events]) for k in range(3)]
+    one = [costs_of("v", [events])]
+    three = [costs_of(f"v{k}", [events]) for k in range(3)]
 
     small = validated(work.recovery_figure(one, end=10_000.0))
     large = validated(work.recovery_figure(three, end=10_000.0))

@@ -148,7 +148,17 @@ def test_every_reason_the_simulator_logs_has_a_kubectl_reading():
                                     "s9-spot-reclaim", "s10-queue-priority")
                for r in simulated(sim).results.values() for e in r.events}
 
-    assert reasons - set(kubectl.REASONS) == set()
+    assert reasons - set(kubectl.MESSAGES) == set()
+
+
+def test_every_reason_in_the_registry_has_a_message_a_type_and_a_source():
+    """kubectl's two event types; a source named for every reason (core registry)."""
+    from scheduler_core.events import REASONS, Reason
+
+    assert set(kubectl.MESSAGES) == set(Reason) == set(REASONS)
+    assert {info.type for info in REASONS.values()} == {"Normal", "Warning"}
+    assert all(info.source and info.doc for info in REASONS.values())
+    assert all(bool(info.unit) == bool(info.value) for info in REASONS.values())
 
 
 def test_every_registered_policy_says_where_it_comes_from():

@@ -11,6 +11,7 @@ import pytest
 from experiments.charts import spans as sp
 from experiments.charts import timeline as tl
 from experiments.charts.data import Row
+from scheduler_core import timeline as core_timeline
 from tests.web.charts_support import simulated, validated
 
 
@@ -18,7 +19,7 @@ def _s1_pod():
     s1 = simulated("s1-training-vs-shards")
     writes = {w["name"]: w["checkpoint"]["writeSeconds"] for w in s1.document["workloads"]}
     events = s1.results["pod"].events
-    found = sp.pod_spans(events, end=s1.horizon, write_seconds=writes,
+    found = core_timeline.pod_spans(events, end=s1.horizon, write_seconds=writes,
                          capacity=sp.node_capacity(s1.document["cluster"]))
     return s1, events, found
 
@@ -56,8 +57,8 @@ def test_pods_of_one_node_never_share_a_gpu_slot(preset):
     sim = simulated(preset)
     capacity = sp.node_capacity(sim.document["cluster"])
     for result in sim.results.values():
-        found = [s for s in sp.pod_spans(result.events, end=sim.horizon, capacity=capacity)
-                 if not s.under]
+        found = [s for s in core_timeline.pod_spans(result.events, end=sim.horizon,
+                                                    capacity=capacity) if not s.under]
         by_node = defaultdict(list)
         for span in found:
             assert len(span.slots) == span.gpus
@@ -75,7 +76,7 @@ def test_stranded_capacity_covers_the_live_members_for_value_over_their_gpus():
               _row(10, "Ready", "a", "n"), _row(10, "Ready", "b", "n"),
               _row(100, "Stranded", value=200.0)]
 
-    found = sp.pod_spans(events, end=200, capacity={"n": 8})
+    found = core_timeline.pod_spans(events, end=200, capacity={"n": 8})
 
     stranded = sorted((s.pod, s.start, s.end) for s in found if s.state == "stranded")
     assert stranded == [("a", 50.0, 100.0), ("b", 50.0, 100.0)]
@@ -84,7 +85,7 @@ def test_stranded_capacity_covers_the_live_members_for_value_over_their_gpus():
 def test_preemptions_link_each_victim_to_the_node_its_preemptor_was_nominated_to():
     _, events, _ = _s1_pod()
 
-    marks = sp.preemptions(events)
+    marks = core_timeline.preemptions(events)
 
     assert [(m.victim, m.victim_node, m.preemptor, m.preemptor_node) for m in marks] == [
         ("train-3", "node-b", "urgent-0", "node-b"), ("train-1", "node-a", "urgent-1", "node-a"),
@@ -162,7 +163,7 @@ def test_a_10000_node_run_becomes_a_bounded_heatmap():
 
 def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
     s1, _, found = _s1_pod()
-    marks = sp.preemptions(s1.results["pod"].events)
+    marks = core_timeline.preemptions(s1.results["pod"].events)
     capacity = sp.node_capacity(s1.document["cluster"])
 
     figure = validated(tl.gantt_figure(found, marks, ["node-a", "node-b"], capacity=capacity,

@@ -161,7 +161,7 @@ def test_the_event_log_is_paginated_and_filtered(alice_client, finished_run, mon
     replication = finished_run.replications.first()
     url = reverse("experiments:replication-events", args=[finished_run.pk, replication.pk])
 
-    everything = alice_client.get(url).content.decode()
+    everything = alice_client.get(url, {"setup": "1"}).content.decode()
     scheduled = alice_client.get(url, {"reason": "Scheduled"}).content.decode()
 
     total = replication.events.count()
@@ -171,7 +171,8 @@ def test_the_event_log_is_paginated_and_filtered(alice_client, finished_run, mon
     assert [row.split(" ")[1] for row in _rows(everything)] == first_page
     expected = list(replication.events.filter(reason="Scheduled").values_list("pod", flat=True))
     assert [row.split(" ")[1] for row in _rows(scheduled)] == ["Scheduled"] * len(expected)
-    last = alice_client.get(url, {"page": pages}).content.decode()
+    assert "?setup=1&amp;page=2" in everything  # the pager keeps the setup rows shown
+    last = alice_client.get(url, {"page": pages, "setup": "1"}).content.decode()
     assert len(_rows(last)) == total - 5 * (pages - 1)
 
 

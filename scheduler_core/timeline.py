@@ -1,0 +1,430 @@
+"""What the charts draw, derived once from the event log and the typed spec.
+
+The simulator owns every fact about a run, so the reading of its log into pod lives,
+preemption links, costs and recoveries lives here too, next to the code that writes the
+log: the web app stores a :class:`Timeline` with each replication and only draws it.
+
+1. ``pod_spans`` cuts each pod's life on its node into spans by state: loading (bound,
+   not Ready), running, terminating (SIGTERM sent, GPUs still held), plus overlays on top
+   of them for checkpoint writes and stranded capacity. Each pod gets GPU slots on its
+   node (the lowest free contiguous block, like a device plugin handing out device
+   indexes), so concurrent pods of one node never overlap.
+2. ``stranded_intervals`` reads each ``Stranded`` event back into the interval and the
+   pods it covers: the members that were Ready over it (see :func:`stranded_intervals`).
+3. ``preemptions`` links each victim to its preemptor and the node it was nominated to.
+4. ``cost_increments`` are lost work, stranded capacity and thrown-away startup as
+   ``metrics`` counts them, so running totals end at the summary's figures.
+5. ``recoveries`` and ``recovery_curve``: how each disrupted workload climbed back.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from scheduler_core.events import Reason
+from scheduler_core.spec import ExperimentSpec, resolve_variant
+
+BASE_STATES = ("loading", "running", "terminating")
+OVERLAY_STATES = ("checkpointing", "stranded")
+TIMELINE_VERSION = 1
+"""Bumped when what a stored timeline holds changes: older ones are derived again."""
+
+TIMELINE_REASONS = (Reason.SCHEDULED, Reason.READY, Reason.KILLING, Reason.RELEASED,
+                    Reason.COMPLETED, Reason.CHECKPOINT, Reason.STRANDED, Reason.PREEMPTED,
+                    Reason.NOMINATED, Reason.VICTIMS_SELECTED, Reason.DISRUPTED,
+                    Reason.RESUMED, Reason.RECOVERED)
+"""Every reason :func:`build` reads: a reader of stored rows may fetch only these."""
+
+
+class EventLike(Protocol):
+    """An event log row: :class:`~scheduler_core.events.Event` or a stored row."""
+
+    @property
+    def time(self) -> float: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def workload(self) -> str: ...
+    @property
+    def pod(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def value(self) -> float: ...
+    @property
+    def related(self) -> str: ...
+
+
+class Span(NamedTuple):
+    """A pod on a node in one state from ``start`` to ``end`` (simulated seconds).
+    Overlays (checkpointing, stranded) name the base state they cover in ``under``.
+    A tuple: a large run has 100,000 of them, cached between requests, and tuples
+    pickle several times faster than dataclasses."""
+
+    node: str
+    pod: str
+    workload: str
+    state: str
+    start: float
+    end: float
+    gpus: float
+    under: str = ""
+    slots: tuple[int, ...] = ()
+
+
+class Preemption(NamedTuple):
+    """A victim evicted for a preemptor at ``time``; nodes as the log names them."""
+
+    time: float
+    victim: str
+    victim_node: str
+    preemptor: str
+    preemptor_node: str
+
+
+class Cost(NamedTuple):
+    """An increment of cost at ``time``: lost work, stranded capacity or the startup of
+    a Ready pod thrown away by its eviction (the three parts of wasted GPU-seconds)."""
+
+    time: float
+    lost: float
+    wasted: float
+
+
+class Recovery(NamedTuple):
+    """One disruption of one workload: the work it lost and when it resumed useful
+    progress and got back to where it was (None: not by the end of the run)."""
+
+    workload: str
+    time: float
+    lost: float
+    resumed: float | None
+    recovered: float | None
+
+
+class Stranded(NamedTuple):
+    """GPUs held without progress by ``pods`` of ``workload`` from ``start`` to ``end``."""
+
+    workload: str
+    start: float
+    end: float
+    gpus: float
+    pods: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Everything the time charts of one replication draw."""
+
+    spans: list[Span] = field(default_factory=list)
+    preemptions: list[Preemption] = field(default_factory=list)
+    costs: list[Cost] = field(default_factory=list)
+    recoveries: list[Recovery] = field(default_factory=list)
+    stranded: list[Stranded] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain lists (one row per item, fields in tuple order): a compact JSON column."""
+        return {"version": TIMELINE_VERSION,
+                "spans": [[*s[:8], list(s.slots)] for s in self.spans],
+                "preemptions": [list(p) for p in self.preemptions],
+                "costs": [list(c) for c in self.costs],
+                "recoveries": [list(r) for r in self.recoveries],
+                "stranded": [[*s[:4], list(s.pods)] for s in self.stranded]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Timeline:
+        return cls(spans=[Span._make([*row[:8], tuple(row[8])]) for row in data.get("spans", ())],
+                   preemptions=[Preemption(*row) for row in data.get("preemptions", ())],
+                   costs=costs_from_json(data.get("costs", ())),
+                   recoveries=recoveries_from_json(data.get("recoveries", ())),
+                   stranded=[Stranded._make([*row[:4], tuple(row[4])])
+                             for row in data.get("stranded", ())])
+
+
+def is_current(data: Any) -> bool:
+    """Whether a stored timeline was written by this version's reading of the log."""
+    return isinstance(data, Mapping) and data.get("version") == TIMELINE_VERSION
+
+
+def costs_from_json(rows: Iterable[Sequence[float]]) -> list[Cost]:
+    return [Cost(*row) for row in rows]
+
+
+def recoveries_from_json(rows: Iterable[Sequence[Any]]) -> list[Recovery]:
+    return [Recovery(*row) for row in rows]
+
+
+# ----------------------------------------------------------------------- the whole
+def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
+    """The timeline of one replication of ``spec`` (the variant's resolved spec)."""
+    reader = _read(events, spec.horizon_seconds, write_seconds(spec), node_capacity(spec))
+    return Timeline(spans=reader.spans + reader.overlays, preemptions=preemptions(events),
+                    costs=cost_increments(events), recoveries=recoveries(events),
+                    stranded=reader.stranded)
+
+
+def for_variant(spec: ExperimentSpec, variant: str, events: Sequence[EventLike]) -> Timeline:
+    """The timeline of a replication of ``variant`` of ``spec``: what the worker stores
+    with its results (and what a reader derives for a row stored without one)."""
+    return build(events, resolve_variant(spec, variant).spec)
+
+
+def node_capacity(spec: ExperimentSpec) -> dict[str, int]:
+    """GPUs per node, by the names the log uses."""
+    cluster = spec.cluster
+    capacity = {f"{p.name}-{i}": p.gpus for p in cluster.node_pools for i in range(p.count)}
+    return capacity | {n.name: n.gpus for n in cluster.nodes}
+
+
+def write_seconds(spec: ExperimentSpec) -> dict[str, float]:
+    """How long each workload's checkpoint write takes (what a write overlay covers)."""
+    return {w.name: float(w.checkpoint.write_seconds) for w in spec.workloads}
+
+
+# ----------------------------------------------------------------------- pod spans
+@dataclass
+class _Open:
+    node: str
+    workload: str
+    gpus: float
+    state: str
+    since: float
+    slots: tuple[int, ...]
+    ready_at: float | None = None
+    killed_at: float | None = None
+
+
+class _Slots:
+    """Which GPU indexes of each node are taken."""
+
+    def __init__(self, capacity: Mapping[str, int]) -> None:
+        self.capacity = capacity
+        self.taken: dict[str, list[bool]] = {}
+
+    def take(self, node: str, count: int) -> tuple[int, ...]:
+        """The lowest free contiguous block of ``count``, else the lowest free indexes
+        (a log that overcommits a node gets extra indexes rather than an error)."""
+        if count <= 0:
+            return ()
+        taken = self.taken.setdefault(node, [False] * self.capacity.get(node, 0))
+        free = [i for i, used in enumerate(taken) if not used]
+        run = next((free[i:i + count] for i in range(len(free) - count + 1)
+                    if free[i + count - 1] - free[i] == count - 1), None)
+        chosen = run or (free + list(range(len(taken), len(taken) + count)))[:count]
+        taken.extend([False] * (max(chosen, default=-1) + 1 - len(taken)))
+        for i in chosen:
+            taken[i] = True
+        return tuple(chosen)
+
+    def give_back(self, node: str, slots: tuple[int, ...]) -> None:
+        for i in slots:
+            self.taken[node][i] = False
+
+
+class _SpanReader:
+    """One pass over the log; the state machine of every pod that held GPUs."""
+
+    def __init__(self, write_seconds: Mapping[str, float], capacity: Mapping[str, int]) -> None:
+        self.write_seconds = write_seconds
+        self.slots = _Slots(capacity)
+        self.open: dict[str, _Open] = {}
+        self.by_workload: dict[str, set[str]] = defaultdict(set)
+        self.spans: list[Span] = []
+        self.overlays: list[Span] = []
+        self.stranded: list[Stranded] = []
+        self.marked: set[tuple[str, str, float]] = set()
+        self.written: set[tuple[str, float]] = set()
+        self.handlers = {Reason.SCHEDULED: self._scheduled, Reason.READY: self._ready,
+                         Reason.KILLING: self._killing, Reason.RELEASED: self._gone,
+                         Reason.COMPLETED: self._gone, Reason.CHECKPOINT: self._checkpoint,
+                         Reason.STRANDED: self._stranded}
+
+    def read(self, event: EventLike) -> None:
+        handler = self.handlers.get(event.reason)  # type: ignore[call-overload]
+        if handler is not None:
+            handler(event)
+
+    def _scheduled(self, e: EventLike) -> None:
+        self._close(e.pod, e.time)
+        slots = self.slots.take(e.node, int(e.value))
+        self.open[e.pod] = _Open(e.node, e.workload, float(e.value), "loading", e.time, slots)
+        self.by_workload[e.workload].add(e.pod)
+
+    def _ready(self, e: EventLike) -> None:
+        if e.pod in self.open:
+            self.open[e.pod].ready_at = e.time
+        self._switch(e.pod, e.time, "running")
+
+    def _killing(self, e: EventLike) -> None:
+        if e.pod in self.open:
+            self.open[e.pod].killed_at = e.time
+        self._switch(e.pod, e.time, "terminating")
+
+    def _gone(self, e: EventLike) -> None:
+        self._close(e.pod, e.time)
+
+    def _switch(self, pod: str, time: float, state: str) -> None:
+        current = self.open.get(pod)
+        if current is None:
+            return
+        self._emit(pod, current, time)
+        current.state, current.since = state, time
+
+    def _close(self, pod: str, time: float) -> None:
+        current = self.open.pop(pod, None)
+        if current is not None:
+            self._emit(pod, current, time)
+            self.by_workload[current.workload].discard(pod)
+            self.slots.give_back(current.node, current.slots)
+
+    def _emit(self, pod: str, current: _Open, end: float) -> None:
+        if end > current.since:
+            self.spans.append(Span(current.node, pod, current.workload, current.state,
+                                   current.since, end, current.gpus, slots=current.slots))
+
+    def _checkpoint(self, e: EventLike) -> None:
+        """A write ends at the event's time; it covers the pod named, or every member
+        of the workload that is running."""
+        write = self.write_seconds.get(e.workload, 0.0)
+        if write <= 0 or (not e.pod and (e.workload, e.time) in self.written):
+            return
+        if not e.pod:  # members log the same write once each: one pass covers them all
+            self.written.add((e.workload, e.time))
+        pods = [e.pod] if e.pod else sorted(self.by_workload[e.workload])
+        for pod in pods:
+            current = self.open.get(pod)
+            if current is not None and (e.pod or current.state == "running"):
+                self._overlay(pod, current, "checkpointing", e.time - write, e.time,
+                              current.state)
+
+    def _stranded(self, e: EventLike) -> None:
+        """The application model closes a stranded interval whenever the set of live
+        (Ready, not yet killed) members changes, and values it at the GPUs of the
+        members live *over* it. So the pods it covers are those Ready before ``e.time``
+        and not killed before it: not a replacement whose Ready at this very instant
+        is what ended the wait, nor a member killed earlier. The interval's length is
+        the value over their GPUs."""
+        live = [(pod, current) for pod in sorted(self.by_workload[e.workload])
+                if (current := self.open[pod]).ready_at is not None
+                and current.ready_at < e.time
+                and (current.killed_at is None or current.killed_at >= e.time)]
+        held = sum(current.gpus for _, current in live)
+        if held <= 0 or e.value <= 0:
+            return
+        start = e.time - e.value / held
+        self.stranded.append(Stranded(e.workload, start, e.time, held,
+                                      tuple(pod for pod, _ in live)))
+        for pod, current in live:
+            self._overlay(pod, current, "stranded", max(start, current.ready_at or start),
+                          e.time, "running")
+
+    def _overlay(self, pod: str, current: _Open, state: str, start: float, end: float,
+                 under: str) -> None:
+        """Independent shards log one checkpoint each without naming the pod: the same
+        write reaches every member several times, so each is drawn once."""
+        key = (pod, state, start)
+        if end > start and key not in self.marked:
+            self.marked.add(key)
+            self.overlays.append(Span(current.node, pod, current.workload, state, start, end,
+                                      current.gpus, under=under, slots=current.slots))
+
+    def finish(self, end: float) -> list[Span]:
+        for pod in list(self.open):
+            self._close(pod, max(end, self.open[pod].since))
+        return self.spans + self.overlays
+
+
+def _read(events: Iterable[EventLike], end: float, write_seconds: Mapping[str, float] | None,
+          capacity: Mapping[str, int] | None) -> _SpanReader:
+    reader = _SpanReader(write_seconds or {}, capacity or {})
+    for event in events:
+        reader.read(event)
+    reader.finish(end)
+    return reader
+
+
+def pod_spans(events: Iterable[EventLike], *, end: float,
+              write_seconds: Mapping[str, float] | None = None,
+              capacity: Mapping[str, int] | None = None) -> list[Span]:
+    """Every pod's spans by state, in time order of the log; pods still holding GPUs at
+    the end of the log are closed at ``end`` (the horizon). ``capacity``: GPUs per node,
+    ``write_seconds``: checkpoint write time per workload."""
+    reader = _read(events, end, write_seconds, capacity)
+    return reader.spans + reader.overlays
+
+
+def stranded_intervals(events: Iterable[EventLike]) -> list[Stranded]:
+    """Each ``Stranded`` event as the interval and pods it covers (see ``_stranded``)."""
+    return _read(events, float("inf"), None, None).stranded
+
+
+# ------------------------------------------------------------------ preemption links
+def preemptions(events: Iterable[EventLike]) -> list[Preemption]:
+    """Victims and their preemptors, with the node each preemptor was nominated to (or
+    the node of its "victims selected" event)."""
+    victims: list[EventLike] = []
+    nominated: dict[tuple[str, float], str] = {}
+    for e in events:
+        if e.reason == Reason.PREEMPTED:
+            victims.append(e)
+        elif e.reason in (Reason.NOMINATED, Reason.VICTIMS_SELECTED) and e.node:
+            nominated.setdefault((e.pod, e.time), e.node)
+    return [Preemption(v.time, v.pod, v.node, v.related,
+                       nominated.get((v.related, v.time), v.node)) for v in victims]
+
+
+# ------------------------------------------------------------------------- costs
+def cost_increments(events: Iterable[EventLike]) -> list[Cost]:
+    """The increments in log order, counted as ``scheduler_core.metrics`` counts them,
+    so the last cumulative value equals the summary's total."""
+    bound: dict[str, tuple[float, float]] = {}
+    ready_at: dict[str, float] = {}
+    out: list[Cost] = []
+    for e in events:
+        if e.reason == Reason.DISRUPTED:
+            out.append(Cost(e.time, e.value, e.value))
+        elif e.reason == Reason.STRANDED:
+            out.append(Cost(e.time, 0.0, e.value))
+        elif e.reason == Reason.SCHEDULED:
+            bound[e.pod] = (e.time, float(e.value))
+        elif e.reason == Reason.READY:
+            ready_at[e.pod] = e.time
+        elif e.reason == Reason.KILLING and e.pod in ready_at and e.pod in bound:
+            start, gpus = bound[e.pod]
+            out.append(Cost(e.time, 0.0, (ready_at.pop(e.pod) - start) * gpus))
+        elif e.reason in (Reason.RELEASED, Reason.COMPLETED):
+            ready_at.pop(e.pod, None)
+            bound.pop(e.pod, None)
+    return out
+
+
+# -------------------------------------------------------------------- recoveries
+def recoveries(events: Iterable[EventLike]) -> list[Recovery]:
+    """Members of a workload disrupted at the same instant are one disruption."""
+    lost: dict[tuple[str, float], float] = {}
+    resumed: dict[tuple[str, float], float] = {}
+    recovered: dict[tuple[str, float], float] = {}
+    for e in events:
+        if e.reason == Reason.DISRUPTED:
+            key = (e.workload, e.time)
+            lost[key] = lost.get(key, 0.0) + e.value
+        elif e.reason == Reason.RESUMED:
+            resumed.setdefault((e.workload, e.value), e.time)
+        elif e.reason == Reason.RECOVERED:
+            recovered.setdefault((e.workload, e.value), e.time)
+    return [Recovery(w, t, amount, resumed.get((w, t)), recovered.get((w, t)))
+            for (w, t), amount in lost.items()]
+
+
+def recovery_curve(r: Recovery, *, end: float) -> tuple[list[float], list[float]]:
+    """Progress relative to the disruption point, against seconds since it: down by the
+    lost work at once, flat until the workload resumes, back to zero when it recovers."""
+    stop = end - r.time
+    if r.resumed is None:
+        return [0.0, stop], [-r.lost, -r.lost]
+    if r.recovered is None:
+        return [0.0, r.resumed - r.time, stop], [-r.lost, -r.lost, -r.lost]
+    return [0.0, r.resumed - r.time, r.recovered - r.time], [-r.lost, -r.lost, 0.0]

@@ -1,0 +1,121 @@
+"""The timeline stored with each replication (issue #12 §1): the worker derives it when
+it stores the results, pages draw it without reading the event log, and a row stored
+before timelines existed gets one on its first view. The stranded band of a synchronous
+gang, drawn from it, covers exactly the interval the events give."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+import scheduler_core as sc
+from experiments import services
+from experiments.models import Replication, RunEvent, Status
+from experiments.services.timelines import replication_costs
+from scheduler_core import timeline as core_timeline
+from tests.factories import ExperimentFactory, preset_document
+from tests.gang_case import gang_document, stranded_interval_from_events
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+
+
+def _finished(document, user, capture):
+    experiment = ExperimentFactory(owner=user, spec=document)
+    with capture(execute=True):
+        run = services.run_enqueue(experiment=experiment, user=user)
+    run.refresh_from_db()
+    assert run.status == Status.SUCCEEDED
+    return run
+
+
+def _timeline(client, run, replication):
+    answer = client.get(reverse("experiments:run-chart-timeline", args=[run.pk]),
+                        {"replication": replication.pk})
+    assert answer.status_code == 200
+    return answer.json()
+
+
+def _stranded_bars(answer):
+    bars = next(t for t in answer["figures"]["gantt"]["data"]
+                if t["name"] == "stranded" and t["type"] == "bar")
+    return sorted((c[0], b, b + x) for c, b, x in zip(bars["customdata"], bars["base"],
+                                                       bars["x"], strict=True))
+
+
+def test_the_worker_stores_the_timeline_the_core_derives(alice, django_capture_on_commit_callbacks):
+    run = _finished(preset_document("s1-training-vs-shards"), alice,
+                    django_capture_on_commit_callbacks)
+    spec = sc.parse_spec(run.spec)
+
+    for replication in run.replications.all():
+        expected = core_timeline.for_variant(
+            spec, replication.variant, sc.simulate(spec, replication.variant, 0).events)
+        assert core_timeline.is_current(replication.timeline)
+        assert core_timeline.Timeline.from_json(replication.timeline) == expected
+
+
+def test_a_page_draws_the_stored_timeline_without_the_event_log(
+        alice, alice_client, django_capture_on_commit_callbacks):
+    run = _finished(preset_document("s1-training-vs-shards"), alice,
+                    django_capture_on_commit_callbacks)
+    replication = run.replications.get(variant="pod")
+    before = _timeline(alice_client, run, replication)
+    cache.clear()
+    RunEvent.objects.filter(replication=replication).delete()  # nothing left to derive from
+
+    after = _timeline(alice_client, run, replication)
+
+    assert after == before
+    victims = next(t for t in after["figures"]["gantt"]["data"] if t["name"] == "victim")
+    assert len(victims["customdata"]) == 4
+
+
+def test_a_replication_stored_without_a_timeline_gets_one_on_its_first_view(
+        alice, alice_client, django_capture_on_commit_callbacks):
+    run = _finished(gang_document(), alice, django_capture_on_commit_callbacks)
+    replication = run.replications.get()
+    stored = replication.timeline
+    drawn = _timeline(alice_client, run, replication)
+    Replication.objects.filter(pk=replication.pk).update(timeline=None)  # an older row
+    cache.clear()
+
+    assert _timeline(alice_client, run, replication) == drawn
+    replication.refresh_from_db()
+    assert replication.timeline == stored
+
+
+def test_cost_figures_read_the_stored_costs(alice, alice_client,
+                                            django_capture_on_commit_callbacks):
+    run = _finished(gang_document(), alice, django_capture_on_commit_callbacks)
+    replication = run.replications.get()
+    RunEvent.objects.filter(replication=replication).delete()
+
+    figures = replication_costs(replication_ids=[replication.pk])
+
+    costs, recoveries = figures[replication.pk]
+    assert sum(c.lost for c in costs) == pytest.approx(replication.summary["lost_work"])
+    assert [(r.workload, r.time) for r in recoveries] == [("train", 600.0)]
+
+
+def test_a_synchronous_gangs_stranded_band_is_the_interval_the_events_give(
+        alice, alice_client, django_capture_on_commit_callbacks):
+    """The issue's chart bug: the survivors were drawn running until ~1,096 s because the
+    replacement Ready at the interval's end was counted among the GPUs held."""
+    run = _finished(gang_document(), alice, django_capture_on_commit_callbacks)
+    replication = run.replications.get()
+    start, end = stranded_interval_from_events(replication.events.order_by("seq"))
+
+    answer = _timeline(alice_client, run, replication)
+
+    assert _stranded_bars(answer) == [(pod, start, end) for pod in ("train-0", "train-1",
+                                                                     "train-2")]
+    states = {t["name"]: t for t in answer["figures"]["states"]["data"]}
+    inside = [i for i, x in enumerate(states["stranded"]["x"])
+              if start + 15 < x < end - 15]  # slices wholly inside (30 s wide)
+    assert {states["stranded"]["y"][i] for i in inside} == {6.0}
+    before = [i for i, x in enumerate(states["stranded"]["x"]) if x < start - 15]
+    assert {states["stranded"]["y"][i] for i in before} == {0.0}
