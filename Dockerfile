@@ -18,5 +18,7 @@ RUN pip install -e . \
 USER lab
 EXPOSE 8000
 # Static files are served by the app itself (WhiteNoise): no separate web server needed.
+# Keep-alive 30 s: gunicorn's 2 s default closes idle connections that clients (a
+# notebook's session, a browser) are about to reuse, and they see a reset.
 CMD ["gunicorn", "config.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4", \
-     "--access-logfile", "-"]
+     "--keep-alive", "30", "--access-logfile", "-"]

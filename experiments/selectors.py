@@ -100,8 +100,35 @@ def run_get(*, user: User | AnonymousUser, pk: int) -> Run | None:
             .filter(pk=pk, experiment__in=visible).first())
 
 
+def run_get_brief(*, user: User | AnonymousUser, pk: int) -> Run | None:
+    """``run_get`` without the run's and its experiment's specs: the reads that answer
+    from the cache need neither, and a large spec (thousands of workloads) costs more to
+    load than the rest of the request. ``run.spec`` still loads on first use."""
+    visible = experiment_visible_qs(user=user).values("pk")
+    return (Run.objects.select_related("experiment", "created_by")
+            .only(*BRIEF_RUN_FIELDS).filter(pk=pk, experiment__in=visible).first())
+
+
+BRIEF_RUN_FIELDS = (
+    "experiment__id", "experiment__owner_id", "experiment__name", "experiment__version",
+    "experiment__updated_at", "created_by__id", "created_by__username", "status", "progress",
+    "error", "aggregate", "product_version", "task_token", "created_at", "started_at",
+    "finished_at")
+"""What the cached reads use of a run (``can_edit`` needs only the owner's id)."""
+
+
+def run_replication_count(*, run: Run) -> int:
+    """Replications per variant, as the run's spec asked: read from the stored spec by
+    the database (one key), not by loading the whole document."""
+    found = Run.objects.filter(pk=run.pk).values_list("spec__replications", flat=True).first()
+    return int(found) if isinstance(found, int | float) else 1
+
+
 def run_list(*, experiment: Experiment) -> QuerySet[Run]:
-    return experiment.runs.select_related("created_by").order_by("-created_at", "-id")
+    """An experiment's runs, newest first, without their specs and aggregates (a list
+    shows neither, and on a large run each is megabytes)."""
+    return experiment.runs.select_related("created_by").defer("spec", "aggregate") \
+        .order_by("-created_at", "-id")
 
 
 def run_overview(*, user: User | AnonymousUser, status: str = "") -> QuerySet[Run]:

@@ -37,6 +37,7 @@ def run_visible_list(*, user: User | AnonymousUser) -> QuerySet[Run]:
     """Every run of every experiment ``user`` may view, newest first."""
     visible = selectors.experiment_visible_qs(user=user).values("pk")
     return (Run.objects.select_related("experiment", "created_by")
+            .defer("spec", "aggregate", "experiment__spec")  # megabytes each on a large run
             .filter(experiment__in=visible).order_by("-created_at", "-id"))
 
 
@@ -158,6 +159,17 @@ def run_workload_records(*, run: Run, variant: str = "",
     if replication is not None:
         replications = replications.filter(replication=replication)
     return WorkloadRecords(replications)
+
+
+def run_event_count(*, run: Run, variant: str = "", replication: int | None = None) -> int:
+    """Stored event rows of the run (of one variant and/or replication number), from the
+    replications' own counts: no event row is read."""
+    replications = run.replications.all()
+    if variant:
+        replications = replications.filter(variant=variant)
+    if replication is not None:
+        replications = replications.filter(replication=replication)
+    return sum(replications.values_list("event_count", flat=True))
 
 
 def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> QuerySet[RunEvent]:

@@ -9,6 +9,7 @@ stale result of another run in the result backend (row ids restart with a databa
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import Task, chord, shared_task
 from django.conf import settings
@@ -17,6 +18,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 from experiments import services
 from experiments.models import Run
 from experiments.services import Outcome
+from experiments.services.exports import export_build
 
 logger = logging.getLogger(__name__)
 AGGREGATE_RETRY_SECONDS = 5
@@ -63,6 +65,16 @@ def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
     if outcome is Outcome.BUSY:
         raise self.retry(countdown=AGGREGATE_RETRY_SECONDS)
     return run_id
+
+
+@shared_task(name="experiments.tasks.build_export", acks_late=True,
+             reject_on_worker_lost=True)
+def build_export(run_id: int, task_token: str, table: str, fmt: str,
+                 filters: dict[str, Any], slot: str) -> str | None:
+    """Write one export of a succeeded run to its file (issue #10 §4), once; ``slot``
+    is the requesting user's build slot, let go when done."""
+    return export_build(run_id=run_id, task_token=task_token, table=table, fmt=fmt,
+                        filters=filters, slot=slot)
 
 
 @shared_task(name="experiments.tasks.sweep_stale_runs")

@@ -13,6 +13,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
 
+import numpy as np
+
+from scheduler_core.fast_nodes import NodeArrays
 from scheduler_core.model import Node, Pod, Workload
 from scheduler_core.spec import ExperimentSpec, NodeShape, Taint, Toleration
 from scheduler_core.status import SUCCESS, Code, Status
@@ -77,6 +80,7 @@ class Cluster:
         node.reachable[k] bounds what evicting strictly lower-priority pods could free."""
         self.reach_buckets: list[FreeIndex] = [FreeIndex() for _ in self.thresholds]
         self._eligible: dict[tuple[object, ...], tuple[int, list[Node], dict[Node, int]]] = {}
+        self._eligible_rows: dict[tuple[object, ...], tuple[list[Node], np.ndarray]] = {}
         self.below: list[int] = [0] * len(self.thresholds)
         """Per threshold k: how many bound pods have a priority below it, cluster-wide."""
         for pool in spec.cluster.node_pools:
@@ -85,6 +89,13 @@ class Cluster:
         for named in spec.cluster.nodes:
             self._add_node(named.name, named)
         self.total_gpus_at_start = sum(n.gpus for n in self.nodes)
+        self.arrays = NodeArrays(self.nodes)
+        """Bound pods per node as arrays, for the array-speed preemption decision."""
+        self.reach_array = np.array([[n.reachable[k] for n in self.nodes]
+                                     for k in range(len(self.thresholds))], dtype=np.int64)
+        """node.reachable as an array: [threshold, node]."""
+        self.claimed_nodes: dict[Node, None] = {}
+        """Nodes with nominated pods (kept by :meth:`nominations_changed`)."""
         self.version = 0
         """Bumped when nodes come or go, so cached eligibility lists know they are stale."""
         self.epoch = 0
@@ -131,6 +142,7 @@ class Cluster:
         node.free_mem -= pod.mem
         node.npods += 1
         node.pods[pod] = None
+        self.arrays.add(pod, node)
         self._reach(node, pod, arrived=True)
         pod.node = node
         self._index(node)
@@ -146,6 +158,7 @@ class Cluster:
         node.free_mem += pod.mem
         node.npods -= 1
         del node.pods[pod]
+        self.arrays.discard(pod, node)
         self._reach(node, pod, arrived=False)
         self._index(node)
         return node
@@ -159,11 +172,25 @@ class Cluster:
         first_above = bisect_right(self.thresholds, pod.priority)
         for k in range(first_above, len(self.thresholds)):
             self.below[k] += 1 if arrived else -1
+        reach_array = self.reach_array
         for k in range(first_above):
             index = self.reach_buckets[k]
             index.discard(reachable[k], node)
             reachable[k] += delta
             index.add(reachable[k], node)
+            reach_array[k, node.idx] = reachable[k]
+
+    def stamp(self, pod: Pod) -> None:
+        """A bound pod's start time was set (after :meth:`assign`)."""
+        assert pod.node is not None
+        self.arrays.stamp(pod, pod.node)
+
+    def nominations_changed(self, node: Node) -> None:
+        """Keep :attr:`claimed_nodes` in step with ``node.nominated``."""
+        if node.nominated:
+            self.claimed_nodes[node] = None
+        else:
+            self.claimed_nodes.pop(node, None)
 
     def threshold(self, priority: int) -> int:
         """Index k of ``priority`` among the thresholds (it is always one of them)."""
@@ -190,6 +217,15 @@ class Cluster:
             cached = (self.version, nodes, {n: i for i, n in enumerate(nodes)})
             self._eligible[key] = cached
         return cached[1], cached[2]
+
+    def eligible_rows(self, workload: Workload) -> np.ndarray:
+        """:meth:`eligible_nodes` as an array of node indexes (same order, same cache life)."""
+        nodes, _ = self.eligible_nodes(workload)
+        cached = self._eligible_rows.get(workload.constraints)
+        if cached is None or cached[0] is not nodes:
+            cached = (nodes, np.array([n.idx for n in nodes], dtype=np.int64))
+            self._eligible_rows[workload.constraints] = cached
+        return cached[1]
 
     def static_filter(self, workload: Workload, node: Node) -> Status:
         """The filters that no eviction can change."""

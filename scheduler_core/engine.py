@@ -23,10 +23,11 @@ from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
 from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.events import Event
+from scheduler_core.fast import skip_randrange
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
 from scheduler_core.plugins.topology import place_with_topology
-from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, SchedulingQueue
+from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, Cohort, SchedulingQueue
 from scheduler_core.spec import (
     SYSTEM_CLASSES,
     ControllerKind,
@@ -40,6 +41,8 @@ from scheduler_core.spec import Workload as WorkloadSpec
 from scheduler_core.status import Code, Status
 
 ProgressCallback = Callable[[float], None]
+Doomed = tuple[int, Status, int | None, str]
+"""A class's failed verdict: (cluster epoch, status, random draw bound, message)."""
 NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
 GROUP_INCOMPLETE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                           "fewer than minCount pods of the group exist", "GangScheduling")
@@ -130,6 +133,10 @@ class SimulationLimitError(RuntimeError):
 class Engine:
     """Simulates one variant of an experiment with one seed."""
 
+    collapse_twins = True
+    """Queue twins as cohorts and replay doomed ones as a class. Off, every pod is queued
+    and replayed on its own: the reference the differential tests compare against."""
+
     def __init__(self, variant: ResolvedVariant, seed: int,
                  progress: ProgressCallback | None = None, *,
                  max_events: int | None = None) -> None:
@@ -165,10 +172,16 @@ class Engine:
         self._wake_at: float | None = None
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
-        self._doomed: dict[tuple[object, ...], tuple[int, Status, int | None]] = {}
-        """signature -> (cluster epoch, failure, random draw) of the last failed attempt."""
+        self._doomed: dict[tuple[object, ...], Doomed] = {}
+        """signature -> (cluster epoch, failure, random draw, message) of the last failed
+        attempt."""
         self._drawn: int | None = None
         self.events_processed = 0
+        self.replayed = 0
+        """Pods that took a cached verdict as part of a class (``_replay_run``)."""
+        self.replay_runs = 0
+        self.popped = 0
+        """Pods taken from activeQ one by one (a full attempt or a replay of their own)."""
 
     # =================================================================== setup
     def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
@@ -388,7 +401,13 @@ class Engine:
     def _scheduling_pass(self) -> None:
         queue = self.queue
         queue.release_backoff(self.now)
-        while (pod := queue.pop()) is not None:
+        while (cohort := queue.head()) is not None:
+            if self._replayable(cohort) is not None:
+                self._replay_run()
+                continue
+            pod = queue.pop()
+            assert pod is not None
+            self.popped += 1
             if pod.state is not PodState.PENDING:
                 continue
             if pod.workload.all_or_nothing:
@@ -414,7 +433,7 @@ class Engine:
             return
         if pod.workload.fits_nowhere:
             self._failed(pod, TOO_LARGE, self._too_large_message(pod))
-            self.queue.park(pod, self.now)
+            self.queue.park(pod, self.now, key=self._class_key(pod))
             return
         epoch = self.cluster.epoch
         self._drawn = None
@@ -427,8 +446,17 @@ class Engine:
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
             if pod.nominated is None and self.cluster.epoch == epoch:
-                self._doomed[pod.workload.signature] = (epoch, status, self._drawn)
-        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle)
+                self._doomed[pod.workload.signature] = (epoch, status, self._drawn,
+                                                        self._message(status))
+        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle,
+                        key=self._class_key(pod))
+
+    def _class_key(self, pod: Pod) -> tuple[object, ...] | None:
+        """The class a parked pod may share a queue cohort with: its signature, unless it is
+        nominated or a gang member (those are never replayed as twins)."""
+        if not self.collapse_twins or pod.nominated is not None or pod.workload.all_or_nothing:
+            return None
+        return pod.workload.signature
 
     def _replay_failure(self, pod: Pod) -> bool:
         doomed = self._doomed.get(pod.workload.signature)
@@ -437,8 +465,48 @@ class Engine:
         if doomed[2] is not None:
             self.rng.randrange(doomed[2])
         self._failed(pod, doomed[1])
-        self.queue.park(pod, self.now)
+        self.queue.park(pod, self.now, key=self._class_key(pod))
         return True
+
+    def _replayable(self, cohort: Cohort) -> Doomed | None:
+        """The cached verdict a whole cohort can take without a look at its members: its
+        class failed at this cluster epoch, with the message every member's streak has."""
+        if cohort.key is None or cohort.message is None:
+            return None
+        doomed = self._doomed.get(cohort.key)
+        if doomed is None or doomed[0] != self.cluster.epoch or doomed[3] != cohort.message:
+            return None
+        return doomed
+
+    def _replay_run(self) -> None:
+        """Doomed twins as classes, not one by one (issue #14). Takes the head cohort and
+        every cohort after it that also replays with the same random draw, up to the first
+        pod that needs a look of its own; each member before that pod fails again exactly
+        as ``_replay_failure`` would fail it (same streak, attempt count, backoff and
+        draw), members after it go back to activeQ. Nothing in between can change the
+        cluster, so the order among the replayed members does not matter; the draws are
+        made in bulk, as many as the members would have made."""
+        queue = self.queue
+        first = queue.take()
+        assert first is not None
+        assert first.key is not None
+        drawn = self._doomed[first.key][2]
+        run = [first]
+        while (cohort := queue.head()) is not None:
+            doomed = self._replayable(cohort)
+            if doomed is None or doomed[2] != drawn:
+                break
+            run.append(queue.take())  # type: ignore[arg-type]
+        limit = queue.head_key()
+        replayed = 0
+        for cohort in run:
+            part = queue.split_before(cohort, limit)
+            replayed += len(part)
+            queue.replay(part, self.now)
+        if drawn is not None:
+            skip_randrange(self.rng, drawn, replayed)
+        self.replayed += replayed
+        self.replay_runs += 1
 
     def _schedule_group(self, workload: Workload) -> None:
         """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
@@ -512,6 +580,7 @@ class Engine:
             if nominated is not None and pod.nominated is None:
                 pod.nominated = nominated
                 nominated.nominated[pod] = None
+                self.cluster.nominations_changed(nominated)
 
     def _assume(self, pods: list[Pod]) -> list[tuple[Pod, Node | None]]:
         """Place members one after another in the cluster cache, as the scheduler assumes
@@ -542,10 +611,13 @@ class Engine:
         return (f"0/{n} nodes are available: {reasons}. preemption: 0/{n} nodes are "
                 f"available: {n} {NOT_HELPFUL_REASON}.")
 
+    def _message(self, status: Status) -> str:
+        return f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+
     def _failed(self, pod: Pod, status: Status, message: str | None = None) -> None:
         """Repeated identical failures become one event with a count, as kubectl shows them
         ("x37 over 5m"); the streak is written when the pod's situation changes."""
-        message = message or f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
+        message = message or self._message(status)
         streak = pod.failures
         if streak is not None and streak.message == message:
             streak.count += 1
@@ -556,6 +628,7 @@ class Engine:
         self._streaks[pod] = None
 
     def _end_streak(self, pod: Pod) -> None:
+        self.queue.settle(pod)  # a queued pod's count may still sit in its cohort
         streak = pod.failures
         if streak is None:
             return
@@ -575,6 +648,7 @@ class Engine:
             self.cluster.assign(pod, node)
         pod.state = PodState.STARTING
         pod.bound_at = self.now
+        self.cluster.stamp(pod)
         self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
         self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
 
@@ -700,6 +774,7 @@ class Engine:
         self.clear_nomination(pod)
         pod.nominated = node
         node.nominated[pod] = None
+        self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
@@ -712,12 +787,14 @@ class Engine:
             return  # refused by a ResourceQuota: no pod object, no nomination
         pod.nominated = node
         node.nominated[pod] = None
+        self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
         if pod.nominated is not None:
             pod.nominated.nominated.pop(pod, None)
+            self.cluster.nominations_changed(pod.nominated)
             pod.nominated = None
             self.cluster.epoch += 1
 
@@ -829,6 +906,30 @@ class Engine:
                 self._stopped(pod)
             else:
                 self.evict(pod, 0.0, "node-failure")
+
+    def fail_node(self, node: Node, reason: str, evict_after: float) -> None:
+        """The node goes NotReady: its processes die now (the apps lose their unsaved
+        work), but the pod objects stay bound until the taint manager evicts them
+        ``evict_after`` seconds later; only then do controllers create replacements."""
+        if not node.alive:
+            return
+        self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        for pod in list(node.pods):
+            if pod.state in (PodState.STARTING, PodState.READY):
+                pod.workload.app.interrupt(pod, 0.0, "node-failure")
+                pod.state = PodState.TERMINATING
+                pod.stop_at = self.now + evict_after
+                self.at(pod.stop_at, self._taint_evicted, pod)
+
+    def _taint_evicted(self, pod: Pod) -> None:
+        """NoExecute taint manager: the pod on the NotReady node is deleted (Killing); it
+        is gone at once, as no kubelet is left to wait for."""
+        if pod.state is not PodState.TERMINATING:
+            return
+        self.emit(ev.KILLING, pod.workload, pod, value=0.0, related="node-failure")
+        self._replace_if_controlled(pod, terminating=True)
+        self._stopped(pod)
 
     def restore_node(self, node: Node) -> None:
         if node.alive and not node.cordoned:

@@ -158,6 +158,9 @@ def _disruptions(spec: ExperimentSpec, nodes: int, pods: int) -> tuple[float, fl
             if event.timeout_seconds is not None:
                 window = min(window, event.timeout_seconds)
             retries += hit * window / DRAIN_RETRY_SECONDS
+    if spec.failures:
+        from scheduler_core.failures import expected_nodes_hit  # late: it builds on the spec
+        disrupted += expected_nodes_hit(spec) * per_node
     return disrupted, retries
 
 

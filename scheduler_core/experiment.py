@@ -14,6 +14,7 @@ from typing import Any
 
 from scheduler_core.engine import Engine
 from scheduler_core.events import Event
+from scheduler_core.failures import with_failures
 from scheduler_core.metrics import SUMMARY_NAMES, WorkloadInfo, WorkloadRecord, compute
 from scheduler_core.metrics import confidence_interval as _ci
 from scheduler_core.spec import (
@@ -74,6 +75,7 @@ def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, rep
     :class:`~scheduler_core.engine.SimulationLimitError` instead of growing without end."""
     resolved = variant if isinstance(variant, ResolvedVariant) else resolve_variant(spec, variant)
     run_seed = replication_seed(spec.seed if seed is None else seed, replication)
+    resolved = with_failures(resolved, run_seed)
     started = time.perf_counter()
     engine = Engine(resolved, run_seed, progress, max_events=max_events)
     log = engine.run()

@@ -33,8 +33,8 @@ class Limits:
     max_nodes: int = 5000
     max_workloads: int = 5000
     max_pods: int = 50_000
-    max_horizon_seconds: float = 30 * 86400.0
-    max_tasks: int = 200
+    max_horizon_seconds: float = 60 * 86400.0
+    max_tasks: int = 5000
     max_timeline_events: int = 1000
     max_events_per_replication: int | None = 5_000_000
     """Events one replication may log (and store as rows) before it is stopped."""
@@ -119,6 +119,10 @@ def count_errors(spec: ExperimentSpec, limits: Limits, *, tasks: int | None = No
     checks.append(("workloads", "workloads", len(spec.workloads), limits.max_workloads))
     checks.extend(_member_checks(spec, limits))
     checks.append(("events", "timeline events", len(spec.events), limits.max_timeline_events))
+    if spec.failures:
+        from scheduler_core.failures import count_checks  # late: it builds on the spec
+        checks.extend((path, "expected failure events", count, limits.max_timeline_events)
+                      for path, count in count_checks(spec))
     checks.append(("horizonSeconds", "seconds of horizon", spec.horizon_seconds,
                    limits.max_horizon_seconds))
     if tasks is not None:
@@ -145,6 +149,7 @@ def _member_checks(spec: ExperimentSpec,
 _SETTINGS = {"nodes": "LAB_MAX_NODES", "workloads": "LAB_MAX_WORKLOADS",
              "pods (members of all workloads)": "LAB_MAX_PODS",
              "timeline events": "LAB_MAX_TIMELINE_EVENTS",
+             "expected failure events": "LAB_MAX_TIMELINE_EVENTS",
              "seconds of horizon": "LAB_MAX_HORIZON_SECONDS",
              "simulations (variants x replications)": "LAB_MAX_TASKS"}
 

@@ -20,11 +20,11 @@ PREEMPTOR_METRICS = ("time_to_victims_selected", "time_to_victims_released", "re
 SUMMED = ("lost_work", "stranded_capacity", "pods_terminated",
           "restarts", "preempted_while_loading", "sessions_lost", "wasted_gpu_seconds")
 MEANED = ("time_to_resume", "time_to_recover", "completion_time", "queue_wait")
-RATIOS = ("gpu_utilization", "goodput")
+RATIOS = ("gpu_utilization", "goodput", "ettr")
 METRIC_NAMES = (*PREEMPTOR_METRICS, "preemption_not_helpful", "lost_work", "stranded_capacity",
                 "time_to_resume", "time_to_recover", "pods_terminated", "restarts",
                 "preempted_while_loading", "sessions_lost", "gpu_utilization", "goodput",
-                "wasted_gpu_seconds", "completion_time", "queue_wait")
+                "ettr", "wasted_gpu_seconds", "completion_time", "queue_wait")
 """One summary entry per metric of metrics.md, in its order."""
 ACCOUNTING_NAMES = ("over_evicted_pods", "groups_broken", "thrashing_workloads",
                     "urgent_never_useful")
@@ -87,6 +87,9 @@ class WorkloadRecord:
     useful_work: float
     remaining_work: float
     computed_work: float
+    ettr: float | None = None
+    """Effective training time ratio: seconds of useful progress (at full strength) per
+    second of wall-clock since submission (to completion, or to the horizon)."""
 
 
 RECORD_FIELDS = tuple(f.name for f in fields(WorkloadRecord))
@@ -327,7 +330,25 @@ class _Reader:
             premature_disruptions=a.premature,
             completion_time=_since(arrival, a.done), queue_wait=_since(arrival, a.first_bound),
             useful_work=a.useful - a.useful_at_start, remaining_work=a.remaining,
-            computed_work=a.computed - a.useful_at_start)
+            computed_work=a.computed - a.useful_at_start,
+            ettr=self._ettr(info, a))
+
+    def _ettr(self, info: WorkloadInfo, a: _Acc) -> float | None:
+        """Useful progress over wall-clock in the window since submission; None before
+        submission or for a workload without GPUs."""
+        wall = self._wall(a)
+        gpus = info.members * info.gpus
+        if wall is None or gpus == 0:
+            return None
+        return max(0.0, a.useful - a.useful_at_start) / gpus / wall
+
+    def _wall(self, a: _Acc) -> float | None:
+        """Wall-clock seconds from submission (or t=0) to completion (or the horizon)."""
+        if a.arrival is None:
+            return None
+        wall = min(a.done if a.done is not None else self.horizon, self.horizon) \
+            - max(a.arrival, 0.0)
+        return wall if wall > 0 else None
 
 
 def _overlap(start: float, end: float, horizon: float) -> float:
@@ -383,12 +404,21 @@ def _summary(records: Sequence[WorkloadRecord], allocated: float,
     useful = sum(max(0.0, r.useful_work) for r in records)
     summary["gpu_utilization"] = allocated / available if available > 0 else None
     summary["goodput"] = useful / allocated if allocated > 0 else None
+    summary["ettr"] = _ettr(records)
     summary["over_evicted_pods"] = float(sum(r.over_evicted_pods for r in records))
     summary["groups_broken"] = float(sum(r.groups_broken for r in records))
     summary["thrashing_workloads"] = float(sum(1 for r in records if r.premature_disruptions >= 2))
     summary["urgent_never_useful"] = float(sum(1 for r in records
                                                if r.urgent and r.time_to_group_useful is None))
     return {name: summary[name] for name in SUMMARY_NAMES}
+
+
+def _ettr(records: Sequence[WorkloadRecord]) -> float | None:
+    """ETTR of the variant: the workloads' ETTRs weighted by their GPUs (the workload's
+    own ETTR when there is one), over workloads submitted in the window."""
+    weighted = [(r.ettr, r.members * r.gpus_per_member) for r in records if r.ettr is not None]
+    gpus = sum(g for _, g in weighted)
+    return sum(e * g for e, g in weighted) / gpus if gpus else None
 
 
 def _distributions(records: Sequence[WorkloadRecord]) -> dict[str, dict[str, float]]:

@@ -554,6 +554,10 @@ class TimelineEvent(Model):
     timeout_seconds: Seconds | None = Field(
         default=DEFAULT_DRAIN_TIMEOUT_SECONDS, description="drain: give up evicting after "
         "this long, like kubectl drain --timeout (null: keep retrying to the horizon)")
+    toleration_seconds: Seconds | None = Field(
+        default=None, description="node-failure: the node goes NotReady and its pods are "
+        "evicted this long after it is marked so (Kubernetes' default tolerations: 300); "
+        "null: the pods vanish with the node at once")
 
     @model_validator(mode="after")
     def _targets(self) -> TimelineEvent:
@@ -604,6 +608,83 @@ class Policy(Model):
         return self
 
 
+# ----------------------------------------------------------------------- failure models
+FailureDistributionName = Literal["exponential", "weibull", "lognormal", "constant", "empirical"]
+
+
+class FailureDistribution(Model):
+    """A random duration for failure models (docs/failures.md): the time between failures
+    or a repair time. Each family is given by its mean, so an MTBF reads as one."""
+
+    distribution: FailureDistributionName = "exponential"
+    mean_seconds: SignedSeconds | None = Field(
+        default=None, description="the mean (for an inter-arrival: the MTBF)")
+    shape: float = Field(default=1.0, gt=0, le=100, description="weibull: shape k")
+    sigma: float = Field(default=1.0, gt=0, le=10, description="lognormal: sigma of log")
+    samples_seconds: list[Seconds] = Field(default_factory=list, max_length=100_000,
+                                           description="empirical: durations to draw from")
+
+    @model_validator(mode="after")
+    def _parameters(self) -> FailureDistribution:
+        if self.distribution == "empirical":
+            if self.mean_seconds is not None:
+                raise ValueError("an empirical distribution takes samplesSeconds, not "
+                                 "meanSeconds")
+            if not self.samples_seconds or sum(self.samples_seconds) <= 0:
+                raise ValueError("samplesSeconds needs at least one positive duration")
+        elif self.mean_seconds is None:
+            raise ValueError(f"a {self.distribution} distribution needs meanSeconds")
+        elif self.mean_seconds <= 0:
+            raise ValueError(f"meanSeconds must be positive, got {self.mean_seconds:g} (a mean "
+                             "time between failures or to repair cannot be zero or negative)")
+        return self
+
+
+class FailureModel(Model):
+    """Random node failures or a replayed failure trace, expanded per replication into
+    ``node-failure`` timeline events (scheduler_core.failures)."""
+
+    name: str = ""
+    kind: Literal["random", "correlated", "trace"] = "random"
+    pool: str | None = Field(default=None, description="only this node pool (default: all)")
+    selector: dict[str, str] = Field(default_factory=dict,
+                                     description="only nodes with all these labels")
+    per: Literal["node", "scope"] = Field(
+        default="node", description="node: every node (correlated: every domain) fails on "
+        "its own clock; scope: one clock for all of them, a random one failing")
+    inter_arrival: FailureDistribution | None = None
+    repair: FailureDistribution | None = Field(
+        default=None, description="time until the node is back; null: it never returns")
+    domain_label: str | None = Field(default=None, description="correlated: the label whose "
+                                     "value is the failure domain (rack, switch)")
+    fraction: float = Field(default=1.0, gt=0, le=1,
+                            description="correlated: share of the domain's hosts that fail")
+    csv: str = Field(default="", max_length=10_000_000, description="trace: rows of "
+                     "time,target,duration; target a node name or label=value")
+    toleration_seconds: Seconds = Field(
+        default=300.0, description="pods on the NotReady node are evicted after this "
+        "(the default node.kubernetes.io/not-ready and unreachable tolerations)")
+    disruption: Literal["node-failure", "spot-reclaim", "drain"] = Field(
+        default="node-failure", description="spot-reclaim: the provider takes the node "
+        "back after noticeSeconds (its pods get SIGTERM); repair is the recapture time. "
+        "drain: planned maintenance (kubectl drain, PDBs honoured); repair is its length")
+    notice_seconds: Seconds = Field(default=120.0, description="spot-reclaim: the "
+                                    "provider's notice (AWS 120 s, GCP and Azure 30 s)")
+
+    @model_validator(mode="after")
+    def _complete(self) -> FailureModel:
+        if self.kind == "trace":
+            if not self.csv.strip():
+                raise ValueError("a trace failure model needs csv rows")
+            if self.inter_arrival is not None:
+                raise ValueError("a trace replays its rows: interArrival does not apply")
+        elif self.inter_arrival is None:
+            raise ValueError(f"a {self.kind} failure model needs interArrival")
+        if self.kind == "correlated" and not self.domain_label:
+            raise ValueError("a correlated failure model needs domainLabel (e.g. rack)")
+        return self
+
+
 class ExperimentSpec(Model):
     """A whole experiment: cluster, priority classes, workloads, timeline and variants."""
 
@@ -626,6 +707,7 @@ class ExperimentSpec(Model):
         "dominant resource share (docs/kubernetes-rules.md, Fair sharing)")
     resource_quotas: list[ResourceQuota] = Field(default_factory=list)
     events: list[TimelineEvent] = Field(default_factory=list)
+    failures: list[FailureModel] = Field(default_factory=list)
     policy: Policy = Field(default_factory=Policy)
     variants: list[Variant] = Field(default_factory=list)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
@@ -753,6 +835,9 @@ def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
     yield from _workload_errors(spec)
     yield from _queue_errors(spec)
     yield from _node_errors(spec)
+    if spec.failures:
+        from scheduler_core.failures import failure_errors  # late: it builds on this module
+        yield from failure_errors(spec)
     yield from _policy_errors(spec.policy, "policy", registry)
     for i, event in enumerate(spec.events):
         if event.type not in registry.disruptions:
@@ -966,19 +1051,25 @@ def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
 
 def _initial_count_errors(spec: ExperimentSpec,
                           workloads: dict[str, Workload]) -> Iterable[dict[str, str]]:
-    """A workload cannot have more recorded pods than members, nor one member twice."""
-    seen: dict[str, list[int | None]] = {}
+    """A workload cannot have more recorded pods than members, nor one member twice.
+
+    A count and a set per workload, not a list scanned per pod: a recorded state of tens
+    of thousands of members is parsed at the start of every task."""
+    counted: dict[str, int] = {}
+    seen: dict[str, set[int | None]] = {}
     for i, pod in enumerate(spec.initial_state):
-        members = seen.setdefault(pod.workload, [])
+        count = counted.get(pod.workload, 0)
+        members = seen.setdefault(pod.workload, set())
         workload = workloads.get(pod.workload)
-        if workload is not None and len(members) >= workload.members:
+        if workload is not None and count >= workload.members:
             yield {"path": f"initialState[{i}].workload",
                    "message": f"more recorded pods than the {workload.members} member(s) of "
                               f"'{pod.workload}'"}
         elif pod.member is not None and pod.member in members:
             yield {"path": f"initialState[{i}].member",
                    "message": f"member {pod.member} of '{pod.workload}' is recorded twice"}
-        members.append(pod.member)
+        counted[pod.workload] = count + 1
+        members.add(pod.member)
 
 
 def _counts(names: list[str]) -> dict[str, int]:

@@ -124,11 +124,20 @@ class Timeline:
     costs: list[Cost] = field(default_factory=list)
     recoveries: list[Recovery] = field(default_factory=list)
     stranded: list[Stranded] = field(default_factory=list)
+    omitted_spans: int = 0
+    """Pod spans left out when stored (more than the store's budget): the costs,
+    recoveries and preemptions are kept, the per-pod drawing is not."""
 
-    def to_json(self) -> dict[str, Any]:
-        """Plain lists (one row per item, fields in tuple order): a compact JSON column."""
+    def to_json(self, *, max_spans: int | None = None) -> dict[str, Any]:
+        """Plain lists (one row per item, fields in tuple order): a compact JSON column.
+        Above ``max_spans`` pod spans (a 2,000-member gang failing 460 times has a
+        million), the spans are left out and counted, so one replication's row stays
+        bounded; everything else is kept."""
+        over = max_spans is not None and len(self.spans) > max_spans
+        kept = [] if over else self.spans
         return {"version": TIMELINE_VERSION,
-                "spans": [[*s[:8], list(s.slots)] for s in self.spans],
+                "omitted_spans": len(self.spans) if over else self.omitted_spans,
+                "spans": [[*s[:8], list(s.slots)] for s in kept],
                 "preemptions": [list(p) for p in self.preemptions],
                 "costs": [list(c) for c in self.costs],
                 "recoveries": [list(r) for r in self.recoveries],
@@ -141,7 +150,8 @@ class Timeline:
                    costs=costs_from_json(data.get("costs", ())),
                    recoveries=recoveries_from_json(data.get("recoveries", ())),
                    stranded=[Stranded._make([*row[:4], tuple(row[4])])
-                             for row in data.get("stranded", ())])
+                             for row in data.get("stranded", ())],
+                   omitted_spans=int(data.get("omitted_spans", 0)))
 
 
 def is_current(data: Any) -> bool:

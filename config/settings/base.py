@@ -187,6 +187,22 @@ SECURE_REFERRER_POLICY = "same-origin"
 LAB_MAX_UPLOAD_BYTES = env_int("LAB_MAX_UPLOAD_BYTES", 10 * 1024 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = LAB_MAX_UPLOAD_BYTES
 
+# Exports (issue #10 §4): written once to files under LAB_EXPORT_DIR and served from
+# there. One of at most LAB_EXPORT_INLINE_ROWS rows is written by the request itself;
+# a larger one by a Celery worker (202 + Retry-After meanwhile), at most
+# LAB_EXPORT_BUILDS_PER_USER at once per user (429 past it). A build silent for
+# LAB_EXPORT_BUILD_SECONDS (its worker vanished, or none has picked it up yet) is
+# started again by the next request; a running build keeps itself fresh.
+LAB_EXPORT_DIR = Path(env_str("LAB_EXPORT_DIR", str(VAR_DIR / "exports")))
+LAB_EXPORT_INLINE_ROWS = env_int("LAB_EXPORT_INLINE_ROWS", 20_000, minimum=0)
+LAB_EXPORT_BUILDS_PER_USER = env_int("LAB_EXPORT_BUILDS_PER_USER", 2, minimum=1)
+LAB_EXPORT_BUILD_SECONDS = env_int("LAB_EXPORT_BUILD_SECONDS", 120, minimum=10)
+# Hot reads of a run (detail, summary, event pages, chart data) are kept in the shared
+# cache under the run's state; a finished run's for LAB_READ_CACHE_SECONDS, an active
+# run's (its progress moves) for LAB_READ_CACHE_ACTIVE_SECONDS.
+LAB_READ_CACHE_SECONDS = env_int("LAB_READ_CACHE_SECONDS", 3600, minimum=0)
+LAB_READ_CACHE_ACTIVE_SECONDS = env_float("LAB_READ_CACHE_ACTIVE_SECONDS", 1.0, minimum=0.0)
+
 # Login form: at most LAB_LOGIN_FAILURES wrong passwords per (username, address) in
 # LAB_LOGIN_WINDOW_SECONDS, counted in the shared cache.
 LAB_LOGIN_FAILURES = env_int("LAB_LOGIN_FAILURES", 5, minimum=1)
@@ -286,8 +302,8 @@ LAB_LIMITS = {
     "LAB_MAX_NODES": env_int("LAB_MAX_NODES", 5000, minimum=1),
     "LAB_MAX_WORKLOADS": env_int("LAB_MAX_WORKLOADS", 5000, minimum=1),
     "LAB_MAX_PODS": env_int("LAB_MAX_PODS", 50000, minimum=1),
-    "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 30 * 86400.0, minimum=1.0),
-    "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 200, minimum=1),
+    "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 60 * 86400.0, minimum=1.0),
+    "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 5000, minimum=1),
 }
 # A running replication writes a heartbeat with its progress (at most every
 # LAB_PROGRESS_EVERY_SECONDS). One silent for LAB_HEARTBEAT_STALE_SECONDS may be taken
@@ -302,6 +318,10 @@ LAB_WORKER_LOST_SECONDS = env_float(
     (0 if BROKER_IS_FILESYSTEM else VISIBILITY_TIMEOUT) + 2 * LAB_HEARTBEAT_STALE_SECONDS,
     minimum=1.0)
 LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
+# A replication's stored timeline keeps its per-pod spans up to this many (about 6 MB of
+# JSON per 100k); above it only costs, recoveries and preemptions are kept, and the page
+# says the per-pod drawing was left out (a 2,000-member gang failing 460 times has 1 M).
+LAB_MAX_STORED_TIMELINE_SPANS = env_int("LAB_MAX_STORED_TIMELINE_SPANS", 200_000, minimum=0)
 # A run nobody picked up (no worker running) is failed after this long.
 LAB_QUEUED_TIMEOUT_SECONDS = env_float("LAB_QUEUED_TIMEOUT_SECONDS", 24 * 3600.0, minimum=1.0)
 

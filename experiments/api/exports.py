@@ -1,25 +1,37 @@
-"""Streamed downloads: CSV, JSON and Parquet from row iterators.
+"""Downloads: CSV, JSON and Parquet written from row iterators, once, to files.
 
-Rows are produced lazily by ``selectors_results`` and written as they come, so a large
+Rows are produced lazily by ``selectors_api`` and written as they come, so a large
 run's event log (millions of rows) is never held in memory: CSV and JSON line by line,
 Parquet one row group per batch (the footer, written last, indexes them).
+
+A succeeded run never changes, so an export is written once, to a file named by the run
+(id and task token), the table, the filters and ``EXPORT_VERSION``, and then served as
+a file: the request thread only copies bytes (``sendfile`` where it can). Writing is
+atomic (a temporary file renamed into place), so a reader never sees half a file. The
+files of a run are removed with it (``remove_run_files``, on delete).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import os
+import shutil
+import tempfile
 import types
 import typing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import fields
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.http import StreamingHttpResponse
+from django.conf import settings
+from django.http import FileResponse
 
 from scheduler_core.metrics import WorkloadRecord
 
@@ -30,16 +42,55 @@ CONTENT_TYPES = {
     "parquet": "application/vnd.apache.parquet",
 }
 FORMATS = tuple(CONTENT_TYPES)
+EXPORT_VERSION = 1
+"""Part of every stored file's name: bump it when what an export contains changes, and
+files written by older code are simply never read again."""
 
 
-def download(*, rows: Iterable[dict[str, Any]], columns: Sequence[str], schema: pa.Schema,
-             fmt: str, filename: str) -> StreamingHttpResponse:
-    """A streamed attachment of ``rows`` in ``fmt`` (csv, json or parquet)."""
-    chunks = {"csv": _csv_chunks, "json": _json_chunks, "parquet": _parquet_chunks}[fmt]
-    response = StreamingHttpResponse(chunks(rows, columns, schema),
-                                     content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
-    return response
+# ----------------------------------------------------------------- stored files
+def run_directory(*, run_id: int, task_token: str) -> Path:
+    """Where a run's exports live. The task token keeps a run of a recreated database
+    (whose ids start again) from meeting an older run's files."""
+    return Path(settings.LAB_EXPORT_DIR) / f"run-{run_id}-{task_token}"
+
+
+def export_name(*, table: str, fmt: str, filters: dict[str, Any]) -> str:
+    """``events-v1.csv``, or ``events-v1-<digest of the filters>.csv``."""
+    if not filters:
+        return f"{table}-v{EXPORT_VERSION}.{fmt}"
+    canonical = json.dumps(sorted(filters.items()), default=str, ensure_ascii=True)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:20]
+    return f"{table}-v{EXPORT_VERSION}-{digest}.{fmt}"
+
+
+def write_file(path: Path, *, rows: Iterable[dict[str, Any]], columns: Sequence[str],
+               schema: pa.Schema, fmt: str) -> Path:
+    """Write ``rows`` to ``path`` in ``fmt``, atomically: into a temporary file of the
+    same folder, renamed into place when complete (two writers of the same export both
+    write the same bytes; the last rename wins, and a reader sees either file whole)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            for chunk in _CHUNKS[fmt](rows, columns, schema):
+                out.write(chunk.encode() if isinstance(chunk, str) else chunk)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def file_response(path: Path, *, fmt: str, filename: str) -> FileResponse:
+    """A stored export as an attachment. The file is opened before the response is
+    built, so a concurrent delete (the run removed) cannot leave it half sent."""
+    return FileResponse(path.open("rb"), content_type=CONTENT_TYPES[fmt],
+                        as_attachment=True, filename=f"{filename}.{fmt}")
+
+
+def remove_run_files(*, run_id: int, task_token: str) -> None:
+    """Remove a run's stored exports (it was deleted); nothing there is nothing to do."""
+    shutil.rmtree(run_directory(run_id=run_id, task_token=task_token), ignore_errors=True)
 
 
 class _Line:
@@ -103,6 +154,11 @@ def _parquet_chunks(rows: Iterable[dict[str, Any]], columns: Sequence[str],
         yield sink.drain()
     writer.close()
     yield sink.drain()
+
+
+_CHUNKS: dict[str, Callable[[Iterable[dict[str, Any]], Sequence[str], pa.Schema],
+                            Iterator[str] | Iterator[bytes]]] = {
+    "csv": _csv_chunks, "json": _json_chunks, "parquet": _parquet_chunks}
 
 
 # ----------------------------------------------------------------- Arrow schemas

@@ -93,12 +93,33 @@ def base_layout(*, title: str, height: int = 320, **extra: Any) -> dict[str, Any
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
         "hoverlabel": {"namelength": -1},
-        "legend": {"orientation": "h", "y": -0.2},
+        # Beside the plot, never under it: below, it covered the x axis's title. Plotly
+        # widens the right margin to fit a legend placed outside the plot.
+        "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
+                   "yanchor": "top"},
     }
     layout.update(extra)
     return layout
 
 
 def axis(title: str, **extra: Any) -> dict[str, Any]:
+    """An axis whose tick labels and title always fit: ``automargin`` grows the margin
+    for long node or variant names instead of clipping them."""
     return {"title": {"text": title}, "gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de",
-            **extra}
+            "automargin": True, **extra}
+
+
+MAX_LABEL = 28
+"""Characters of a category label shown on an axis; the whole name is in the hover."""
+
+
+def short_label(text: str, limit: int = MAX_LABEL) -> str:
+    """A long name cut to ``limit`` characters with an ellipsis, for tick labels."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def category_ticks(labels: list[str]) -> dict[str, Any]:
+    """Axis settings that show ``labels`` shortened while the data keep the full names
+    (so hovers and clicks still name the whole thing)."""
+    return {"tickmode": "array", "tickvals": labels,
+            "ticktext": [short_label(label) for label in labels]}

@@ -24,8 +24,10 @@ from experiments.charts.style import (
     Figure,
     axis,
     base_layout,
+    category_ticks,
     figure,
     scatter_kind,
+    short_label,
     trace,
     workload_color,
 )
@@ -77,12 +79,16 @@ def gantt_figure(spans: Sequence[Span], marks: Sequence[Preemption], nodes: Sequ
     traces += _preemption_traces(marks, spans, rows)
     traces += _legend_keys(colors)
     note = f" (longest {MAX_OVERLAYS} checkpoint/stranded marks of {thinned})" if thinned else ""
+    # Tall enough for its legend too: a scrolled legend hides what colours mean.
+    entries = sum(1 for t in traces if t.get("showlegend", True) and t.get("name"))
+    height = max(_gantt_height(nodes, capacity), min(1500, 90 + 24 * entries))
     return figure(traces, {
-        **base_layout(title=title + note, height=_gantt_height(nodes, capacity),
+        **base_layout(title=title + note, height=height,
                       barmode="overlay", margin={"l": 110, "r": 20, "t": 40, "b": 40},
                       legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}}),
         "xaxis": axis("", range=[start, end], ticksuffix="s"),
-        "yaxis": axis("", tickvals=[rows.center(n) for n in nodes], ticktext=list(nodes),
+        "yaxis": axis("", tickvals=[rows.center(n) for n in nodes],
+                      ticktext=[short_label(n) for n in nodes],
                       range=[len(nodes), -0.1], zeroline=False, showgrid=False),
         "shapes": _initial_state_shade(spans)})
 
@@ -230,7 +236,7 @@ def occupancy_figure(spans: Sequence[Span], marks: Sequence[Preemption],
         **base_layout(title=title, height=_heatmap_height(len(groups)),
                       margin={"l": 170, "r": 20, "t": 40, "b": 50}, showlegend=False),
         "xaxis": axis("", range=[start, end], ticksuffix="s"),
-        "yaxis": axis("", type="category", autorange="reversed")})
+        "yaxis": axis("", type="category", autorange="reversed", **category_ticks(names))})
 
 
 def _heatmap_height(rows: int) -> int:
@@ -265,11 +271,12 @@ def state_area_figure(spans: Sequence[Span], *, start: float, end: float, title:
     progress and how much was loading, terminating, checkpointing or stranded."""
     edges = time_edges(start, end, bins)
     width = edges[1] - edges[0]
-    centers = slice_centers(edges)
     gpus = _gpus_by_state(spans, start, end, bins, width)
-    traces = [trace("scatter", x=centers, y=gpus[state], name=state, mode="lines",
-                    stackgroup="gpus", line={"width": 0.5, "color": STATE_COLORS[state]},
-                    hovertemplate=state + ": %{y:,.1f} GPUs at %{x:,.0f}s<extra></extra>")
+    # Steps, not slopes: a value holds for its whole slice, from the slice's left edge.
+    traces = [trace("scatter", x=edges, y=[*gpus[state], gpus[state][-1]], name=state,
+                    mode="lines", stackgroup="gpus",
+                    line={"width": 0.5, "color": STATE_COLORS[state], "shape": "hv"},
+                    hovertemplate=state + ": %{y:,.1f} GPUs from %{x:,.0f}s<extra></extra>")
               for state in STATES]
     return figure(traces, {
         **base_layout(title=title, height=300, legend={

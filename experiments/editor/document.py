@@ -36,6 +36,8 @@ SECTIONS = (
     Section("initialState", "initialState", "Initial state (pods already there at t = 0)",
             "pod"),
     Section("events", "events", "Timeline events", "event"),
+    Section("failures", "failures", "Failure models (random node failures, traces)",
+            "failure model"),
     Section("variants", "variants", "Variants to compare", "variant"),
 )
 SECTION_BY_KEY = {section.key: section for section in SECTIONS}
@@ -217,6 +219,10 @@ def new_item(section: str, document: Mapping[str, Any], kind: str = "") -> dict[
         return {"priorityClassName": classes[0].get("name", ""), "gpus": 8}
     if section == "initialState":
         return _new_initial_pod(document)
+    if section == "failures":
+        return {"name": _free_name("failures", existing),
+                "interArrival": {"distribution": "exponential", "meanSeconds": 30 * 86400},
+                "repair": {"distribution": "constant", "meanSeconds": 3600}}
     return {"name": _free_name("variant", existing), "preemption": "pod"}
 
 

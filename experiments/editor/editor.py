@@ -23,6 +23,7 @@ import scheduler_core as sc
 from experiments.editor import document as doc
 from experiments.editor.forms import (
     AdmissionQueueForm,
+    FailureModelForm,
     InitialPodForm,
     MetaForm,
     NodeForm,
@@ -45,20 +46,20 @@ FORM_CLASSES: dict[str, type[SpecForm]] = {
     "nodePools": NodePoolForm, "nodes": NodeForm, "priorityClasses": PriorityClassForm,
     "workloads": WorkloadForm, "events": TimelineEventForm, "variants": VariantForm,
     "queues": AdmissionQueueForm, "resourceQuotas": ResourceQuotaForm,
-    "initialState": InitialPodForm,
+    "initialState": InitialPodForm, "failures": FailureModelForm,
 }
 ITEM_MODELS: dict[str, type[BaseModel]] = {
     "nodePools": spec_models.NodePool, "nodes": spec_models.NamedNode,
     "priorityClasses": spec_models.PriorityClass, "workloads": spec_models.Workload,
     "events": spec_models.TimelineEvent, "variants": spec_models.Variant,
     "queues": spec_models.AdmissionQueue, "resourceQuotas": spec_models.ResourceQuota,
-    "initialState": spec_models.InitialPod,
+    "initialState": spec_models.InitialPod, "failures": spec_models.FailureModel,
 }
 FORMSETS = {key: forms.formset_factory(form, extra=0, can_delete=True)
             for key, form in FORM_CLASSES.items()}
 _SECTION_PATH = re.compile(
     r"^(?P<section>cluster\.nodePools|cluster\.nodes|priorityClasses|workloads|queues"
-    r"|resourceQuotas|initialState|events|variants)"
+    r"|resourceQuotas|initialState|events|failures|variants)"
     r"(?:\[(?P<index>\d+)\])?(?:\.|: )?(?P<rest>.*)$")
 _KEY_BY_PATH = {section.path: section.key for section in doc.SECTIONS}
 MODES = ("form", "yaml")

@@ -234,8 +234,40 @@ class TimelineEventForm(SpecForm):
     recover_after_seconds = SpecDurationField(label="Back after", help_text="blank: never")
     timeout_seconds = SpecDurationField(label="Drain gives up after",
                                         help_text="drains only; default 1h")
+    toleration_seconds = SpecDurationField(
+        label="Pods evicted after", help_text="node-failure: NotReady toleration, e.g. 300; "
+        "blank: at once")
     LAYOUT = (("at", "type", "pool", "count", "fraction", "nodes", "notice_seconds",
-               "recover_after_seconds", "timeout_seconds"),)
+               "recover_after_seconds", "timeout_seconds", "toleration_seconds"),)
+
+
+class FailureModelForm(SpecForm):
+    name = SpecField(label="Name")
+    kind = SpecChoiceField(label="Kind", choices=_choices(["random", "correlated", "trace"]),
+                           blank="random")
+    pool = SpecField(label="Pool", help_text="blank: every node")
+    selector = SpecMapField(label="Node selector", help_text="rack=r1")
+    per = SpecChoiceField(label="Clock", choices=_choices(["node", "scope"]), blank="node",
+                          help_text="node: each node (domain) on its own")
+    inter_arrival = SpecYAMLMapField(
+        label="Time between failures",
+        help_text="e.g. distribution: exponential, meanSeconds: 30d (weibull: shape; "
+        "lognormal: sigma; empirical: samplesSeconds)")
+    repair = SpecYAMLMapField(label="Repair time", help_text="blank: never back")
+    domain_label = SpecField(label="Domain label", help_text="correlated: e.g. rack")
+    fraction = SpecNumberField(label="Fraction of the domain", help_text="correlated: 0.5")
+    toleration_seconds = SpecDurationField(label="Pods evicted after",
+                                           help_text="NotReady toleration: 300")
+    csv = SpecField(label="Trace rows", strip=False,
+                    widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+                    help_text="trace: time,target,duration (target: node or label=value)")
+    disruption = SpecChoiceField(label="Disruption",
+                                 choices=_choices(["node-failure", "spot-reclaim", "drain"]),
+                                 blank="node-failure")
+    notice_seconds = SpecDurationField(label="Spot notice", help_text="spot-reclaim: 2m, 30s")
+    LAYOUT = (("name", "kind", "disruption", "pool", "selector", "per", "domain_label",
+               "fraction"), ("toleration_seconds", "notice_seconds", "inter_arrival", "repair"),
+              ("csv",))
 
 
 class AdmissionQueueForm(SpecForm):

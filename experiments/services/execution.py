@@ -220,7 +220,8 @@ def _simulate(replication: Replication, attempt: int) -> _Result:
     spec = sc.parse_spec(replication.run.spec, check_variants=False)
     result = sc.simulate(spec, replication.variant, replication.replication, progress=reporter)
     # What the time charts draw, derived here once rather than on a page's first view.
-    timeline = core_timeline.for_variant(spec, replication.variant, result.events).to_json()
+    timeline = core_timeline.for_variant(spec, replication.variant, result.events).to_json(
+        max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS)
     _retrying(reporter.beat)  # still ours? (cheap) and a fresh heartbeat before the write
     return _Result(result, timeline)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.conf import settings
+
 import scheduler_core as sc
 from experiments import selectors_charts
 from experiments.models import Replication, Status
@@ -41,6 +43,7 @@ def replication_timeline_derive(*, replication_id: int) -> Timeline:
     document, variant, rows = selectors_charts.timeline_source(replication_id=replication_id)
     spec = sc.parse_spec(document, check_variants=False)
     derived = core_timeline.for_variant(spec, variant, rows)
+    stored = derived.to_json(max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS)
     Replication.objects.filter(pk=replication_id, status=Status.SUCCEEDED).update(
-        timeline=derived.to_json())
-    return derived
+        timeline=stored)
+    return Timeline.from_json(stored) if stored["omitted_spans"] else derived

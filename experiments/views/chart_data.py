@@ -154,22 +154,25 @@ def replication_timeline(*, run: Run, replication_id: int,
     """The GPU timeline of one replication: per-node Gantt for a small cluster; for a
     large one a heatmap of node groups and the Gantt of ``group`` (default: the group
     with the most preemption victims)."""
-    span_list, marks = _spans(run, replication_id)
+    span_list, marks, omitted = _spans(run, replication_id)
     cluster = run.spec.get("cluster") or {}
     groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
     end = float(run.spec.get("horizonSeconds", 0.0))
+    left_out = (f" (not drawn: {omitted:,} pod spans, more than "
+                "LAB_MAX_STORED_TIMELINE_SPANS keeps)") if omitted else ""
     figures = {"states": timeline.state_area_figure(
-        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster")}
+        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster" + left_out)}
     if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
         nodes = [n for g in groups for n in g.nodes]
         figures["gantt"] = timeline.gantt_figure(
             span_list, marks, nodes, capacity=capacity, start=0.0, end=end,
-            title="GPU timeline per node")
+            title="GPU timeline per node" + left_out)
         return {"figures": figures, "groups": [], "group": None, "replication": replication_id}
     chosen = group if group is not None and 0 <= group < len(groups) else _busiest(groups, marks)
     figures["occupancy"] = timeline.occupancy_figure(
         span_list, marks, groups, start=0.0, end=end,
-        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row")
+        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row"
+        + left_out)
     figures["gantt"] = timeline.gantt_figure(
         span_list, marks, groups[chosen].nodes, capacity=capacity, start=0.0, end=end,
         title=f"GPU timeline: {groups[chosen].name}")
@@ -177,14 +180,15 @@ def replication_timeline(*, run: Run, replication_id: int,
             "replication": replication_id}
 
 
-def _spans(run: Run, replication_id: int) -> tuple[list[spans.Span], list[spans.Preemption]]:
-    """Spans and preemptions of one replication (stored with it by the worker), cached:
-    a group click re-reads them."""
-    key = f"run-spans:{_run_key(run)}:{replication_id}"
+def _spans(run: Run, replication_id: int,
+           ) -> tuple[list[spans.Span], list[spans.Preemption], int]:
+    """Spans and preemptions of one replication (stored with it by the worker), and how
+    many spans the store left out; cached: a group click re-reads them."""
+    key = f"run-spans-v2:{_run_key(run)}:{replication_id}"
     found = cache.get(key)
     if found is None:
         derived = timeline_of(replication_id=replication_id)
-        found = (derived.spans, derived.preemptions)
+        found = (derived.spans, derived.preemptions, derived.omitted_spans)
         cache.set(key, found, CACHE_SECONDS)
     return found
 

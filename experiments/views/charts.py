@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import functools
 import gzip
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import plotly
 from django.contrib.auth.decorators import login_not_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified, JsonResponse
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotModified
 from django.views.decorators.http import require_GET
 
-from experiments import selectors_charts
+from experiments import selectors_cache, selectors_charts
 from experiments.models import Replication, Run
 from experiments.views import chart_data
-from experiments.views.common import visible_run
+from experiments.views.common import readable_run
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 PLOTLY_ETAG = f'"plotly-{plotly.__version__}"'
@@ -65,29 +69,39 @@ def _page(request: HttpRequest) -> int:
     return int(raw) if raw.isdigit() else 1
 
 
+def _cached_json(request: HttpRequest, run: Run, kind: str,
+                 build: Callable[[], dict[str, Any]]) -> HttpResponse:
+    """The chart data as JSON text, built once per run state and query (any process):
+    a finished run's figures never change, and rebuilding them per request was the
+    run page's largest cost under load. ``build`` checks that the ``?replication=`` is
+    of this run (404 otherwise, and nothing is kept), so an entry only exists for a
+    replication that was found in this run, and a hit needs no second look."""
+    text = selectors_cache.run_cached(run=run, kind=kind, params=request.GET.urlencode(),
+                                      build=lambda: json.dumps(build(), cls=DjangoJSONEncoder))
+    return HttpResponse(text, content_type="application/json")
+
+
 @require_GET
-def run_timeline(request: HttpRequest, pk: int) -> JsonResponse:
-    run = visible_run(request, pk)
-    replication = _replication(request, run)
+def run_timeline(request: HttpRequest, pk: int) -> HttpResponse:
+    run = readable_run(request, pk)
     raw = request.GET.get("group", "")
-    return JsonResponse(chart_data.replication_timeline(
-        run=run, replication_id=replication.pk, group=int(raw) if raw.isdigit() else None))
+    return _cached_json(request, run, "chart-timeline", lambda: chart_data.replication_timeline(
+        run=run, replication_id=_replication(request, run).pk,
+        group=int(raw) if raw.isdigit() else None))
 
 
 @require_GET
-def run_workloads(request: HttpRequest, pk: int) -> JsonResponse:
-    run = visible_run(request, pk)
-    replication = _replication(request, run)
-    return JsonResponse(chart_data.workload_table(
-        replication_id=replication.pk, query=request.GET.get("q", "").strip(),
+def run_workloads(request: HttpRequest, pk: int) -> HttpResponse:
+    run = readable_run(request, pk)
+    return _cached_json(request, run, "chart-workloads", lambda: chart_data.workload_table(
+        replication_id=_replication(request, run).pk, query=request.GET.get("q", "").strip(),
         sort=request.GET.get("sort", "-lost_work"), page=_page(request)))
 
 
 @require_GET
-def run_events(request: HttpRequest, pk: int) -> JsonResponse:
-    run = visible_run(request, pk)
-    replication = _replication(request, run)
+def run_events(request: HttpRequest, pk: int) -> HttpResponse:
+    run = readable_run(request, pk)
     filters = {key: value for key in FILTERS if (value := request.GET.get(key, "").strip())}
-    return JsonResponse(chart_data.event_page(replication=replication, filters=filters,
-                                              page=_page(request),
-                                              setup=request.GET.get("setup") == "1"))
+    return _cached_json(request, run, "chart-events", lambda: chart_data.event_page(
+        replication=_replication(request, run), filters=filters, page=_page(request),
+        setup=request.GET.get("setup") == "1"))

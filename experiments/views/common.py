@@ -29,3 +29,12 @@ def visible_run(request: HttpRequest, pk: int) -> Run:
     if run is None:
         raise Http404("No such run")
     return run
+
+
+def readable_run(request: HttpRequest, pk: int) -> Run:
+    """``visible_run`` for the read endpoints: the same rule (404 for what you may not
+    see), without loading the specs (see ``selectors.run_get_brief``)."""
+    run = selectors.run_get_brief(user=request.user, pk=pk)
+    if run is None:
+        raise Http404("No such run")
+    return run

@@ -11,34 +11,63 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 import scheduler_core as sc
-from experiments import selectors, selectors_k8s, services
-from experiments.models import Status
+from experiments import selectors, selectors_cache, selectors_k8s, services
+from experiments.models import Run, Status
 from experiments.specs import spec_yaml
-from experiments.views.common import owned_experiment, visible_run
+from experiments.views.common import owned_experiment, readable_run, visible_run
 
 EVENTS_PER_PAGE = 200
+DOWNLOAD_TABLES = (("summary", "Summary"), ("workloads", "Workloads"), ("events", "Events"))
+DOWNLOAD_FORMATS = ("csv", "json", "parquet")
+"""What the run page offers to download: the API's exports (the browser's session
+authenticates them)."""
 
 
 @require_GET
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = visible_run(request, pk)
+    """The page itself is per user (who may edit, the CSRF token); what it shows of the
+    run comes from the shared cache (see ``selectors_cache``), so a run with a spec of
+    thousands of workloads is not loaded and parsed on every view."""
+    run = readable_run(request, pk)
     return render(request, "experiments/run_detail.html", {
         "run": run,
         "experiment": run.experiment,
         "can_edit": selectors.experiment_can_edit(user=request.user, experiment=run.experiment),
-        "status": selectors.run_status(run=run),
+        "status": selectors_cache.run_cached(run=run, kind="page-status",
+                                             build=lambda: selectors.run_status(run=run)),
         "table": selectors.run_summary_table(run=run),
-        "replications": selectors.run_replications(run=run),
+        "replications": selectors_cache.run_cached(
+            run=run, kind="page-replications",
+            build=lambda: list(selectors.run_replications(run=run))),
+        "replication_count": selectors_cache.run_cached(
+            run=run, kind="page-replication-count",
+            build=lambda: selectors.run_replication_count(run=run)),
         "metric_names": sc.METRIC_NAMES,
-        "manifest_variants": selectors_k8s.manifest_variants(spec_document=run.spec),
-        "spec_yaml": spec_yaml(run.spec),
+        "manifest_variants": selectors_cache.run_cached(
+            run=run, kind="page-manifest-variants",
+            build=lambda: selectors_k8s.manifest_variants(spec_document=run.spec)),
+        "spec_yaml": selectors_cache.run_cached(run=run, kind="page-spec-yaml",
+                                                build=lambda: _shown_spec(run)),
+        "download_tables": DOWNLOAD_TABLES, "download_formats": DOWNLOAD_FORMATS,
     })
+
+
+SPEC_SHOWN_CHARS = 200_000
+"""Above this the frozen spec is offered as a download only: inline it would make the
+page megabytes (a spec of thousands of workloads)."""
+
+
+def _shown_spec(run: Run) -> str:
+    text = spec_yaml(run.spec)
+    return text if len(text) <= SPEC_SHOWN_CHARS else ""
 
 
 @require_GET
 def run_status(request: HttpRequest, pk: int) -> JsonResponse:
     """What the run page polls for live progress (small, no results)."""
-    return JsonResponse(selectors.run_status(run=visible_run(request, pk)))
+    run = readable_run(request, pk)
+    return JsonResponse(selectors_cache.run_cached(run=run, kind="page-status",
+                                                   build=lambda: selectors.run_status(run=run)))
 
 
 @require_POST

@@ -32,7 +32,7 @@ EXPERIMENT_LABEL = PREFIX + "experiment"
 POOL_ANNOTATION = PREFIX + "node-pool"
 SPOT_ANNOTATION = PREFIX + "spot"
 SETTINGS = ("name", "description", "horizonSeconds", "seed", "replications", "policy",
-            "events", "variants", "grid")
+            "events", "failures", "variants", "grid")
 POOL_FIELDS = ("gpus", "cpu", "memory", "maxPods", "labels", "taints", "spot")
 
 ItemsOf = Callable[[str], Sequence[Item]]
@@ -87,7 +87,7 @@ def _apply_settings(draft: Draft, settings: dict[str, Any], options: ImportOptio
         draft.description = str(settings["description"])
     if "horizonSeconds" in settings and not options.horizon_seconds:
         draft.horizon_seconds = settings["horizonSeconds"]
-    for key in ("seed", "replications", "policy", "events", "variants", "grid"):
+    for key in ("seed", "replications", "policy", "events", "failures", "variants", "grid"):
         if key in settings:
             draft.extra[key] = settings[key]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from scheduler_core import fast_preemption
 from scheduler_core.cluster import Cluster
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost
@@ -72,6 +73,13 @@ class DefaultPreemption:
         refusal = self.ineligible(host, pod)
         if refusal is not None:
             return refusal
+        if self.arrays_decide(host):
+            best = fast_preemption.choose(host, self, pod)
+            if best is None:
+                host.clear_nomination(pod)
+                return NOT_HELPFUL
+            host.actuate(pod, best.node, best.victims)
+            return SUCCESS
         candidates = self.find_candidates(host, pod)
         if not candidates:
             host.clear_nomination(pod)
@@ -79,6 +87,17 @@ class DefaultPreemption:
         best = candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
         host.actuate(pod, best.node, best.victims)
         return SUCCESS
+
+    use_arrays = True
+    """Decide with numpy (scheduler_core/fast_preemption.py) where that is exact; off, the
+    Python steps below decide every time (the reference of the differential tests)."""
+
+    def arrays_decide(self, host: PreemptionHost) -> bool:
+        """The array path gives the reference's choice when no PDB exists (no candidate
+        violates one) and nobody records every candidate; subclasses choose otherwise."""
+        return (self.use_arrays and type(self) is DefaultPreemption
+                and not getattr(host, "_any_pdb", True)
+                and getattr(host, "recorder", None) is None)
 
     # ----------------------------------------------------------------- §4.1
     def ineligible(self, host: PreemptionHost, pod: Pod) -> Status | None:

@@ -31,10 +31,21 @@ def _reclaimed(host: DisruptionHost, node: Node, event: TimelineEvent) -> None:
     _schedule_return(host, node, event)
 
 
+NODE_MONITOR_GRACE_SECONDS = 40.0
+"""kube-controller-manager --node-monitor-grace-period: a node silent this long is marked
+NotReady (Unknown) and tainted; the pods' toleration clock starts then."""
+
+
 def node_failure(host: DisruptionHost, event: TimelineEvent, nodes: list[Node]) -> None:
-    """The node vanishes at once: no SIGTERM, no checkpoint, no grace."""
+    """The node dies at once: no SIGTERM, no checkpoint, no grace. With
+    ``tolerationSeconds`` its pods stay bound to the NotReady node until the taint manager
+    evicts them (docs/kubernetes-rules.md "Node failure"); without, they vanish with it."""
     for node in nodes:
-        host.lose_node(node, "node failed")
+        if event.toleration_seconds is None:
+            host.lose_node(node, "node failed")
+        else:
+            host.fail_node(node, "node failed: NotReady",
+                           NODE_MONITOR_GRACE_SECONDS + event.toleration_seconds)
         _schedule_return(host, node, event)
 
 

@@ -5,8 +5,16 @@
 // browser tests and the benchmark wait for it; data-charts-error says what failed).
 (function () {
   "use strict";
-  const CONFIG = { responsive: true, displaylogo: false,
-                   modeBarButtonsToRemove: ["select2d", "lasso2d"] };
+  // Every chart's toolbar downloads it: PNG (Plotly's own camera) and SVG (ours).
+  const SVG_BUTTON = {
+    name: "Download plot as SVG", title: "Download plot as SVG",
+    icon: window.Plotly ? window.Plotly.Icons.camera : undefined,
+    click: function (gd) { window.Plotly.downloadImage(gd, { format: "svg", filename: gd.id || "chart" }); },
+  };
+  const CONFIG = { responsive: true, displaylogo: false, displayModeBar: true,
+                   toImageButtonOptions: { format: "png", scale: 2 },
+                   modeBarButtonsToAdd: [SVG_BUTTON],
+                   modeBarButtonsToRemove: ["select2d", "lasso2d", "sendDataToCloud", "sendChartToCloud"] };
   const hasWebGL = (function () {
     try {
       const canvas = document.createElement("canvas");
@@ -147,9 +155,44 @@
     fill(variant, data.replications.map(function (r) { return { value: r.id, label: r.label }; }),
          state.replication);
 
+    // Columns the user switched off (remembered in this browser), and a hint that the
+    // table scrolls sideways when it is wider than its box.
+    const HIDDEN_KEY = "disruption-lab:workloads-hidden-columns";
+    let hidden = [];
+    try { hidden = JSON.parse(window.localStorage.getItem(HIDDEN_KEY) || "[]"); } catch (e) { hidden = []; }
+    const shown = function () {
+      return state.columns.filter(function (c) { return c.name === "workload" || hidden.indexOf(c.name) < 0; });
+    };
+    const scroller = document.getElementById("workloads-scroll");
+    const hint = document.getElementById("workloads-scroll-hint");
+    function scrollState() {
+      const wider = scroller.scrollWidth > scroller.clientWidth + 1;
+      scroller.classList.toggle("scrolls", wider);
+      scroller.classList.toggle("at-end", scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 1);
+      hint.hidden = !wider;
+    }
+    scroller.addEventListener("scroll", scrollState);
+    window.addEventListener("resize", scrollState);
+    function chooser() {
+      const list = document.querySelector("#workloads-columns .column-list");
+      list.replaceChildren.apply(list, state.columns.filter(function (c) { return c.name !== "workload"; })
+        .map(function (column) {
+          const box = document.createElement("input");
+          box.type = "checkbox"; box.value = column.name; box.checked = hidden.indexOf(column.name) < 0;
+          box.addEventListener("change", function () {
+            hidden = box.checked ? hidden.filter(function (n) { return n !== column.name; }) : hidden.concat([column.name]);
+            try { window.localStorage.setItem(HIDDEN_KEY, JSON.stringify(hidden)); } catch (e) { /* private mode */ }
+            header(); body();
+          });
+          const label = document.createElement("label");
+          label.append(box, " " + column.label);
+          return label;
+        }));
+    }
+
     function header() {
       const row = document.createElement("tr");
-      state.columns.forEach(function (column) {
+      shown().forEach(function (column) {
         const active = state.sort.replace("-", "") === column.name;
         const th = cell("th", column.label + (active ? (state.sort[0] === "-" ? " ▼" : " ▲") : ""),
                         column.kind === "number" ? "num" : "");
@@ -166,7 +209,7 @@
     function body() {
       table.tBodies[0].replaceChildren.apply(table.tBodies[0], state.rows.map(function (record) {
         const row = document.createElement("tr");
-        state.columns.forEach(function (column) {
+        shown().forEach(function (column) {
           const td = cell("td", formatNumber(record[column.name]), column.kind === "number" ? "num" : "");
           if (column.name === "workload" && record.urgent) td.append(" ", cell("span", "urgent", "tag"));
           row.append(td);
@@ -176,6 +219,7 @@
       document.getElementById("workloads-count").textContent =
         state.total + " of " + state.all + " workloads";
       pager(document.getElementById("workloads-pager"), state, function (page) { load({ page: page }); });
+      scrollState();
     }
     function load(change) {
       const params = Object.assign({ replication: variant.value, q: filter.value, sort: state.sort, page: state.page }, change);
@@ -189,7 +233,7 @@
       timer = window.setTimeout(function () { load({ page: 1 }); }, 250);
     });
     variant.addEventListener("change", function () { load({ page: 1 }); });
-    header(); body();
+    chooser(); header(); body();
   }
 
   // ------------------------------------------------------------- the event log

@@ -66,3 +66,9 @@ def errors(response) -> list[dict]:
     body = response.json()
     assert set(body) == {"errors"}, body
     return body["errors"]
+
+
+@pytest.fixture(autouse=True)
+def _export_dir(settings, tmp_path):
+    """Stored exports go to the test's own folder, not var/."""
+    settings.LAB_EXPORT_DIR = tmp_path / "exports"

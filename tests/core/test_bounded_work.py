@@ -165,7 +165,7 @@ def test_a_huge_grid_is_refused_without_expanding_it() -> None:
     errors, seconds = refused_capped(base(grid=grid), memory_mb=800)
     assert errors == [{"path": "replications",
                        "message": "1,000,000 simulations (variants x replications) is above "
-                                  "the limit of 200 (LAB_MAX_TASKS)"}]
+                                  "the limit of 5,000 (LAB_MAX_TASKS)"}]
     assert seconds < 2
 
 

@@ -171,3 +171,103 @@ def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, s
     assert visit.page.locator("[data-metric='time_to_victims_selected']").count() == 0
     assert visit.errors == []
     assert visit.only_this_server()
+
+
+FITS = """() => {
+  // Every tick label, axis title and legend entry lies inside its chart's drawing,
+  // and no legend covers an axis title (issue 16 §2).
+  const problems = [];
+  const inside = (r, box) => r.left >= box.left - 1 && r.right <= box.right + 1 &&
+                             r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
+  const overlap = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom &&
+                            b.top < a.bottom;
+  document.querySelectorAll('[data-chart]').forEach(chart => {
+    if (chart.hidden) return;
+    const svg = chart.querySelector('.main-svg');
+    if (!svg) return;
+    const box = svg.getBoundingClientRect();
+    const texts = chart.querySelectorAll('.xtick text, .ytick text, .g-xtitle text, ' +
+                                         '.g-ytitle text, .legendtext');
+    texts.forEach(t => {
+      const r = t.getBoundingClientRect();
+      if (r.width && !inside(r, box)) problems.push(chart.id + ': ' + t.textContent);
+    });
+    const legend = chart.querySelector('.legend');
+    if (legend) {
+      const l = legend.getBoundingClientRect();
+      chart.querySelectorAll('.g-xtitle text, .g-ytitle text').forEach(t => {
+        if (t.textContent && overlap(l, t.getBoundingClientRect()))
+          problems.push(chart.id + ': legend over ' + t.textContent);
+      });
+    }
+  });
+  return problems;
+}"""
+
+
+def test_no_chart_clips_a_label_or_hides_an_axis_title(browser, server, alice):
+    spec = preset_document("s1-training-vs-shards")
+    renamed = {}
+    for node in spec["cluster"]["nodes"]:
+        renamed[node["name"]] = f"{node['name']}-a-very-long-node-name-in-zone-europe-west4"
+        node["name"] = renamed[node["name"]]
+    for pod in spec.get("initialState") or []:
+        pod["node"] = renamed[pod["node"]]
+    run = _finished_run(alice, spec)
+    visit = Visit(browser, server, "alice")
+
+    visit.open(f"/runs/{run.pk}/")
+    visit.page.screenshot(path=SCREENSHOTS / "charts-5-long-names.png", full_page=True)
+    visit.page.locator("#chart-gantt").screenshot(path=SCREENSHOTS / "charts-5-gantt.png")
+
+    assert visit.page.evaluate(FITS) == []
+    assert visit.errors == []
+
+
+def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser, server,
+                                                                       alice):
+    run = _finished_run(alice, preset_document("s1-training-vs-shards"))
+    visit = Visit(browser, server, "alice")
+    page = visit.page
+    page.set_viewport_size({"width": 900, "height": 900})
+    visit.open(f"/runs/{run.pk}/")
+    lost = page.locator("#workloads-table thead th[data-sort='lost_work']")
+
+    assert page.locator("#workloads-scroll-hint").is_visible()
+    assert lost.count() == 1
+    page.click("#workloads-columns summary")
+    page.uncheck("#workloads-columns input[value='lost_work']")
+    assert lost.count() == 0
+    page.locator("#charts-workloads").screenshot(path=SCREENSHOTS / "charts-6-workloads.png")
+
+    visit.open(f"/runs/{run.pk}/")  # the choice is remembered in this browser
+    assert lost.count() == 0
+    assert page.locator("#workloads-table thead th").first.get_attribute("data-sort") == \
+        "workload"
+    assert visit.errors == []
+
+
+def test_each_chart_downloads_as_png_and_svg_and_the_tables_as_files(browser, server, alice):
+    """Issue 16 §4: plotly's toolbar is on, with PNG and SVG; the run page's download
+    buttons hand over the files."""
+    run = _finished_run(alice, preset_document("s3-grace-period"))
+    visit = Visit(browser, server, "alice")
+    visit.page.context.set_default_timeout(30_000)
+    visit.open(f"/runs/{run.pk}/")
+    page = visit.page
+    chart = page.locator("#chart-milestones")
+    chart.hover()
+    titles = page.evaluate("() => Array.from(document.querySelectorAll("
+                           "'#chart-milestones .modebar-btn')).map(b => b.dataset.title)")
+    assert not any("Share" in title for title in titles)  # nothing leaves this server
+
+    with page.expect_download() as svg:
+        chart.locator(".modebar-btn[data-title='Download plot as SVG']").click()
+    assert svg.value.suggested_filename.endswith(".svg")
+    with page.expect_download() as png:
+        chart.locator(".modebar-btn[data-title='Download plot as a PNG']").click()
+    assert png.value.suggested_filename.endswith(".png")
+    with page.expect_download() as csv:
+        page.click("#downloads a[data-download='events.csv']")
+    assert csv.value.suggested_filename == f"run-{run.pk}-events.csv"
+    assert visit.errors == []

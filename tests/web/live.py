@@ -73,7 +73,7 @@ class Stack:
     def start_web(self, port: int, **env: str) -> subprocess.Popen[bytes]:
         """The production WSGI server (gunicorn) serving the app."""
         command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind",
-                   f"127.0.0.1:{port}", "--workers", "1", "--threads", "4"]
+                   f"127.0.0.1:{port}", "--workers", "1", "--threads", "4", "--keep-alive", "30"]
         return self._start(command, self.var_dir / "web.log", self.env(**env))
 
     def manage(self, *args: str) -> str:

@@ -119,3 +119,30 @@ def test_a_synchronous_gangs_stranded_band_is_the_interval_the_events_give(
     assert {states["stranded"]["y"][i] for i in inside} == {6.0}
     before = [i for i, x in enumerate(states["stranded"]["x"]) if x < start - 15]
     assert {states["stranded"]["y"][i] for i in before} == {0.0}
+
+
+def test_a_timeline_over_the_span_budget_is_stored_without_its_spans(
+        alice, alice_client, django_capture_on_commit_callbacks, settings):
+    """A 2,000-member gang failing 460 times has a million pod spans (158 MB of JSON):
+    above LAB_MAX_STORED_TIMELINE_SPANS the row keeps the costs and preemptions, counts
+    the spans it left out, and the page says so instead of drawing half a picture."""
+    settings.LAB_MAX_STORED_TIMELINE_SPANS = 2
+    run = _finished(preset_document("s3-grace-period"), alice,
+                    django_capture_on_commit_callbacks)
+    replication = run.replications.order_by("variant_index").first()
+
+    stored = Replication.objects.values_list("timeline", flat=True).get(pk=replication.pk)
+    full = core_timeline.for_variant(sc.parse_spec(run.spec), replication.variant,
+                                     list(replication.events.order_by("seq")))
+
+    assert stored["spans"] == []
+    assert stored["omitted_spans"] == len(full.spans) > 2
+    assert len(stored["costs"]) == len(full.costs)
+    answer = _timeline(alice_client, run, replication)
+    title = answer["figures"]["gantt"]["layout"]["title"]["text"]
+    assert f"not drawn: {len(full.spans):,} pod spans" in title
+
+
+def test_under_the_budget_every_span_is_kept():
+    timeline = core_timeline.Timeline(spans=[], costs=[])
+    assert core_timeline.Timeline.from_json(timeline.to_json(max_spans=0)).omitted_spans == 0

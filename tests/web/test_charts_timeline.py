@@ -211,7 +211,17 @@ def test_gpus_by_state_move_overlays_out_of_the_state_they_cover():
 
     figure = validated(tl.state_area_figure(spans, start=0.0, end=100.0, title="t", bins=2))
 
-    gpus = {t.name: list(t.y) for t in figure.data}
+    gpus = {t.name: list(t.y)[:-1] for t in figure.data}  # the last point closes the step
     assert gpus["running"] == [0.0, 4.0]
     assert gpus["stranded"] == [4.0, 0.0]
     assert gpus["loading"] == [0.0, 0.0]
+
+
+def test_gpus_by_state_are_steps_from_each_slices_left_edge():
+    """Issue 16 §2: a slice's value holds for the whole slice, so steps, not slopes."""
+    spans = [sp.Span("n", "p", "w", "running", 0.0, 50.0, 4.0, slots=(0, 1, 2, 3))]
+    figure = validated(tl.state_area_figure(spans, start=0.0, end=100.0, title="t", bins=2))
+    running = next(t for t in figure.data if t.name == "running")
+    assert running.line.shape == "hv"
+    assert list(running.x) == [0.0, 50.0, 100.0]
+    assert list(running.y) == [4.0, 0.0, 0.0]

@@ -188,3 +188,28 @@ def test_the_experiment_page_lists_its_runs(alice_client, finished_run):
 
     assert element_text(html, "id", "runs")[0].startswith(
         f"Run Status Started by Created Finished Version #{finished_run.pk} succeeded alice")
+
+
+def test_the_run_page_offers_every_download_and_each_one_works(alice_client, finished_run):
+    """Issue 16 §4: the spec it ran, and the summary, workloads and events as CSV, JSON
+    and Parquet, each a link that answers with that file for the signed-in user."""
+    html = alice_client.get(reverse("experiments:run", args=[finished_run.pk])).content.decode()
+    card = html.split('id="downloads"', 1)[1].split("</section>", 1)[0]
+    links = re.findall(r'href="([^"]+)" download', card)
+    spec = reverse("api:run-spec", args=[finished_run.pk])
+    exports = [reverse("api:run-export", args=[finished_run.pk, table, fmt])
+               for table in ("summary", "workloads", "events")
+               for fmt in ("csv", "json", "parquet")]
+    assert set(links) == {spec, *exports}
+    for url in links:
+        response = alice_client.get(url)
+        assert response.status_code == 200, url
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert body, url
+
+
+def test_an_unfinished_run_offers_only_its_spec(alice_client, experiment):
+    run = RunFactory(experiment=experiment, status=Status.RUNNING)
+    html = alice_client.get(reverse("experiments:run", args=[run.pk])).content.decode()
+    card = html.split('id="downloads"', 1)[1].split("</section>", 1)[0]
+    assert re.findall(r'href="([^"]+)" download', card) == [reverse("api:run-spec", args=[run.pk])]

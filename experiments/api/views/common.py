@@ -19,6 +19,7 @@ from experiments.views import common as page_lookups
 visible_experiment = page_lookups.visible_experiment
 owned_experiment = page_lookups.owned_experiment
 visible_run = page_lookups.visible_run
+readable_run = page_lookups.readable_run
 
 
 def owned_run(request: Request, pk: int) -> Run:

@@ -9,33 +9,47 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from typing import Any
 
-from django.http import StreamingHttpResponse
+from django.http import Http404
+from django.http.response import HttpResponseBase
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
+from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import scheduler_core as sc
-from experiments import selectors_api
+from experiments import selectors_api, selectors_cache
 from experiments.api import exports
 from experiments.api.exceptions import ApiError, conflict
 from experiments.api.pagination import paginated_response, paginated_schema
 from experiments.api.schema import ERROR_REF
-from experiments.api.views.common import visible_run
+from experiments.api.views.common import readable_run
 from experiments.models import Run
+from experiments.services import exports as export_services
 from scheduler_core.metrics import WorkloadRecord
 from scheduler_core.stats import IntervalMethod
 
 
 def run_with_results(request: Request, pk: int) -> Run:
-    run = visible_run(request, pk)
+    """A succeeded run the user may see (its specs not loaded: see ``readable_run``)."""
+    run = readable_run(request, pk)
     if not selectors_api.run_has_results(run=run):
         raise conflict(f"the run has no results: it is {run.status}")
     return run
+
+
+def cached_page(request: Request, run: Run, kind: str, build: Callable[[], Response]
+                ) -> Response:
+    """A page of a list, from the shared cache when this exact page (its absolute URL:
+    the links in it name the host) was read before in the run's current state."""
+    data = selectors_cache.run_cached(run=run, kind=kind, params=request.build_absolute_uri(),
+                                      build=lambda: build().data)
+    return Response(data)
 
 
 class StatsSerializer(serializers.Serializer):
@@ -105,9 +119,9 @@ class RunWorkloadsApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         run = run_with_results(request, pk)
         filters = _query(RecordFilterSerializer, request)
-        records = selectors_api.run_workload_records(run=run, **filters)
-        return paginated_response(items=records, serializer_class=RecordSerializer,
-                                  request=request, view=self)
+        return cached_page(request, run, "api-workloads", lambda: paginated_response(
+            items=selectors_api.run_workload_records(run=run, **filters),
+            serializer_class=RecordSerializer, request=request, view=self))
 
 
 class EventFilterSerializer(serializers.Serializer):
@@ -143,18 +157,24 @@ class RunEventsApi(APIView):
                               409: ERROR_REF})
     def get(self, request: Request, pk: int) -> Response:
         run = run_with_results(request, pk)
-        events = selectors_api.run_events(run=run, filters=_query(EventFilterSerializer, request))
-        return paginated_response(items=events, serializer_class=EventSerializer,
-                                  request=request, view=self)
+        filters = _query(EventFilterSerializer, request)
+        return cached_page(request, run, "api-events", lambda: paginated_response(
+            items=selectors_api.run_events(run=run, filters=filters),
+            serializer_class=EventSerializer, request=request, view=self))
 
 
-TABLES = ("summary", "workloads", "events")
+TABLES = export_services.TABLES
 
 
 class RunExportApi(APIView):
-    """A streamed download of ``summary`` (one row per variant and metric),
-    ``workloads`` or ``events`` as CSV, JSON or Parquet. ``events`` takes the event
-    log's filters, ``workloads`` its ``variant`` and ``replication``."""
+    """A download of ``summary`` (one row per variant and metric), ``workloads`` or
+    ``events`` as CSV, JSON or Parquet. ``events`` takes the event log's filters,
+    ``workloads`` its ``variant`` and ``replication``.
+
+    Each export is written once to a file and served from it. A large one is written
+    by a worker: until it is ready the answer is 202 with ``Retry-After`` (seconds) and
+    ``Location`` (this URL: ask again); 429 when you already have
+    ``LAB_EXPORT_BUILDS_PER_USER`` exports being prepared."""
 
     @extend_schema(
         parameters=[EventFilterSerializer,
@@ -164,28 +184,36 @@ class RunExportApi(APIView):
                    OpenApiResponse(OpenApiTypes.STR),
                    (200, "application/json"): OpenApiResponse(OpenApiTypes.ANY),
                    (200, exports.CONTENT_TYPES["parquet"]): OpenApiResponse(OpenApiTypes.BINARY),
-                   409: ERROR_REF})
-    def get(self, request: Request, pk: int, table: str, fmt: str) -> StreamingHttpResponse:
+                   202: OpenApiResponse(description="being prepared: ask again after "
+                                                    "Retry-After seconds"),
+                   409: ERROR_REF, 429: ERROR_REF})
+    def get(self, request: Request, pk: int, table: str, fmt: str) -> HttpResponseBase:
         if table not in TABLES or fmt not in exports.FORMATS:
             raise ApiError([{"path": "", "message": f"no export {table}.{fmt} (tables: "
                              f"{', '.join(TABLES)}; formats: {', '.join(exports.FORMATS)})"}],
                            status_code=404)
         run = run_with_results(request, pk)
-        rows, columns, schema = _table(run, table, _query(EventFilterSerializer, request))
-        return exports.download(rows=rows, columns=columns, schema=schema, fmt=fmt,
-                                filename=f"run-{run.pk}-{table}")
+        export = export_services.export_of(run=run, table=table, fmt=fmt,
+                                           filters=_query(EventFilterSerializer, request))
+        try:
+            state = export_services.export_request(run=run, export=export, user=request.user)
+        except export_services.ExportBuildsBusyError as exc:
+            raise Throttled(wait=exc.retry_after, detail=str(exc)) from None
+        if state.path is None:
+            return _being_prepared(request, state.retry_after)
+        try:
+            return exports.file_response(state.path, fmt=fmt, filename=f"run-{run.pk}-{table}")
+        except FileNotFoundError:  # the run was deleted a moment ago
+            raise Http404("No such run") from None
 
 
-def _table(run: Run, table: str, filters: dict[str, Any]) -> tuple[Any, Any, Any]:
-    if table == "summary":
-        return (selectors_api.run_summary_rows(run=run), selectors_api.SUMMARY_COLUMNS,
-                exports.SUMMARY_SCHEMA)
-    if table == "workloads":
-        records = selectors_api.run_workload_records(
-            run=run, variant=filters.get("variant", ""), replication=filters.get("replication"))
-        return records, selectors_api.RECORD_COLUMNS, exports.RECORD_SCHEMA
-    return (selectors_api.run_event_rows(run=run, filters=filters), selectors_api.EVENT_COLUMNS,
-            exports.EVENT_SCHEMA)
+def _being_prepared(request: Request, retry_after: int) -> Response:
+    response = Response({"status": "preparing", "retry_after": retry_after,
+                         "location": request.get_full_path()},
+                        status=status.HTTP_202_ACCEPTED)
+    response["Retry-After"] = str(retry_after)
+    response["Location"] = request.get_full_path()
+    return response
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -269,11 +297,15 @@ class RunSummaryApi(APIView):
     @extend_schema(responses={200: OutputSerializer, 409: ERROR_REF})
     def get(self, request: Request, pk: int) -> Response:
         run = run_with_results(request, pk)
+        return Response(selectors_cache.run_cached(
+            run=run, kind="api-summary", build=lambda: self._summary(run)))
+
+    def _summary(self, run: Run) -> Any:
         names = selectors_api.metric_names(run=run)
-        return Response(self.OutputSerializer({
+        return self.OutputSerializer({
             "run": run.pk, "metrics": names,
             "metric_info": [sc.metric_info(name).as_dict() for name in names],
-            "variants": selectors_api.run_variant_summaries(run=run)}).data)
+            "variants": selectors_api.run_variant_summaries(run=run)}).data
 
 
 class CompareRowSerializer(serializers.Serializer):

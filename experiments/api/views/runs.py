@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import scheduler_core as sc
-from experiments import selectors, selectors_api, services
+from experiments import selectors, selectors_api, selectors_cache, services
 from experiments.api.exceptions import conflict, spec_invalid
 from experiments.api.filters import RunFilter
 from experiments.api.pagination import Pagination
@@ -24,6 +24,7 @@ from experiments.api.throttles import run_start_rate
 from experiments.api.views.common import (
     owned_experiment,
     owned_run,
+    readable_run,
     user_context,
     visible_experiment,
     visible_run,
@@ -78,7 +79,10 @@ class RunDetailApi(APIView):
 
     @extend_schema(responses=RunOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        return run_response(request, visible_run(request, pk))
+        run = readable_run(request, pk)  # visibility first, then the shared cache
+        return Response(selectors_cache.run_cached(
+            run=run, kind="api-run",
+            build=lambda: RunOutputSerializer(run, context=user_context(request)).data))
 
 
 class RunCancelApi(APIView):

@@ -1,0 +1,162 @@
+"""Preemption-heavy benchmarks (issue #14). Not tests: run by hand.
+
+    python bench/bench_preemption.py growth [--nodes 100] [--pods 1000,3000,10000]
+                                            [--policies none,pod,...] [--repeats 3]
+    python bench/bench_preemption.py decision [--nodes 10000] [--repeats 3]
+    ... [--record]
+
+Full clusters: 8-GPU nodes offered 1.3 times their GPU-seconds, so every GPU is busy, a
+backlog builds and higher-priority arrivals preempt. The horizon grows with the pod count
+(the arrival rate and the durations stay the same), so the growth exponent between two pod counts at
+a fixed node count says how the cost per pod grows. Figures are simulate CPU seconds
+(``time.process_time``, parse excluded), the minimum of ``--repeats`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import scheduler_core as sc
+from bench.workloads import cluster_spec
+from scheduler_core import fast_preemption
+from scheduler_core.engine import Engine
+from scheduler_core.spec import resolve_variant
+
+BASELINES = Path(__file__).with_name("baselines.json")
+POLICIES = ("none", "pod", "workload-aware", "checkpoint-aware")
+SECONDS_PER_POD = 3.6
+"""Horizon per arriving pod: 1,000 pods arrive over the first 80 % of an hour."""
+LOAD = 1.3
+LARGE = 3000
+"""Runs with more pods than this are measured once (minutes each on a shared machine)."""
+
+
+def full_cluster(nodes: int, pods: int, policy: str) -> sc.ExperimentSpec:
+    return sc.parse_spec(cluster_spec(nodes=nodes, pods=pods, horizon=pods * SECONDS_PER_POD,
+                                      load=LOAD, preemption=policy))
+
+
+def simulate_cpu(nodes: int, pods: int, policy: str, repeats: int) -> dict[str, Any]:
+    spec = full_cluster(nodes, pods, policy)
+    best = math.inf
+    result = None
+    for _ in range(repeats):
+        started = time.process_time()
+        result = sc.simulate(spec, "default")
+        best = min(best, time.process_time() - started)
+    assert result is not None
+    return {"cpu_s": round(best, 3), "engine_events": result.events_processed,
+            "log_events": len(result.events),
+            "preemptions": sum(1 for e in result.events if e.reason == "VictimsSelected")}
+
+
+def growth(nodes: int, pod_counts: list[int], policies: list[str],
+           repeats: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for policy in policies:
+        runs = {}
+        for pods in pod_counts:
+            once = pods > LARGE  # measured once on a shared machine (noted in the figures)
+            runs[str(pods)] = {**simulate_cpu(nodes, pods, policy, 1 if once else repeats),
+                               "repeats": 1 if once else repeats}
+            print(policy, nodes, pods, json.dumps(runs[str(pods)]), flush=True)
+        lo, hi = str(pod_counts[0]), str(pod_counts[-1])
+        exponent = (math.log(runs[hi]["cpu_s"] / runs[lo]["cpu_s"])
+                    / math.log(pod_counts[-1] / pod_counts[0])) if len(pod_counts) > 1 else None
+        out[policy] = {"runs": runs, "exponent": round(exponent, 3) if exponent else None}
+        print(policy, "exponent", out[policy]["exponent"], flush=True)
+    return {"nodes": nodes, "repeats": repeats, "policies": out}
+
+
+def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
+    """One preemption decision (candidates and node choice, no actuation, so each repeat
+    sees the same state) on a cluster where every GPU is held by a low-priority pod."""
+    out: dict[str, Any] = {}
+    for policy in policies:
+        if policy == "none":
+            continue
+        spec = sc.parse_spec({
+            "horizonSeconds": 10,
+            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+            "priorityClasses": [{"name": "low", "value": 1, "globalDefault": True},
+                                {"name": "mid", "value": 500},
+                                {"name": "high", "value": 1000}],
+            "workloads": [
+                {"name": "bg1", "members": nodes * 4, "gpus": 1, "durationSeconds": 36000},
+                {"name": "bg2", "members": nodes * 2, "gpus": 2, "durationSeconds": 36000,
+                 "priorityClassName": "mid"},
+                {"name": "urgent", "members": 1, "gpus": 4, "arrival": 20,
+                 "priorityClassName": "high"}],
+            "initialState": [*({"workload": "bg1", "node": f"gpu-{i // 4}", "member": i,
+                                "startedAt": -100 - i % 7} for i in range(nodes * 4)),
+                             *({"workload": "bg2", "node": f"gpu-{i // 2}", "member": i,
+                                "startedAt": -50 - i % 5} for i in range(nodes * 2))],
+            "policy": {"preemption": policy},
+        })
+        engine = Engine(resolve_variant(spec, "default"), seed=1)
+        engine.run()
+        preemptor = engine._new_pod(engine.by_name["urgent"], 0)
+        decide = partial(engine.preemption.find_candidates, engine, preemptor)
+        best = _best_of(repeats, decide)
+        found = decide()
+        out[policy] = {"python_decision_ms": round(best * 1000, 3), "candidates": len(found)}
+        if policy == "pod":  # the array path: candidates and node choice, as post_filter
+            fast = _best_of(repeats, partial(fast_preemption.choose, engine,
+                                             engine.preemption, preemptor))
+            out[policy]["decision_ms"] = round(fast * 1000, 3)
+        print(policy, nodes, json.dumps(out[policy]), flush=True)
+    return {"nodes": nodes, "repeats": repeats, "policies": out}
+
+
+def _best_of(repeats: int, call: Any) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        started = time.process_time()
+        call()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("case", choices=["growth", "decision"])
+    parser.add_argument("--nodes", type=int, default=None)
+    parser.add_argument("--pods", default="1000,3000,10000")
+    parser.add_argument("--policies", default=",".join(POLICIES))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--record", action="store_true")
+    args = parser.parse_args()
+    policies = args.policies.split(",")
+    if args.case == "growth":
+        nodes = args.nodes or 100
+        figures = growth(nodes, [int(p) for p in args.pods.split(",")], policies, args.repeats)
+        key = f"preemption_growth_{nodes}"
+    else:
+        nodes = args.nodes or 10_000
+        figures = decision(nodes, policies, max(args.repeats, 20))
+        key = f"preemption_decision_{nodes}"
+    if args.record:
+        baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
+        kept = baselines.get(key, {}).get("policies", {})
+        figures["policies"] = {**kept, **figures["policies"]}  # a rerun of some policies
+        what = "simulate CPU seconds" if args.case == "growth" else "decision CPU ms"
+        before = baselines.get(key, {}).get("before_issue14")
+        baselines[key] = {**figures, "python": platform.python_version(),
+                          "recorded": time.strftime("%Y-%m-%d"),
+                          "note": f"{what}, minimum of repeats, shared 2-core machine (noisy)",
+                          **({"before_issue14": before} if before else {})}
+        BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Bound pods as numpy arrays per node, kept in step with the cluster (issue #14).
+
+One row per node, one column per bound pod, in the order the pods joined the node (the
+order ``node.pods`` iterates in, which the Python path follows): priority, and GPUs, CPU,
+memory and start time packed together so one gather serves all four. A pod that leaves
+leaves a hole (priority ``EMPTY``); new pods are appended, and a full row is compacted,
+keeping the order, before it grows by doubling. Updates are O(1) amortized per bind and
+release; nothing is rebuilt per decision.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler_core.model import Node, Pod
+
+EMPTY = np.iinfo(np.int64).max
+"""Priority of a hole: never lower than a preemptor's."""
+
+
+class NodeArrays:
+    __slots__ = ("free_cpu", "free_gpus", "free_mem", "max_pods", "npods", "pack", "prio", "seq",
+                 "slot_of", "used", "width")
+
+    def __init__(self, nodes: list[Node], width: int = 8) -> None:
+        self.width = width
+        self.free_gpus = np.array([n.free_gpus for n in nodes], dtype=np.int64)
+        self.free_cpu = np.array([n.free_cpu for n in nodes], dtype=np.float64)
+        self.free_mem = np.array([n.free_mem for n in nodes], dtype=np.float64)
+        self.npods = np.array([n.npods for n in nodes], dtype=np.int64)
+        self.max_pods = np.array([n.max_pods for n in nodes], dtype=np.int64)
+        """Copies of the node's own counters, written after each change (same floats)."""
+        count = len(nodes)
+        self.prio = np.full((count, width), EMPTY, dtype=np.int64)
+        self.pack = np.zeros((count, width, 4))
+        """Per column: GPUs, CPU, memory, start time."""
+        self.seq = np.zeros((count, width), dtype=np.int64)
+        self.used = np.zeros(count, dtype=np.int64)
+        """Columns in use per row, holes included."""
+        self.slot_of: dict[int, int] = {}
+
+    def add(self, pod: Pod, node: Node) -> None:
+        row = node.idx
+        col = int(self.used[row])
+        if col == self.width:
+            col = self._compact(row)
+        self.used[row] = col + 1
+        self.slot_of[pod.seq] = col
+        self.prio[row, col] = pod.priority
+        self.pack[row, col] = (pod.gpus, pod.cpu, pod.mem, pod.bound_at)
+        self.seq[row, col] = pod.seq
+        self.counters(node)
+
+    def stamp(self, pod: Pod, node: Node) -> None:
+        """The pod's start time was set after it joined the node (bind after assign)."""
+        self.pack[node.idx, self.slot_of[pod.seq], 3] = pod.bound_at
+
+    def discard(self, pod: Pod, node: Node) -> None:
+        col = self.slot_of.pop(pod.seq)
+        self.prio[node.idx, col] = EMPTY
+        self.counters(node)
+
+    def counters(self, node: Node) -> None:
+        row = node.idx
+        self.free_gpus[row] = node.free_gpus
+        self.free_cpu[row] = node.free_cpu
+        self.free_mem[row] = node.free_mem
+        self.npods[row] = node.npods
+
+    def _compact(self, row: int) -> int:
+        """Close the holes of a full row, order kept; grow if none. Returns the next free
+        column."""
+        live = np.flatnonzero(self.prio[row] != EMPTY)
+        if len(live) == self.width:
+            self._grow()
+            return len(live)
+        keep = len(live)
+        self.prio[row, :keep] = self.prio[row, live]
+        self.prio[row, keep:] = EMPTY
+        self.pack[row, :keep] = self.pack[row, live]
+        self.seq[row, :keep] = self.seq[row, live]
+        for col, seq in enumerate(self.seq[row, :keep].tolist()):
+            self.slot_of[seq] = col
+        self.used[row] = keep
+        return keep
+
+    def _grow(self) -> None:
+        old = self.width
+        self.width = old * 2
+        for name in ("prio", "pack", "seq"):
+            array = getattr(self, name)
+            fill = EMPTY if name == "prio" else 0
+            wider = np.full((array.shape[0], self.width, *array.shape[2:]), fill,
+                            dtype=array.dtype)
+            wider[:, :old] = array
+            setattr(self, name, wider)

@@ -1,0 +1,171 @@
+"""DefaultPreemption's decision with numpy arrays (issue #14).
+
+The same steps as ``plugins/default_preemption.py`` (the reference, kept as it is):
+candidate nodes from the seeded offset (§4.2), SelectVictimsOnNode with reprieve
+(§4.3) and pickOneNodeForPreemption's rules (§4.4), done for many nodes at once on the
+per-node arrays of :mod:`scheduler_core.fast_nodes`:
+
+- the rotation from the offset is index arithmetic, the reach test one mask;
+- nodes are evaluated in chunks of the rotation, so the numCandidates stop rule still
+  stops early (a chunk beyond it is never looked at);
+- per node, "remove every lower-priority pod" adds them back in the order the node holds
+  them, and the reprieve walks them in MoreImportantPod order, one column per step
+  across all nodes, so each float is the one the Python path computes;
+- the node-choice rules are one ``lexsort``.
+
+Only the winning node's victims are listed, by the reference function itself. Used only
+where the reference has nothing more to say: no PodDisruptionBudget in the experiment (so
+no candidate violates one) and no decision recorder asking for every candidate.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler_core.model import Node, Pod
+
+if TYPE_CHECKING:
+    from scheduler_core.plugins import PreemptionHost
+    from scheduler_core.plugins.default_preemption import Candidate, DefaultPreemption
+
+INT32_OFFSET = 2**31
+BIG = np.iinfo(np.int64).max
+FIRST_CHUNK = 256
+FEW = 48
+"""Up to this many nodes that could help, the Python steps are faster than the arrays."""
+
+
+def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candidate | None:
+    """The candidate ``find_candidates`` + ``pick_one_node`` would choose, or None when
+    there is none; makes the same random draw."""
+    from scheduler_core.plugins.default_preemption import select_victims_on_node
+
+    cluster = host.cluster
+    potential, _ = cluster.eligible_nodes(pod.workload)
+    n = len(potential)
+    if n == 0:
+        return None
+    offset = host.random_offset(n)
+    k = cluster.threshold(pod.priority)
+    if not cluster.below[k]:
+        return None
+    limit = policy.num_candidates(n)
+    rows = cluster.eligible_rows(pod.workload)
+    rotated = np.concatenate((rows[offset:], rows[:offset]))
+    rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
+    if len(rotated) <= FEW:
+        return _few(host, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
+    need = _needs(host, pod, len(cluster.nodes))
+    found: list[np.ndarray] = []
+    features: list[tuple[np.ndarray, ...]] = []
+    count, start, size = 0, 0, max(FIRST_CHUNK, limit)
+    while start < len(rotated) and count < limit:
+        chunk = rotated[start:start + size]
+        ok, scores = _evaluate(cluster.arrays, pod, chunk, need)
+        found.append(chunk[ok])
+        features.append(tuple(s[ok] for s in scores))
+        count += int(ok.sum())
+        start += size
+        size = max(FIRST_CHUNK, 2 * (limit - count))
+    if count == 0:
+        return None
+    chosen = np.concatenate(found)[:limit]
+    top, total, victims, latest = (np.concatenate(parts)[:limit] for parts in zip(*features,
+                                                                                  strict=True))
+    # §4.4 rules 2-6; rule 1 (PDB violations) is 0 for all. lexsort: last key first.
+    best = np.lexsort((np.arange(len(chosen)), -latest, victims, total, top))[0]
+    node = cluster.nodes[int(chosen[best])]
+    return select_victims_on_node(host, pod, node)
+
+
+def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Candidate | None:
+    """The reference steps on a short visit order (the same stop rule, no PDBs)."""
+    from scheduler_core.plugins.default_preemption import pick_one_node, select_victims_on_node
+
+    candidates = []
+    for node in nodes:
+        found = select_victims_on_node(host, pod, node)
+        if found is not None:
+            candidates.append(found)
+            if len(candidates) >= limit:
+                break
+    if not candidates:
+        return None
+    return candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
+
+
+def _needs(host: PreemptionHost, pod: Pod, nodes: int) -> tuple[np.ndarray, ...] | None:
+    """What the pod needs on each node where nominations claim room (§3); None if no node
+    has any (then the pod's own request is the need everywhere)."""
+    claimed = host.cluster.claimed_nodes
+    if not claimed:
+        return None
+    need_g = np.full(nodes, pod.gpus, dtype=np.int64)
+    need_c = np.full(nodes, pod.cpu, dtype=np.float64)
+    need_m = np.full(nodes, pod.mem, dtype=np.float64)
+    need_n = np.ones(nodes, dtype=np.int64)
+    for node in claimed:
+        need_g[node.idx], need_c[node.idx], need_m[node.idx], need_n[node.idx] = \
+            host.cluster.need(pod, node)
+    return need_g, need_c, need_m, need_n
+
+
+def _evaluate(arrays: object, pod: Pod, rows: np.ndarray,
+              need: tuple[np.ndarray, ...] | None) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """SelectVictimsOnNode for each of ``rows``: whether it is a candidate, and per row
+    (top victim priority, sum of victim priorities + 2^31, victim count, latest start of
+    the top-priority victims)."""
+    a = arrays
+    used = a.used[rows]  # type: ignore[attr-defined]
+    width = int(used.max()) if len(rows) else 0
+    prio = a.prio[rows, :width]  # type: ignore[attr-defined]
+    lower = prio < pod.priority
+    counts = np.count_nonzero(lower, axis=1)
+    if width == 0 or not counts.any():
+        none = np.zeros(len(rows), dtype=bool)
+        zeros = np.zeros(len(rows))
+        return none, (zeros, zeros, zeros, zeros)
+    if need is None:
+        need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
+    else:
+        need_g, need_c, need_m, need_n = (x[rows] for x in need)
+    pack = a.pack[rows, :width]  # type: ignore[attr-defined]  # [row, column, (g, c, m, start)]
+    # 2. every lower-priority pod removed, added back in node order (the same floats)
+    g = a.free_gpus[rows].astype(np.float64)  # type: ignore[attr-defined]
+    c = a.free_cpu[rows] + 1e-9  # type: ignore[attr-defined]
+    m = a.free_mem[rows] + 1e-9  # type: ignore[attr-defined]
+    n = a.max_pods[rows] - a.npods[rows] + counts  # type: ignore[attr-defined]
+    added = np.where(lower[..., None], pack[..., :3], 0.0)
+    for j in range(width):  # x + 0.0 is x: a hole or a higher-priority pod changes nothing
+        g = g + added[:, j, 0]
+        c = c + added[:, j, 1]
+        m = m + added[:, j, 2]
+    ok = (counts > 0) & (need_g <= g) & (need_c <= c) & (need_m <= m) & (need_n <= n)
+    # 3-4. MoreImportantPod order: higher priority, earlier start, then node order (the
+    # sort is stable and columns are in node order)
+    depth = int(counts.max())
+    order = np.lexsort((pack[:, :, 3], np.where(lower, -prio, BIG)), axis=1)[:, :depth]
+    flat = order + (np.arange(len(rows)) * width)[:, None]
+    s_prio = prio.ravel()[flat]
+    ordered = pack.reshape(-1, 4)[flat]
+    s_g, s_c, s_m, s_start = (ordered[:, :, i] for i in range(4))
+    victim = np.zeros((len(rows), depth), dtype=bool)
+    for j in range(depth):
+        active = ok & (j < counts)
+        g_back, c_back, m_back = g - s_g[:, j], c - s_c[:, j], m - s_m[:, j]
+        keep = active & (need_g <= g_back) & (need_c <= c_back) & (need_m <= m_back) \
+            & (need_n < n)
+        g = np.where(keep, g_back, g)
+        c = np.where(keep, c_back, c)
+        m = np.where(keep, m_back, m)
+        n = n - keep
+        victim[:, j] = active > keep
+    nvictims = np.count_nonzero(victim, axis=1)
+    ok &= nvictims > 0
+    # victims are in MoreImportantPod order: the first one has the top priority
+    top = s_prio[np.arange(len(rows)), np.argmax(victim, axis=1)]
+    total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
+    latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    return ok, (top, total, nvictims, latest)

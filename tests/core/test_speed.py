@@ -1,0 +1,281 @@
+"""Issue #14: the fast paths give the same answers as the reference paths, and the
+quadratic costs are gone (generous bounds on large inputs, not timed benchmarks)."""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from scheduler_core.spec import _initial_count_errors
+
+
+def test_initial_count_check_is_linear_in_recorded_pods() -> None:
+    """60,000 recorded members of one workload: a list scanned per pod took ~20 s; a set
+    takes milliseconds. The bound is 10x generous for a busy shared machine. The errors
+    are still found, at the same paths, among that many pods."""
+    n = 60_000
+    pods = [SimpleNamespace(workload="w", member=i) for i in range(n)]
+    pods.append(SimpleNamespace(workload="w", member=n - 1))   # a member twice
+    pods.append(SimpleNamespace(workload="v", member=None))
+    pods.append(SimpleNamespace(workload="v", member=None))    # more pods than members
+    spec = SimpleNamespace(initial_state=pods)
+    workloads = {"w": SimpleNamespace(members=n + 1), "v": SimpleNamespace(members=1)}
+    started = time.process_time()
+    errors = list(_initial_count_errors(spec, workloads))  # type: ignore[arg-type]
+    elapsed = time.process_time() - started
+    assert [e["path"] for e in errors] == [f"initialState[{n}].member",
+                                           f"initialState[{n + 2}].workload"]
+    assert elapsed < 2.0, f"{elapsed:.1f} s for {n:,} recorded pods"
+
+
+# ----------------------------------------------------------------------------- doomed twins
+import random  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+
+import scheduler_core as sc  # noqa: E402
+from scheduler_core.engine import Engine  # noqa: E402
+from scheduler_core.fast import skip_randrange  # noqa: E402
+from scheduler_core.presets import list_presets  # noqa: E402
+from scheduler_core.spec import expand_variants, resolve_variant  # noqa: E402
+
+POLICIES = ("none", "pod", "workload-aware", "checkpoint-aware")
+
+
+@contextmanager
+def twins_one_by_one() -> Iterator[None]:
+    """The reference: every pod queued and replayed on its own, as before issue #14."""
+    Engine.collapse_twins = False
+    try:
+        yield
+    finally:
+        Engine.collapse_twins = True
+
+
+def random_cluster(seed: int, policy: str) -> dict[str, Any]:
+    """A small overloaded cluster: mixed sizes and priorities, bare pods and Jobs, some
+    PDBs, a gang, a Never class, so twins pile up, preempt, and get preempted."""
+    rng = random.Random(seed)
+    nodes = rng.randint(2, 6)
+    classes = [{"name": "low", "value": 10, "globalDefault": True}, {"name": "mid", "value": 100},
+               {"name": "high", "value": 1000},
+               {"name": "polite", "value": 500, "preemptionPolicy": "Never"}]
+    workloads = []
+    for i in range(rng.randint(30, 90)):
+        w: dict[str, Any] = {
+            "name": f"w{i}", "gpus": rng.choice((1, 1, 2, 4, 8)),
+            "priorityClassName": rng.choice(("low", "low", "mid", "high", "polite")),
+            "arrival": round(rng.uniform(0, 1500), 1),
+            "durationSeconds": rng.choice((60, 300, 900, 2400)),
+            "terminationGracePeriodSeconds": rng.choice((0, 30)),
+            "controller": {"kind": rng.choice(("none", "job", "deployment"))}}
+        if rng.random() < 0.15:
+            w["members"] = 2
+            w["pdb"] = {"minAvailable": 1}
+        workloads.append(w)
+    workloads.append({"name": "gang", "members": 3, "gpus": 2, "arrival": 400,
+                      "priorityClassName": "high", "durationSeconds": 600,
+                      "podGroup": {"minCount": 3}})
+    return {"horizonSeconds": 2400, "seed": seed,
+            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+            "priorityClasses": classes, "workloads": workloads,
+            "policy": {"preemption": policy}}
+
+
+def test_bulk_draws_leave_the_generator_where_single_draws_do() -> None:
+    """The draws a class replay owes are made in bulk: the generator must end in the same
+    state as after the same number of ``randrange(n)`` calls, rejections included."""
+    for n in (1, 2, 3, 7, 100, 1000, 2**20 + 3, 2**31 - 1, 2**32, 2**40):
+        for count in (0, 1, 31, 32, 33, 1000, 5000):
+            plain, bulk = random.Random(n + count), random.Random(n + count)
+            for _ in range(count):
+                plain.randrange(n)
+            skip_randrange(bulk, n, count)
+            assert plain.getstate() == bulk.getstate(), (n, count)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("seed", range(6))
+def test_class_replay_gives_the_log_of_one_by_one_replay(policy: str, seed: int) -> None:
+    """Differential: same spec and seed, twins as cohorts vs one by one: the same event
+    log, event for event (so the same victims, bindings and failure counts)."""
+    spec = sc.parse_spec(random_cluster(seed, policy))
+    with twins_one_by_one():
+        reference = Engine(resolve_variant(spec, "default"), seed=seed).run()
+    engine = Engine(resolve_variant(spec, "default"), seed=seed)
+    assert engine.run() == reference
+    assert engine.replayed > 0 or policy != "none"
+
+
+def test_presets_keep_their_event_logs() -> None:
+    """Every preset variant, two replications: the class replay changes no event."""
+    for preset in list_presets():
+        spec = preset.spec()
+        for variant in expand_variants(spec):
+            for replication in range(2):
+                fast = sc.simulate(spec, variant, replication).events
+                with twins_one_by_one():
+                    slow = sc.simulate(spec, variant, replication).events
+                assert fast == slow, (preset.id, variant.name, replication)
+
+
+def _popped(pods: int, policy: str) -> int:
+    """Pods popped one by one from activeQ on a backlogged 10-node cluster."""
+    spec = sc.parse_spec(_backlog(pods, policy))
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    engine.run()
+    return engine.popped
+
+
+def _backlog(pods: int, policy: str) -> dict[str, Any]:
+    rng = random.Random(pods)
+    horizon = pods * 3.6
+    return {"horizonSeconds": horizon,
+            "cluster": {"nodePools": [{"name": "gpu", "count": 10, "gpus": 8}]},
+            "priorityClasses": [{"name": "low", "value": 10, "globalDefault": True},
+                                {"name": "high", "value": 1000}],
+            "workloads": [{"name": f"w{i}", "gpus": rng.choice((1, 2, 4, 8)),
+                           "priorityClassName": rng.choice(("low", "low", "high")),
+                           "arrival": round(rng.uniform(0, 0.8 * horizon), 1),
+                           "durationSeconds": 600} for i in range(pods)],
+            "policy": {"preemption": policy}}
+
+
+@pytest.mark.parametrize("policy", ["none", "pod"])
+def test_doomed_retries_grow_linearly_with_the_backlog(policy: str) -> None:
+    """Every release wakes the whole pool; one by one, 4x the pods meant ~16x the pops.
+    With twins replayed as a class, the pods handled one by one grow with the pods."""
+    small, large = _popped(400, policy), _popped(1600, policy)
+    assert large < 6 * small, (small, large)
+
+
+# ----------------------------------------------------------------------------- array decisions
+from scheduler_core import fast_preemption  # noqa: E402
+from scheduler_core.plugins.default_preemption import (  # noqa: E402
+    DefaultPreemption,
+    pick_one_node,
+)
+
+
+@contextmanager
+def python_decisions() -> Iterator[None]:
+    """The reference: every DefaultPreemption decision made by the Python steps."""
+    DefaultPreemption.use_arrays = False
+    try:
+        yield
+    finally:
+        DefaultPreemption.use_arrays = True
+
+
+def no_pdb_cluster(seed: int) -> dict[str, Any]:
+    """Like :func:`random_cluster` without PDBs (where the array path decides), with
+    CPU and memory requests that bind before GPUs do on some nodes, a pod-count limit,
+    and recorded nominations."""
+    data = random_cluster(seed, "pod")
+    rng = random.Random(seed)
+    for w in data["workloads"]:
+        w.pop("pdb", None)
+        w["cpu"] = rng.choice((1, 4, 16, 30.5))
+        w["memory"] = rng.choice((8, 64, 200.25))
+    data["cluster"] = {"nodePools": [
+        {"name": "gpu", "count": rng.randint(2, 12), "gpus": 8, "cpu": 64, "memory": 512,
+         "maxPods": rng.choice((4, 110))},
+        {"name": "big", "count": rng.randint(1, 3), "gpus": 16, "cpu": 128, "memory": 1024}]}
+    return data
+
+
+def test_array_decisions_give_the_log_of_python_decisions(monkeypatch: pytest.MonkeyPatch,
+                                                          ) -> None:
+    """Differential (§4.2-4.4): the same run with every decision made in Python and with
+    the array path (also on few nodes, where it would hand over to the Python steps):
+    same victims, nodes and nominations, event for event."""
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    preempting = 0
+    for seed in range(12):
+        spec = sc.parse_spec(no_pdb_cluster(seed))
+        with python_decisions():
+            reference = Engine(resolve_variant(spec, "default"), seed=seed).run()
+        fast = Engine(resolve_variant(spec, "default"), seed=seed).run()
+        assert fast == reference, seed
+        preempting += any(e.reason == "Preempted" for e in reference)
+    assert preempting >= 8
+
+
+@pytest.mark.parametrize("few", [0, fast_preemption.FEW])
+@pytest.mark.parametrize("seed", range(30))
+def test_array_choice_is_the_reference_choice_on_random_full_clusters(
+        seed: int, few: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Differential on one decision: random full clusters (random priorities, sizes and
+    start times, many nodes so the numCandidates stop rule and the offset matter): the
+    array path picks the node ``find_candidates`` + ``pick_one_node`` pick, with the same
+    victims, after the same random draw."""
+    monkeypatch.setattr(fast_preemption, "FEW", few)
+    rng = random.Random(seed)
+    nodes = rng.choice((5, 40, 300))
+    per_node = rng.choice((2, 4, 8))
+    members = nodes * per_node
+    spec = sc.parse_spec({
+        "horizonSeconds": 10,
+        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": 64}]},
+        "priorityClasses": [{"name": f"p{v}", "value": v, "globalDefault": v == 1}
+                            for v in (1, 2, 3, 50, 1000)],
+        "workloads": [*({"name": f"bg{v}", "members": members, "gpus": 8 // per_node,
+                         "cpu": rng.choice((1, 8)), "durationSeconds": 36000,
+                         "priorityClassName": f"p{v}"} for v in (1, 2, 3, 50)),
+                      {"name": "urgent", "members": 1, "gpus": rng.choice((1, 4, 8)),
+                       "arrival": 20, "priorityClassName": "p1000"}],
+        "initialState": [{"workload": f"bg{rng.choice((1, 2, 3, 50))}",
+                          "node": f"gpu-{i // per_node}", "startedAt": -rng.randint(1, 5)}
+                         for i in range(members)],
+    })
+    engine = Engine(resolve_variant(spec, "default"), seed=seed)
+    engine.run()
+    preemptor = engine._new_pod(engine.by_name["urgent"], 0)
+    policy = engine.preemption
+    state = engine.rng.getstate()
+    candidates = policy.find_candidates(engine, preemptor)
+    expected = pick_one_node(candidates) if candidates else None
+    after = engine.rng.getstate()
+    engine.rng.setstate(state)
+    chosen = fast_preemption.choose(engine, policy, preemptor)
+    assert engine.rng.getstate() == after
+    if expected is None:
+        assert chosen is None
+    else:
+        assert chosen is not None
+        assert (chosen.node, chosen.victims) == (expected.node, expected.victims)
+
+
+def test_node_arrays_follow_each_node_in_its_own_order() -> None:
+    """The arrays hold, per node, the bound pods in ``node.pods`` order with their
+    priorities and requests, through binds, releases, compaction and growth."""
+    rng = random.Random(7)
+    spec = sc.parse_spec({"cluster": {"nodePools": [{"name": "gpu", "count": 3, "gpus": 64,
+                                                      "cpu": 1000, "memory": 10000}]},
+                          "priorityClasses": [{"name": "p", "value": 5, "globalDefault": True}],
+                          "workloads": [{"name": "w", "members": 400, "gpus": 1, "cpu": 1.5}]})
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    cluster, arrays = engine.cluster, engine.cluster.arrays
+    pods = [engine._new_pod(engine.by_name["w"], i) for i in range(400)]
+    bound: list[Any] = []
+    for step in range(3000):
+        room = [n for n in cluster.nodes if n.free_gpus >= 1]
+        if bound and (rng.random() < 0.45 or not room):
+            pod = bound.pop(rng.randrange(len(bound)))
+            cluster.release(pod)
+            pod.node = None
+        else:
+            pod = rng.choice([p for p in pods if p.node is None])
+            node = rng.choice(room)
+            pod.bound_at = float(step)
+            cluster.assign(pod, node)
+            bound.append(pod)
+        for node in cluster.nodes:
+            live = arrays.prio[node.idx] != fast_preemption.BIG
+            assert arrays.seq[node.idx][live].tolist() == [p.seq for p in node.pods]
+            assert arrays.pack[node.idx][live][:, 3].tolist() == [p.bound_at for p in node.pods]
+            assert arrays.free_cpu[node.idx] == node.free_cpu
+    assert arrays.width > 8
