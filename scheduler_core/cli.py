@@ -195,7 +195,7 @@ def format_table(results: Sequence[VariantResult]) -> str:
         best = set(best_indexes([s["mean"] for s in stats], metric, unserved=unserved))
         cells = [_cell(s, metric, width, i in best) for i, s in enumerate(stats)]
         lines.append(metric_info(metric).title.ljust(label) + "  " + "  ".join(cells))
-    lines.append("* best (lower is better, higher for utilization and goodput); "
+    lines.append("* best (lower is better; higher for utilization, goodput and ETTR); "
                  "± is the 95% Student-t half-width across replications")
     lines += [f"! {name}: an urgent workload never became useful before the horizon "
               "(never counted best)" for name, flag in zip(names, unserved, strict=True) if flag]

@@ -121,6 +121,11 @@ _ENTRIES = (
     _m("goodput", "Goodput", "ratio", Group.CLUSTER,
        "Useful-progress GPU-seconds over allocated GPU-seconds.",
        better=Better.HIGHER, workloads="whole cluster", null="nothing allocated"),
+    _m("ettr", "ETTR", "ratio", Group.CLUSTER,
+       "Effective training time ratio: seconds of useful progress per wall-clock second "
+       "since submission (to completion or the horizon).", better=Better.HIGHER,
+       workloads="mean of the workloads' ETTRs weighted by their GPUs",
+       null="no workload with GPUs submitted"),
     _m("wasted_gpu_seconds", "Wasted work", "GPU·s", Group.CLUSTER,
        "Lost work + stranded capacity + startup time of Ready pods later evicted."),
     _m("completion_time", "Completion time", "s", Group.CLUSTER,
@@ -159,7 +164,7 @@ def null_reading(name: str) -> str:
 
 def registry_document() -> dict[str, Any]:
     """The registry as JSON-ready data (the API's /metrics/ and the CLI's ``metrics``)."""
-    return {"metrics": [REGISTRY[name].as_dict() for name in SUMMARY_NAMES],
+    return {"metrics": [metric_info(name).as_dict() for name in SUMMARY_NAMES],
             "interval_methods": {m.value: _METHODS[m] for m in IntervalMethod},
             "never": NEVER}
 

@@ -109,7 +109,7 @@ def test_every_registry_entry_is_complete():
         assert info.unit in ("s", "GPU·s", "count", "ratio"), info.name
         assert info.time == (info.unit == "s")
     assert {n for n, i in REGISTRY.items() if i.better is Better.HIGHER} == \
-        {"gpu_utilization", "goodput"}
+        {"gpu_utilization", "goodput", "ettr"}
     for name in ("time_to_group_useful", "time_to_group_scheduled", "completion_time",
                  "queue_wait"):
         assert REGISTRY[name].null == NEVER == "never (> horizon)"
