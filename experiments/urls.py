@@ -14,6 +14,8 @@ urlpatterns = [
     path("", experiment_views.experiment_list, name="list"),
     path("experiments/new/", experiment_views.experiment_new, name="new"),
     path("experiments/import/", import_views.experiment_import, name="import"),
+    path("experiments/import/kubernetes/", import_views.experiment_import_k8s,
+         name="import-k8s"),
     path("experiments/<int:pk>/", experiment_views.experiment_detail, name="detail"),
     path("experiments/<int:pk>/edit/", experiment_views.experiment_edit, name="edit"),
     path("experiments/<int:pk>/clone/", experiment_views.experiment_clone, name="clone"),

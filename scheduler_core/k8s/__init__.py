@@ -55,14 +55,18 @@ def read_snapshot(files: Sequence[TraceFile], options: ImportOptions, log: Error
     """The trace-import reader (``FORMATS['k8s']``, also ``kubectl``): every object of
     every file, then the draft."""
     reader = ManifestReader(options, log)
-    for file in expand_sources(files, log):
-        for item in read_items(file, log):
-            reader.add(item)
-    if log:
-        return reader.draft
-    draft = reader.build()
-    if not log:
-        restore_experiment(draft, reader.of, options, log)
+    try:
+        for file in expand_sources(files, log):
+            for item in read_items(file, log):
+                reader.add(item)
+        if log:
+            return reader.draft
+        draft = reader.build()
+        if not log:
+            restore_experiment(draft, reader.of, options, log)
+    finally:
+        reader.release()
+    draft.checked = True  # read_items ran the loader's checks wherever they can fail
     if draft.cluster is None and draft.nodes.node_count == 0:
         draft.cluster = {"nodePools": [dict(DEFAULT_POOL)]}
         draft.notes.insert(0, "no Node in the input: the cluster is a default pool of "

@@ -9,25 +9,32 @@ read in a second or two, where a YAML parser would need minutes.
 
 from __future__ import annotations
 
-import bisect
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from scheduler_core.documents import DocumentError, check_data
 from scheduler_core.traces.build import Origin
 from scheduler_core.traces.errors import ErrorLog
 from scheduler_core.traces.source import TraceFile, as_trace_file, read_text
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TEXT_ESCAPES = re.compile(r"\\u(?:0000|[dD][89abcdefABCDEF])")
+"""How JSON text can hold a NUL or a lone surrogate (it may hold neither raw): only a
+file with one of these escapes has its objects walked by the loader's checks."""
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 SIMULATOR_KEYS = {"pods": "Pod", "nodes": "Node", "priorityClasses": "PriorityClass",
                   "pvs": "PersistentVolume", "pvcs": "PersistentVolumeClaim",
                   "storageClasses": "StorageClass", "namespaces": "Namespace"}
 """kube-scheduler-simulator's export: one list per resource, objects without a ``kind``."""
+SIMULATOR_CONFIG = "schedulerConfig"
+"""The export's scheduler configuration: read as a ``KubeSchedulerConfiguration`` item
+(named in the notes, never silently dropped)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +123,12 @@ def read_items(file: TraceFile, log: ErrorLog) -> list[Item]:
 def _json_items(text: str, name: str, log: ErrorLog) -> list[Item]:
     """One pass of the C decoder over the top level, element by element, so each object
     knows its offset; anything unexpected falls back to ``json.loads`` for its error."""
-    lines = _line_starts(text)
+    lines = _Lines(text)
     try:
         found = _json_walk(text, json.JSONDecoder())
+    except RecursionError:
+        log.add(name, 1, 1, "not JSON this reader accepts: nested too deeply")
+        return []
     except (ValueError, IndexError):
         try:
             json.loads(text)
@@ -130,12 +140,27 @@ def _json_items(text: str, name: str, log: ErrorLog) -> list[Item]:
         log.add(name, 1, 1, "expected Kubernetes objects: an object with a kind, a List "
                 "with items, or a kube-scheduler-simulator export")
         return []
+    escaped = _TEXT_ESCAPES.search(text) is not None
     items = []
     for offset, kind, obj in found:
         if kind and "kind" not in obj:
             obj = {"kind": kind, **obj}
-        items.append(Item(obj, Origin(name, *_position(lines, offset))))
+        origin = Origin(name, *lines.position(offset))
+        if escaped and not _checked(obj, origin, log):
+            continue
+        items.append(Item(obj, origin))
     return items
+
+
+def _checked(obj: dict[str, Any], origin: Origin, log: ErrorLog) -> bool:
+    """The loader's checks on one object (``\\u0000`` or a lone surrogate escape)."""
+    try:
+        check_data(obj)
+    except DocumentError as exc:
+        where = f"{exc.path}: " if exc.path else ""
+        log.add(origin.file, origin.line, origin.column, f"{where}{exc.message}")
+        return False
+    return True
 
 
 def _json_walk(text: str,
@@ -180,6 +205,9 @@ def _json_walk(text: str,
             if key in SIMULATOR_KEYS and isinstance(value, dict):
                 found += [(start, SIMULATOR_KEYS[key], v) for v in value.get("items") or []
                           if isinstance(v, dict)]
+        if isinstance(members.get(SIMULATOR_CONFIG), dict):
+            found.append((start, "KubeSchedulerConfiguration", {
+                "metadata": {"name": SIMULATOR_CONFIG}, **members[SIMULATOR_CONFIG]}))
         return found
     return None
 
@@ -212,6 +240,9 @@ def _yaml_items(text: str, name: str, log: ErrorLog) -> Iterator[Item]:
             node = loader.get_node()
             data = loader.construct_document(node)
             if data is None:
+                continue
+            origin = Origin(name, node.start_mark.line + 1, node.start_mark.column + 1)
+            if not _checked(data, origin, log):  # aliases without bound, nesting, NUL
                 continue
             yield from _yaml_document(data, node, name, log)
     except yaml.YAMLError as exc:
@@ -250,18 +281,28 @@ def _yaml_document(data: Any, node: Any, name: str, log: ErrorLog) -> Iterator[I
 
 
 # ============================================================================ positions
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    index = text.find("\n")
-    while index >= 0:
-        starts.append(index + 1)
-        index = text.find("\n", index + 1)
-    return starts
+class _Lines:
+    """Line and column of offsets asked in increasing order, counting the newlines
+    between one offset and the next with ``str.count`` (C speed): ``kubectl get -o json``
+    indents, so a 140,000-pod dump has millions of lines, and a Python loop over them
+    would cost seconds."""
 
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.offset = 0
+        self.line = 1
+        self.line_start = 0
 
-def _position(starts: Sequence[int], offset: int) -> tuple[int, int]:
-    line = bisect.bisect_right(starts, offset)
-    return line, offset - starts[line - 1] + 1
+    def position(self, offset: int) -> tuple[int, int]:
+        """(line, column), both 1-based; each character is looked at once overall."""
+        if offset < self.offset:  # out of order (rare): count again from the start
+            self.offset, self.line, self.line_start = 0, 1, 0
+        newlines = self.text.count("\n", self.offset, offset)
+        if newlines:
+            self.line += newlines
+            self.line_start = self.text.rfind("\n", self.offset, offset) + 1
+        self.offset = offset
+        return self.line, offset - self.line_start + 1
 
 
 def _skip(text: str, index: int) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -57,6 +57,14 @@ USED_KINDS = {"Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQu
               "ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor",
               "WorkloadPriorityClass", "Configuration"}
 Key = tuple[str, str, str]
+PEER_KINDS = {
+    "ResourcePatch": "left out, a KWOK recording's changes over time (ResourcePatch, "
+                     "kwokctl snapshot record/export --record): the snapshot before them is "
+                     "the initial state",
+    "KubeSchedulerConfiguration": "left out, kube-scheduler-simulator's schedulerConfig (the "
+                                  "experiment's policy decides preemption and placement)",
+}
+"""Peers' documents that are not Kubernetes objects, each with what becomes of it."""
 
 
 @dataclass
@@ -156,6 +164,15 @@ class ManifestReader:
         self.workload_templates: dict[tuple[str, str, str], dict[str, Any]] = {}
         self.kueue = KueueReader(self)
         self.initial_fields = InitialPod.model_fields
+        self.shape_tags: dict[tuple[Any, ...], str] = {}
+
+    def release(self) -> None:
+        """Let go of the input objects. The reader and its Kueue reader refer to each
+        other; without this, a snapshot's millions of parsed objects would wait for the
+        cyclic collector (paused during an import) instead of being freed here."""
+        self.items.clear()
+        self.units.clear()
+        self.kueue = None  # type: ignore[assignment]
 
     def add(self, item: Item) -> None:
         """Keep an object for the build, unless a section it is read by is not an object
@@ -166,6 +183,8 @@ class ManifestReader:
                 self.error(item, f"{section}: must be an object, not {json.dumps(value)}")
                 return
         self.items.setdefault(item.kind, []).append(item)
+        kinds = self.draft.kinds
+        kinds[item.kind or "(no kind)"] = kinds.get(item.kind or "(no kind)", 0) + 1
 
     def of(self, kind: str) -> list[Item]:
         return self.items.get(kind, [])
@@ -207,6 +226,8 @@ class ManifestReader:
                 if not kind:
                     self.notes.add("left out, documents without a kind (not Kubernetes "
                                    "objects)", f"{item.origin.file}:{item.origin.line}")
+                elif kind in PEER_KINDS:
+                    self.notes.add(PEER_KINDS[kind], f"{item.origin.file}:{item.origin.line}")
                 else:
                     self.notes.add("left out, a kind this model does not read", item.label)
 
@@ -217,16 +238,15 @@ class ManifestReader:
         return True
 
     def _snapshot_time(self) -> datetime | None:
-        """The user's ``--snapshot-time``, else the latest timestamp in the input."""
+        """The user's ``--snapshot-time``, else the latest timestamp in the input (each
+        distinct text parsed once: a snapshot repeats its timestamps)."""
         if self.options.snapshot_time:
             return _timestamp(self.options.snapshot_time)
-        latest: datetime | None = None
+        texts: set[Any] = set()
         for kind in ("Node", "Pod"):
             for item in self.of(kind):
-                for stamp in _timestamps(item.data):
-                    if latest is None or stamp > latest:
-                        latest = stamp
-        return latest
+                _timestamp_texts(item.data, texts)
+        return max((t for t in map(_maybe_time, texts) if t is not None), default=None)
 
     # ================================================================ classes
     def _priority_classes(self) -> None:
@@ -414,19 +434,33 @@ class ManifestReader:
         if isinstance(completions, int) and completions > (unit.declared or 1):
             self.notes.add("Job completions beyond parallelism are not modelled (the work "
                            "is durationSeconds of parallelism members)", item.label)
+        self._job_failure_fields(item, spec)
         if spec.get("suspend"):
             unit.suspended = True
+
+    def _job_failure_fields(self, item: Item, job_spec: Mapping[str, Any]) -> None:
+        """What a Job does with failed pods: the model replaces every evicted member
+        (the Job controller with podFailurePolicy ignoring DisruptionTarget), so a
+        finite backoffLimit and the failure policies are named, not modelled."""
+        if job_spec.get("backoffLimit") is not None:
+            self.notes.add("Job backoffLimit is not counted (an evicted member is always "
+                           "replaced, as with a podFailurePolicy that ignores "
+                           "DisruptionTarget)", item.label)
+        for extra in ("podFailurePolicy", "backoffLimitPerIndex", "activeDeadlineSeconds"):
+            if job_spec.get(extra) is not None:
+                self.notes.add(f"Job {extra} is not modelled", item.label)
 
     def _jobset(self, item: Item) -> None:
         rjobs = _dicts(item.spec.get("replicatedJobs"))
         policy = item.spec.get("failurePolicy") or {}
-        restart = "member" if "inplace" in str(policy.get("restartStrategy", "")).lower() \
-            else "group"
         for extra in ("startupPolicy", "successPolicy"):
             if item.spec.get(extra):
                 self.notes.add(f"JobSet {extra} is not modelled", item.label)
         if policy.get("rules"):
             self.notes.add("JobSet failurePolicy.rules are not modelled", item.label)
+        if policy.get("maxRestarts") is not None:
+            self.notes.add("JobSet failurePolicy.maxRestarts is not counted (a group "
+                           "restart is never refused)", item.label)
         if not rjobs:
             self.error(item, "spec.replicatedJobs: a JobSet needs at least one replicated job")
             return
@@ -442,11 +476,30 @@ class ManifestReader:
                                               f"{item.name}/{rjob.get('name')}"),
                                        job_spec.get("template") or {},
                                        int(replicas) * int(parallelism))
-            unit.extra.update(restart=restart, base=name)
+            unit.extra.update(restart=self._jobset_restart(item, policy, job_spec), base=name)
             if job_spec.get("podReplacementPolicy"):
                 unit.extra["podReplacementPolicy"] = job_spec["podReplacementPolicy"]
+            for extra in ("podFailurePolicy", "backoffLimitPerIndex"):
+                if job_spec.get(extra) is not None:
+                    self.notes.add(f"Job {extra} is not modelled", item.label)
             if item.spec.get("suspend"):
                 unit.suspended = True
+
+    def _jobset_restart(self, item: Item, policy: Mapping[str, Any],
+                        job_spec: Mapping[str, Any]) -> str:
+        """Who replaces an evicted member of a JobSet. Its Job does, while its
+        ``backoffLimit`` (6 when unset) allows a retry: ``member``. With ``backoffLimit:
+        0`` the eviction fails the Job, and ``failurePolicy`` (``Recreate``,
+        ``BlockingRecreate``) recreates every Job of the JobSet: ``group``."""
+        if "inplace" in str(policy.get("restartStrategy", "")).lower():
+            return "member"
+        backoff = job_spec.get("backoffLimit", 6)
+        if _whole(backoff) and backoff > 0:
+            return "member"
+        if not policy:
+            self.notes.add("JobSets without failurePolicy fail when a member fails; "
+                           "modelled as restarting the whole group", item.label)
+        return "group"
 
     def _jobset_unit(self, namespace: str, jobset: str, meta: Mapping[str, Any]) -> Key | None:
         labels = meta.get("labels") or {}
@@ -473,24 +526,27 @@ class ManifestReader:
             self.error(item, f"spec.nodeName: no node named '{node}' in the input")
             return
         labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        deleting = meta.get("deletionTimestamp")
         pod = PodInfo(item, labels, gpus, cpu, memory, node, _maybe_time(status.get("startTime")),
-                      _maybe_time(meta.get("deletionTimestamp")),
+                      _maybe_time(deleting) if deleting is not None else None,
                       status.get("nominatedNodeName") or None)
-        if _is_node_daemon(meta):
+        owners = _dicts(meta.get("ownerReferences"))
+        if _is_node_daemon(meta, owners):
             self._overhead(pod)
             return
         if self.priority_of(item, spec.get("priorityClassName"),
                             "spec.priorityClassName") is None:
             return
-        unit = self._unit_of(pod)
+        owner = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+        unit = self._unit_of(pod, owner)
         unit.pods.append(pod)
 
-    def _unit_of(self, pod: PodInfo) -> Unit:
-        """The controller in the input that owns the pod, else its PodGroup, else a
-        workload of the pods that share its owner reference and shape."""
+    def _unit_of(self, pod: PodInfo, owner: Mapping[str, Any] | None) -> Unit:
+        """The controller in the input that owns the pod (``owner``, its controller
+        reference), else its PodGroup, else a workload of the pods that share its owner
+        reference and shape."""
         meta, spec = pod.item.meta, pod.item.spec
-        namespace = pod.item.namespace
-        owner = _controller_ref(meta)
+        namespace = str(meta.get("namespace") or "default")
         if owner is not None:
             key = self._owner_unit(namespace, str(owner.get("kind")), str(owner.get("name")),
                                    pod)
@@ -506,7 +562,7 @@ class ManifestReader:
         if group_name:
             self.error(pod.item, f"spec.schedulingGroup.podGroupName: no PodGroup "
                                  f"'{group_name}' in namespace '{namespace}' in the input")
-        return self._implicit_unit(pod, owner)
+        return self._implicit_unit(pod, owner, namespace)
 
     def _owner_unit(self, namespace: str, kind: str, name: str, pod: PodInfo) -> Key | None:
         if kind == "ReplicaSet":
@@ -522,8 +578,9 @@ class ManifestReader:
         key = (namespace, kind, name)
         return key if key in self.units and self.units[key].item is not None else None
 
-    def _implicit_unit(self, pod: PodInfo, owner: Mapping[str, Any] | None) -> Unit:
-        spec, namespace = pod.item.spec, pod.item.namespace
+    def _implicit_unit(self, pod: PodInfo, owner: Mapping[str, Any] | None,
+                       namespace: str) -> Unit:
+        spec = pod.item.spec
         kind, name = "Pod", pod.item.name
         for label in GANG_LABELS:
             if label in pod.labels:
@@ -534,9 +591,12 @@ class ManifestReader:
                 kind, name = "JobSet", pod.labels[JOBSET_LABEL]
             elif owner is not None:
                 kind, name = str(owner.get("kind")), str(owner.get("name"))
-        shape = (pod.gpus, pod.cpu, pod.memory, spec.get("priorityClassName") or None,
+        shape = (kind, pod.gpus, pod.cpu, pod.memory, spec.get("priorityClassName") or None,
                  spec.get("terminationGracePeriodSeconds", 30))
-        key = (namespace, f"{kind}#{shape}", name)
+        tag = self.shape_tags.get(shape)
+        if tag is None:  # formatted once per shape, not once per pod
+            tag = self.shape_tags[shape] = f"{kind}#{shape[1:]}"
+        key = (namespace, tag, name)
         if key not in self.units:
             workload_kind, controller = OWNER_KIND.get(kind, ("batch", "none"))
             self.units[key] = Unit(key, workload_kind, controller, gang=kind == "PodGroup")
@@ -927,8 +987,7 @@ def _expression(expression: Mapping[str, Any]) -> Callable[[Mapping[str, str]], 
     return test
 
 
-def _is_node_daemon(meta: Mapping[str, Any]) -> bool:
-    owners = _dicts(meta.get("ownerReferences"))
+def _is_node_daemon(meta: Mapping[str, Any], owners: list[dict[str, Any]]) -> bool:
     annotations = meta.get("annotations") or {}
     return (any(o.get("kind") in ("DaemonSet", "Node") for o in owners)
             or "kubernetes.io/config.mirror" in annotations)
@@ -963,9 +1022,10 @@ def _maybe_time(text: Any) -> datetime | None:
         return None
 
 
-def _timestamps(data: Mapping[str, Any]) -> Iterable[datetime]:
+def _timestamp_texts(data: Mapping[str, Any], into: set[Any]) -> None:
     meta, status = data.get("metadata") or {}, data.get("status") or {}
-    found = [meta.get("creationTimestamp"), status.get("startTime")]
+    into.add(meta.get("creationTimestamp"))
+    into.add(status.get("startTime"))
     for condition in _dicts(status.get("conditions")):
-        found += [condition.get("lastTransitionTime"), condition.get("lastHeartbeatTime")]
-    return [t for t in map(_maybe_time, found) if t is not None]
+        into.add(condition.get("lastTransitionTime"))
+        into.add(condition.get("lastHeartbeatTime"))

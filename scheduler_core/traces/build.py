@@ -171,16 +171,20 @@ class ImportResult:
     spec: ExperimentSpec
     counts: dict[str, int]
     notes: list[str]
+    kinds: dict[str, int] = field(default_factory=dict)
+    """Input objects per kind (Kubernetes imports; empty for the trace formats)."""
 
 
 def finish(mapping: dict[str, Any], provenance: Provenance, counts: dict[str, int],
-           notes: list[str]) -> ImportResult:
-    """Validate through ``parse_spec``; its errors are mapped back to file and line."""
+           notes: list[str], kinds: dict[str, int] | None = None, *,
+           checked: bool = False) -> ImportResult:
+    """Validate through ``parse_spec``; its errors are mapped back to file and line.
+    ``checked``: every value came from input the loader's checks passed."""
     try:
-        spec = parse_spec(mapping)
+        spec = parse_spec(mapping, checked=checked)
     except SpecError as exc:
         raise TraceError([_located(provenance, e) for e in exc.errors]) from None
-    return ImportResult(mapping, spec, counts, notes)
+    return ImportResult(mapping, spec, counts, notes, dict(kinds or {}))
 
 
 def _located(provenance: Provenance, error: Mapping[str, str]) -> ImportErrorItem:

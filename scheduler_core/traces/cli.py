@@ -13,21 +13,14 @@ from typing import Any
 
 import yaml
 
-from scheduler_core.spec import parse_spec
-from scheduler_core.traces import FORMATS, ImportOptions, import_trace
+from scheduler_core.durations import parse_duration
+from scheduler_core.traces import FORMATS, ImportOptions, import_experiment
 from scheduler_core.traces.build import ImportResult
 from scheduler_core.traces.defaults import DefaultsError, KindDefaults
 from scheduler_core.traces.errors import TraceError, format_error
+from scheduler_core.traces.load import LoadError, check_load
 from scheduler_core.traces.qos import MappingError, QosMapping, load_mapping
-from scheduler_core.traces.scenarios import (
-    ScenarioError,
-    add_policy_variants,
-    add_qos_variant,
-    add_spot_reclaim,
-    inject_urgent,
-    parse_reclaim,
-    parse_urgent,
-)
+from scheduler_core.traces.scenarios import ReplayScenarios, ScenarioError
 from scheduler_core.traces.source import TraceFile
 from scheduler_core.traces.yamlout import dump_spec
 
@@ -69,9 +62,15 @@ def _import_options(parser: argparse.ArgumentParser) -> None:
                         "training.checkpointIntervalSeconds=600 (comma-separated, repeatable)")
     parser.add_argument("--nodes", metavar="FORMAT:FILE[,FILE]",
                         help="take the cluster from a node inventory (pai, spot, csv, jsonl)")
-    parser.add_argument("--start", type=float, metavar="S",
+    parser.add_argument("--start", type=_seconds, metavar="S",
                         help="trace time that becomes t = 0 (default: the window's start)")
-    parser.add_argument("--horizon", type=float, metavar="S", help="simulated seconds")
+    parser.add_argument("--horizon", type=_seconds, metavar="S",
+                        help="simulated seconds, or e.g. 24h, 1d")
+    parser.add_argument("--compress", type=float, default=1.0, metavar="N",
+                        help="arrivals N times as dense (each arrival time / N, durations "
+                             "kept): a recorded load is often light")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="keep at most N workloads, drawn with --seed")
     parser.add_argument("--pending", choices=("skip", "keep"), default="skip",
                         help="pods never bound in the recording (default: skip)")
     parser.add_argument("--snapshot-time", metavar="ISO8601",
@@ -94,7 +93,8 @@ def _scenario_options(parser: argparse.ArgumentParser) -> None:
                        help="a variant with this alternative QoS mapping")
     group.add_argument("--compare-policies", metavar="P1,P2",
                        help="one variant per preemption policy, e.g. pod,none")
-    group.add_argument("--seed", type=int, default=0, help="picks the reclaimed nodes")
+    group.add_argument("--seed", type=int, default=0,
+                       help="picks the reclaimed nodes and the --sample")
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -121,15 +121,26 @@ def _run(args: argparse.Namespace) -> int:
         return _show_mapping(qos_map or base_map, args.format)
     if not args.files:
         raise ScenarioError(f"name the {args.format} file(s): {fmt.files}")
+    try:
+        check_load(start=args.start, compress=args.compress, sample=args.sample)
+    except LoadError as exc:
+        raise ScenarioError(f"--{exc.field}: {exc}") from None
     options = ImportOptions(qos_map=qos_map, defaults=defaults, start=args.start,
                             pending=args.pending, horizon_seconds=args.horizon,
                             snapshot_time=args.snapshot_time, nodes=_nodes(args.nodes),
-                            name=args.name)
-    result = import_trace(args.format, args.files, options)
-    mapping = _scenarios(result.mapping, args, qos_map or base_map, defaults)
-    parse_spec(mapping)
-    _write(mapping, result, args)
+                            name=args.name, compress=args.compress, sample=args.sample,
+                            sample_seed=args.seed)
+    result = import_experiment(args.format, args.files, options, _scenarios(args))
+    _write(result.mapping, result, args)
     return 0
+
+
+def _seconds(text: str) -> float:
+    """A duration argument (``3600``, ``24h``, ``1d``), refused with the accepted forms."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _defaults(items: list[str]) -> KindDefaults:
@@ -147,12 +158,17 @@ def _defaults(items: list[str]) -> KindDefaults:
 def _mapping(argument: str, base: QosMapping | None) -> QosMapping:
     if base is None:
         raise MappingError("this format has no QoS labels to map")
+    return load_mapping(_mapping_text(argument, "--qos-map"), base)
+
+
+def _mapping_text(argument: str, option: str) -> str:
+    """A mapping given inline (``QOS=CLASS,...``) or as a file's path: its text."""
     path = Path(argument)
     text = path.read_text(encoding="utf-8") if "=" not in argument and path.exists() \
         else argument
     if "=" not in text and "\n" not in text and not path.exists():
-        raise MappingError(f"--qos-map: {argument}: no such file (or use QOS=CLASS,...)")
-    return load_mapping(text, base)
+        raise MappingError(f"{option}: {argument}: no such file (or use QOS=CLASS,...)")
+    return text
 
 
 def _show_mapping(mapping: QosMapping | None, fmt: str) -> int:
@@ -171,31 +187,23 @@ def _nodes(argument: str | None) -> tuple[str, tuple[TraceFile, ...]] | None:
     return fmt, tuple(TraceFile.from_path(p) for p in paths.split(","))
 
 
-def _scenarios(mapping: dict[str, Any], args: argparse.Namespace, qos_map: QosMapping | None,
-               defaults: KindDefaults) -> dict[str, Any]:
-    if args.inject_urgent:
-        members, gpus, arrival = parse_urgent(args.inject_urgent)
-        mapping = inject_urgent(mapping, members=members, gpus=gpus, arrival=arrival,
-                                duration=args.urgent_duration, defaults=defaults)
-    for text in args.spot_reclaim:
-        share, at = parse_reclaim(text)
-        mapping = add_spot_reclaim(mapping, share=share, at=at, seed=args.seed,
-                                   notice_seconds=args.spot_notice)
-    if args.compare_qos_map:
-        if qos_map is None:
-            raise MappingError(f"{args.format} has no QoS labels to compare")
-        alternative = _mapping(args.compare_qos_map, qos_map)
-        mapping = add_qos_variant(mapping, qos_map, alternative)
-    if args.compare_policies:
-        mapping = add_policy_variants(mapping, [p.strip() for p in
-                                                args.compare_policies.split(",") if p.strip()])
-    return mapping
+def _scenarios(args: argparse.Namespace) -> ReplayScenarios:
+    """The scenario options as the core takes them (the same object the web app builds)."""
+    compare = _mapping_text(args.compare_qos_map, "--compare-qos-map") \
+        if args.compare_qos_map else ""
+    policies = tuple(p.strip() for p in (args.compare_policies or "").split(",") if p.strip())
+    return ReplayScenarios(inject_urgent=args.inject_urgent or "",
+                           urgent_duration=args.urgent_duration,
+                           spot_reclaims=tuple(args.spot_reclaim), spot_notice=args.spot_notice,
+                           seed=args.seed, compare_qos_map=compare, compare_policies=policies)
 
 
 def _write(mapping: dict[str, Any], result: ImportResult, args: argparse.Namespace) -> None:
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.counts.items())
+    read = ", ".join(f"{kind} {n}" for kind, n in sorted(result.kinds.items()))
     header = [f"python -m scheduler_core import {args.format} "
-              + " ".join(Path(f).name for f in args.files), counts, *result.notes]
+              + " ".join(Path(f).name for f in args.files), counts,
+              *([f"read: {read}"] if read else []), *result.notes]
     if args.output and args.output.endswith(".json"):
         text = json.dumps(mapping, indent=1) + "\n"
     else:
@@ -205,5 +213,8 @@ def _write(mapping: dict[str, Any], result: ImportResult, args: argparse.Namespa
     else:
         sys.stdout.write(text)
     print(f"imported {args.format}: {counts}", file=sys.stderr)
+    if result.kinds:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(result.kinds.items()))
+        print(f"read: {kinds}", file=sys.stderr)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -28,6 +28,11 @@ class ImportOptions:
     snapshot_time: str | None = None
     nodes: tuple[str, tuple[TraceFile, ...]] | None = None
     name: str | None = None
+    compress: float = 1.0
+    """Arrivals come this many times as densely (``traces.load``)."""
+    sample: int | None = None
+    """Keep at most this many workloads, drawn with ``sample_seed`` (``traces.load``)."""
+    sample_seed: int = 0
 
 
 @dataclass
@@ -48,6 +53,12 @@ class Draft:
     """A cluster given whole (named nodes from a snapshot); else built from ``nodes``."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Further top-level spec sections (queues, resourceQuotas), in the spec's names."""
+    checked: bool = False
+    """Every value in the draft came from input that passed the document checks (depth,
+    aliases, NUL and lone surrogates): the spec need not walk them again."""
+    kinds: dict[str, int] = field(default_factory=dict)
+    """Objects read per kind (``{"Pod": 140000, "Node": 4000}``): the Kubernetes reader's
+    "what was read", beside the notes on what of it was not used."""
 
     def add_workload(self, fields: dict[str, Any], file: str, line: int) -> None:
         self.provenance.record(f"workloads[{len(self.workloads)}]", Origin(file, line))

@@ -17,12 +17,29 @@ MAX_QUANTITY = 2.0**63
 """Kubernetes stores a quantity in a signed 64-bit integer of milli-units at most."""
 
 
+_PARSED: dict[str, float] = {}
+_PARSED_MAX = 4096
+"""Parsed texts: a snapshot repeats a few quantities ("500m", "2Gi") a hundred thousand
+times, and a dictionary look-up costs a tenth of the regular expression."""
+
+
 class QuantityError(ValueError):
     """Not a Kubernetes quantity; the message quotes the value."""
 
 
 def parse_quantity(value: object) -> float:
     """The quantity's value in base units (cores, bytes, devices)."""
+    if type(value) is str:
+        number = _PARSED.get(value)
+        if number is None:
+            number = _parse(value)
+            if len(_PARSED) < _PARSED_MAX:
+                _PARSED[value] = number
+        return number
+    return _parse(value)
+
+
+def _parse(value: object) -> float:
     if isinstance(value, bool):
         raise QuantityError(f"'{value}' is not a quantity")
     if isinstance(value, (int, float)):

@@ -18,11 +18,12 @@ import copy
 import random
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.spec import HIGHEST_USER_DEFINABLE_PRIORITY
+from scheduler_core.spec import HIGHEST_USER_DEFINABLE_PRIORITY, SpecError
 from scheduler_core.traces.defaults import KindDefaults
-from scheduler_core.traces.qos import MappingError, QosMapping
+from scheduler_core.traces.qos import MappingError, QosMapping, load_mapping
 
 _URGENT = re.compile(r"^\s*(\d+)\s*x\s*(\d+)\s*@\s*(\d+(?:\.\d+)?)\s*$")
 _RECLAIM = re.compile(r"^\s*(\d*\.?\d+)(%?)\s*@\s*(\d+(?:\.\d+)?)\s*$")
@@ -158,3 +159,77 @@ def _with_variant(spec: dict[str, Any], variant: dict[str, Any]) -> dict[str, An
         raise ScenarioError(f"a variant named '{variant['name']}' already exists")
     variants.append(variant)
     return spec
+
+
+# ============================================================================ all of them
+@dataclass(frozen=True)
+class ReplayScenarios:
+    """What the user asks of the recorded cluster beyond replaying it, as the CLI's
+    options and the import page's fields give it (the field names are the page's, so an
+    error comes back to the field it is about).
+
+    ``inject_urgent`` is ``MxG@T``; ``spot_reclaims`` are ``SHARE@T`` items;
+    ``compare_qos_map`` is an alternative mapping's text (same syntax as the import's)."""
+
+    inject_urgent: str = ""
+    urgent_duration: float = 3600.0
+    spot_reclaims: tuple[str, ...] = ()
+    spot_notice: float = 120.0
+    seed: int = 0
+    compare_qos_map: str = ""
+    compare_policies: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.inject_urgent or self.spot_reclaims or self.compare_qos_map
+                    or self.compare_policies)
+
+
+class ScenarioFieldError(ScenarioError):
+    """A scenario that cannot be added, with the :class:`ReplayScenarios` field it is
+    about (``field``), so the page can show it there and the CLI can name the option."""
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(message)
+
+
+def apply_scenarios(mapping: Mapping[str, Any], scenarios: ReplayScenarios, *,
+                    qos_map: QosMapping | None, defaults: KindDefaults,
+                    fmt: str = "") -> dict[str, Any]:
+    """The spec mapping with every scenario added, in one order for the CLI and the web
+    app (urgent group, spot reclaims, QoS alternative, policies). ``qos_map`` is the
+    mapping the import used (the alternative is read against it). Raises
+    :class:`ScenarioFieldError` naming the field of the first scenario that fails."""
+    spec = dict(mapping)
+    field = ""
+    try:
+        if scenarios.inject_urgent:
+            field = "inject_urgent"
+            members, gpus, arrival = parse_urgent(scenarios.inject_urgent)
+            spec = inject_urgent(spec, members=members, gpus=gpus, arrival=arrival,
+                                 duration=scenarios.urgent_duration, defaults=defaults)
+        for text in scenarios.spot_reclaims:
+            field = "spot_reclaims"
+            share, at = parse_reclaim(text)
+            spec = add_spot_reclaim(spec, share=share, at=at, seed=scenarios.seed,
+                                    notice_seconds=scenarios.spot_notice)
+        if scenarios.compare_qos_map:
+            field = "compare_qos_map"
+            if qos_map is None:
+                raise MappingError(f"{fmt or 'this format'} has no QoS labels to compare")
+            spec = add_qos_variant(spec, qos_map, load_mapping(scenarios.compare_qos_map,
+                                                               qos_map))
+        if scenarios.compare_policies:
+            field = "compare_policies"
+            spec = add_policy_variants(spec, list(scenarios.compare_policies))
+    except (ScenarioError, MappingError, SpecError) as exc:
+        raise ScenarioFieldError(field, _message(exc)) from None
+    return spec
+
+
+def _message(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if errors:
+        return "; ".join(f"{e['path']}: {e['message']}" if e.get("path") else e["message"]
+                         for e in errors)
+    return str(exc)

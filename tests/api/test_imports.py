@@ -115,9 +115,11 @@ def test_a_spec_above_the_limits_is_refused(alice_api, settings):
         format="multipart")
 
     assert response.status_code == 400
-    assert errors(response) == [{"path": "workloads", "file": "", "line": 0, "column": 0,
+    assert errors(response) == [{"path": "sample", "file": "", "line": 0, "column": 0,
                                  "message": "4 workloads is above the limit of 1 "
-                                            "(LAB_MAX_WORKLOADS)"}]
+                                            "(LAB_MAX_WORKLOADS): set 'sample' (at most N "
+                                            "workloads) lower, or import a shorter window "
+                                            "('start', 'horizon_seconds')"}]
     assert not Experiment.objects.exists()
 
 
@@ -140,3 +142,82 @@ def test_a_binary_file_is_an_error_at_that_file(alice_api):
     assert errors(response) == [{"path": "files[1]", "file": "pods.png", "line": 0, "column": 0,
                                  "message": "not UTF-8 text (invalid start byte)"}]
     assert not Experiment.objects.exists()
+
+
+# ============================================================================ Kubernetes
+K8S = Path(__file__).resolve().parents[1] / "core" / "fixtures" / "k8s"
+UNUSED = ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ml}\n"
+          "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\n")
+
+
+def test_a_kubernetes_import_answers_with_its_counts_and_notes(alice_api):
+    """issue 11 §1: nothing is silently dropped, and the API shows the notes."""
+    text = (K8S / "seed-004-three-class-setup.yaml").read_text() + UNUSED
+    response = alice_api.post(URL, {
+        "format": "k8s", "files": [SimpleUploadedFile("three.yaml", text.encode())]},
+        format="multipart")
+
+    assert response.status_code == 201
+    report = response.json()["import_report"]
+    assert report["counts"] == {"nodes": 1, "pods": 0, "workloads": 3, "initial_pods": 0}
+    assert report["kinds"] == {"ConfigMap": 1, "Deployment": 1, "Ingress": 1, "Job": 2,
+                               "Node": 1, "PriorityClass": 3, "ResourceQuota": 1}
+    assert "left out, a kind this model does not read: ConfigMap ml/settings, Ingress web" \
+        in report["notes"]
+    assert "ResourceQuota serving/interactive-gpus: applies cluster-wide here (the model has " \
+           "no namespaces)" in report["notes"]
+    assert response.json()["id"] == Experiment.objects.get().pk
+
+
+def test_a_kubernetes_import_error_is_located_and_stores_nothing(alice_api):
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: gold\n"
+    response = alice_api.post(URL, {
+        "format": "k8s", "files": [SimpleUploadedFile("pod.yaml", text.encode())]},
+        format="multipart")
+
+    assert response.status_code == 400
+    assert errors(response) == [{"path": "files[0]", "file": "pod.yaml", "line": 1,
+                                 "column": 1, "message": "Pod p: spec.priorityClassName: no "
+                                 "PriorityClass with name 'gold' was found"}]
+    assert not Experiment.objects.exists()
+
+
+def test_the_schema_documents_the_import_report(alice_api):
+    schema = alice_api.get("/api/schema/").json()
+
+    created = schema["paths"]["/api/v1/experiments/import/"]["post"]["responses"]["201"]
+    ref = created["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    output = schema["components"]["schemas"][ref]
+    report_ref = output["properties"]["import_report"]["allOf"][0]["$ref"] \
+        if "allOf" in output["properties"]["import_report"] \
+        else output["properties"]["import_report"]["$ref"]
+    report = schema["components"]["schemas"][report_ref.rsplit("/", 1)[1]]
+    assert report["properties"]["notes"] == {
+        "type": "array", "items": {"type": "string"},
+        "description": report["properties"]["notes"]["description"]}
+    assert "every input object is used or named here" in report["properties"]["notes"][
+        "description"]
+    assert set(report["required"]) == {"counts", "kinds", "notes"}
+
+
+def test_the_window_and_the_load_options_are_in_the_api_too(alice_api, alice):
+    response = alice_api.post(URL, {
+        "format": "openb", "files": [upload("openb_nodes.csv"), upload("openb_pods.csv")],
+        "compress": "2", "sample": "3", "sample_seed": "5"}, format="multipart")
+
+    assert response.status_code == 201, response.json()
+    spec = Experiment.objects.get(owner=alice).spec
+    assert len(spec["workloads"]) == 3
+    assert any("sampled 3 of 4 workloads (seed 5)" in n
+               for n in response.json()["import_report"]["notes"])
+
+
+def test_a_workload_limit_names_the_field_that_brings_the_import_under_it(alice_api, settings):
+    settings.LAB_LIMITS = {**settings.LAB_LIMITS, "LAB_MAX_WORKLOADS": 1}
+    response = alice_api.post(URL, {
+        "format": "openb", "files": [upload("openb_nodes.csv"), upload("openb_pods.csv")]},
+        format="multipart")
+    assert response.status_code == 400
+    [error] = errors(response)
+    assert error["path"] == "sample"
+    assert "LAB_MAX_WORKLOADS" in error["message"]

@@ -152,3 +152,40 @@ spec:
 def test_every_error_is_reported_and_nothing_is_returned():
     text = CLASSES + pod("p", klass="gold") + pod("q", gpus="1.5")
     assert [line for _, line, _, _ in errors(text)] == [11, 20]
+
+
+# ============================================================================ hostile input
+def test_a_yaml_alias_bomb_is_refused_at_its_document_not_expanded():
+    lines = ["apiVersion: v1", "kind: Pod", "metadata:", "  name: p", "  annotations:",
+             "    a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    previous = "a"
+    for name in "bcdefghi":
+        lines.append(f"    {name}: &{name} [{', '.join(['*' + previous] * 10)}]")
+        previous = name
+    lines.append("  labels: {x: *i}")
+    assert errors(CLASSES + "---\n" + "\n".join(lines) + "\n") == [
+        ("m.yaml", 11, 1, "YAML aliases expand the document by more than 100,000 values; "
+                          "write the values out")]
+
+
+def test_json_nested_past_the_decoder_s_depth_is_an_error_not_a_traceback():
+    text = ('{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "p", '
+            '"labels": ' + "[" * 100_000 + "]" * 100_000 + "}}]}")
+    assert errors(text, "deep.json") == [
+        ("deep.json", 1, 1, "not JSON this reader accepts: nested too deeply")]
+
+
+def test_a_nul_escape_in_json_is_refused_at_its_object():
+    text = ('{"kind": "List", "items": [\n {"apiVersion": "v1", "kind": "Node", '
+            '"metadata": {"name": "n\\u0000x"}}]}')
+    assert errors(text, "nodes.json") == [
+        ("nodes.json", 2, 2, "metadata.name: contains a NUL character, which text may not "
+                             "contain")]
+
+
+def test_resources_that_are_not_an_object_are_an_error_naming_the_field():
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+            "  containers: [{name: c, resources: {requests: [1, 2]}}]\n")
+    assert errors(text) == [
+        ("m.yaml", 1, 1, "Pod p: spec.containers resources.requests: must be an object, "
+                         "not [1, 2]")]
