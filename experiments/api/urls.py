@@ -59,6 +59,7 @@ v1 = [
     api(results.RunEventsApi, "runs/<int:pk>/events/", "run-events"),
     api(results.RunExportApi, "runs/<int:pk>/export/<slug:table>.<slug:fmt>", "run-export"),
     api(results.CompareApi, "compare/", "compare"),
+    api(results.MetricRegistryApi, "metrics/", "metrics"),
 ]
 
 urlpatterns = [
