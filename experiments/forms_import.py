@@ -19,7 +19,8 @@ import yaml
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from experiments.services.import_scenarios import ReplayScenarios
+import scheduler_core as sc
+from experiments.services.import_scenarios import ImportWindow, ReplayScenarios
 from experiments.specs import policy_choices
 from scheduler_core.spec import ControllerKind, RecoveryModel
 from scheduler_core.traces import FORMATS, KindDefaults
@@ -38,6 +39,32 @@ DEFAULT_FIELDS = {  # the table's columns: spec field -> (heading, unit)
     "stopSeconds": ("Stop", "s"),
     "controller": ("Controller", ""),
 }
+
+
+class DurationField(forms.Field):
+    """Seconds typed as people write durations (``3600``, ``24h``, ``1d``, ``1h30m``),
+    read by the core's one parser, as in the editor and the CLI."""
+
+    widget = forms.TextInput
+
+    def __init__(self, *, min_value: float | None = None, **kwargs: Any) -> None:
+        self.min_value = min_value
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> float | None:
+        text = str(value if value is not None else "").strip()
+        if not text:
+            return None
+        try:
+            return sc.parse_duration(text)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc), code="duration") from None
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if value is not None and self.min_value is not None and value < self.min_value:
+            raise forms.ValidationError(f"must be at least {self.min_value:g} seconds",
+                                        code="min_value")
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -135,28 +162,37 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
         help_text="The format's files, all at once (e.g. the openb node list and pod list).")
     name = forms.CharField(required=False, max_length=200,
                            help_text="Blank: named after the trace.")
-    horizon_seconds = forms.FloatField(required=False, min_value=1.0, label="Horizon (s)",
-                                       widget=forms.TextInput(attrs={"inputmode": "decimal"}),
-                                       help_text="Blank: what the trace covers.")
+    start_seconds = DurationField(
+        required=False, label="Start (trace time)",
+        help_text="The trace time that becomes t = 0, e.g. 9964972 or 115d. Blank: where "
+                  "the recording starts.")
+    horizon_seconds = DurationField(required=False, min_value=1.0, label="Horizon",
+                                    help_text="e.g. 24h, 7d. Blank: what the trace covers.")
+    compress = forms.FloatField(
+        required=False, initial=1.0, min_value=0.001, max_value=1000.0,
+        label="Compress arrivals (times)", widget=forms.TextInput(attrs={"inputmode": "decimal"}),
+        help_text="Arrivals N times as dense (durations kept): a recorded load is often light.")
+    sample = forms.IntegerField(
+        required=False, min_value=1, label="Sample to N workloads",
+        widget=forms.TextInput(attrs={"inputmode": "numeric"}),
+        help_text="Keep at most N workloads, drawn with the seed below. Blank: all.")
     tags = forms.CharField(required=False, max_length=500, help_text="Comma-separated.")
 
     inject_urgent = forms.CharField(
         required=False, max_length=40, label="Inject an urgent group",
         help_text="MEMBERSxGPUS@ARRIVAL, e.g. 4x8@3600: an all-or-nothing group above every "
                   "class.")
-    urgent_duration = forms.FloatField(required=False, initial=URGENT_SECONDS, min_value=1.0,
-                                       label="Urgent group's work (s)",
-                                       widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    urgent_duration = DurationField(required=False, initial=URGENT_SECONDS, min_value=1.0,
+                                    label="Urgent group's work", help_text="e.g. 1h")
     spot_reclaim = forms.CharField(
         required=False, max_length=200, label="Spot reclaims",
         help_text="SHARE@TIME, comma-separated, e.g. 10%@7200: one variant each, reclaiming "
                   "that share of the GPU nodes.")
-    spot_notice = forms.FloatField(required=False, initial=NOTICE_SECONDS, min_value=0.0,
-                                   label="Spot notice (s)",
-                                   widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    spot_notice = DurationField(required=False, initial=NOTICE_SECONDS, min_value=0.0,
+                                label="Spot notice", help_text="e.g. 2m")
     seed = forms.IntegerField(required=False, initial=0, label="Seed",
                               widget=forms.TextInput(attrs={"inputmode": "numeric"}),
-                              help_text="Picks the reclaimed nodes.")
+                              help_text="Picks the reclaimed nodes and the sample.")
     compare_qos_map = forms.CharField(
         required=False, max_length=100_000, label="Compare a QoS mapping",
         widget=forms.Textarea(attrs={"rows": 3, "class": "code"}),
@@ -210,6 +246,9 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
             "fmt": data["format"], "uploads": [(f, f.name) for f in data["files"]],
             "qos_map": self._edited_qos_map(data["format"]), "defaults": self._edited_defaults(),
             "name": data["name"].strip(), "horizon_seconds": data["horizon_seconds"],
+            "window": ImportWindow(start_seconds=data["start_seconds"],
+                                   compress=_or(data["compress"], 1.0), sample=data["sample"],
+                                   seed=_or(data["seed"], 0)),
             "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
             "scenarios": ReplayScenarios(
                 inject_urgent=data["inject_urgent"],
@@ -240,6 +279,8 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
                 self.add_error(self._default_cell_named(message), message)
             elif path == "spot_reclaims":
                 self.add_error("spot_reclaim", message)
+            elif path == "start":
+                self.add_error("start_seconds", message)
             elif path in self.fields:
                 self.add_error(path, message)
             else:
@@ -310,9 +351,8 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
     name = forms.CharField(required=False, max_length=200,
                            help_text="Blank: the name the manifests give, else "
                                      "kubernetes-import.")
-    horizon_seconds = forms.FloatField(required=False, min_value=1.0, label="Horizon (s)",
-                                       widget=forms.TextInput(attrs={"inputmode": "decimal"}),
-                                       help_text="Blank: one hour.")
+    horizon_seconds = DurationField(required=False, min_value=1.0, label="Horizon",
+                                    help_text="e.g. 24h. Blank: one hour.")
     tags = forms.CharField(required=False, max_length=500, help_text="Comma-separated.")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -21,9 +21,13 @@ import scheduler_core as sc
 from experiments import selectors
 from experiments.models import Replication, Run, RunEvent, Status
 from scheduler_core.metrics import RECORD_FIELDS
+from scheduler_core.stats import IntervalMethod, difference
 
 SUMMARY_STATS = ("mean", "ci95", "min", "max", "n")
-SUMMARY_COLUMNS = ("variant", "preemption", "placement", "metric", *SUMMARY_STATS)
+REGISTRY_COLUMNS = ("label", "unit", "better")
+"""From the core's metric registry, so an export reads without the glossary beside it."""
+SUMMARY_COLUMNS = ("variant", "preemption", "placement", "metric", *SUMMARY_STATS,
+                   *REGISTRY_COLUMNS)
 RECORD_COLUMNS = ("variant", "replication", "seed", *RECORD_FIELDS)
 EVENT_COLUMNS = ("variant", "replication", "seq", "time", "reason", "workload", "pod", "node",
                  "value", "related", "message")
@@ -59,6 +63,7 @@ def run_variant_summaries(*, run: Run) -> list[dict[str, Any]]:
             {"replication": rep["replication"], "seed": rep["seed"], "summary": rep["summary"]})
     return [{"variant": entry["variant"], "preemption": entry.get("preemption", ""),
              "placement": entry.get("placement", ""), "metrics": entry.get("metrics", {}),
+             "unserved": sc.is_unserved(entry.get("metrics", {})),
              "replications": by_variant.get(entry["variant"], [])}
             for entry in run.aggregate]
 
@@ -69,9 +74,11 @@ def run_summary_rows(*, run: Run) -> Iterator[dict[str, Any]]:
     for entry in run.aggregate:
         for name in names:
             stats = entry.get("metrics", {}).get(name, {})
+            info = sc.metric_info(name)
             yield {"variant": entry["variant"], "preemption": entry.get("preemption", ""),
                    "placement": entry.get("placement", ""), "metric": name,
-                   **{stat: stats.get(stat) for stat in SUMMARY_STATS}}
+                   **{stat: stats.get(stat) for stat in SUMMARY_STATS},
+                   "label": info.label, "unit": info.unit, "better": info.better.value}
 
 
 class _JSONArrayLength(Func):
@@ -197,13 +204,22 @@ def run_event_rows(*, run: Run, filters: Mapping[str, Any] | None = None
 
 @dataclass(frozen=True, slots=True)
 class ComparedVariant:
-    """One (run, variant) of a comparison with its aggregate metrics."""
+    """One (run, variant) of a comparison with its aggregate metrics and each
+    replication's summary by seed (what pairs it with another variant)."""
 
     run: Run
     variant: str
     preemption: str
     placement: str
     metrics: dict[str, dict[str, Any]]
+    by_seed: dict[Any, dict[str, Any]]
+
+    @property
+    def unserved(self) -> bool:
+        return sc.is_unserved(self.metrics)
+
+    def samples(self, metric: str) -> dict[Any, float | None]:
+        return {seed: summary.get(metric) for seed, summary in self.by_seed.items()}
 
 
 class ComparisonError(ValueError):
@@ -233,31 +249,49 @@ def _compared(user: User | AnonymousUser, index: int, run_id: int, variant: str)
         known = ", ".join(e["variant"] for e in run.aggregate)
         raise ComparisonError(index, "variant",
                               f"run {run_id} has no variant '{variant}' (it has: {known})")
+    reps = run.replications.filter(variant=variant, status=Status.SUCCEEDED) \
+        .order_by("replication").values_list("replication", "seed", "summary")
+    # A replication without a stored seed pairs with nothing (keyed by run and number).
+    by_seed = {(seed if seed is not None else (run.pk, number)): summary
+               for number, seed, summary in reps}
     return ComparedVariant(run=run, variant=variant, preemption=entry.get("preemption", ""),
-                           placement=entry.get("placement", ""), metrics=entry["metrics"])
+                           placement=entry.get("placement", ""), metrics=entry["metrics"],
+                           by_seed=by_seed)
 
 
 def comparison_table(*, compared: Sequence[ComparedVariant]) -> list[dict[str, Any]]:
     """Per metric: every pair's statistics and its difference from the first pair (the
-    baseline). The difference's 95% half-width combines the two half-widths in
-    quadrature (independent replications); ``None`` where either side has no value."""
+    baseline) with its 95% half-width: paired over the per-seed differences when both
+    ran the same seeds (common random numbers), Welch's otherwise; ``interval`` says
+    which. ``best`` marks the registry's best (never an unserved variant)."""
     names = list(dict.fromkeys(name for c in compared for name in
                                [*sc.SUMMARY_NAMES, *c.metrics]))
     baseline = compared[0]
-    return [{"metric": name,
-             "values": [_compared_value(c.metrics.get(name, {}), baseline.metrics.get(name, {}))
-                        for c in compared]}
-            for name in names]
+    unserved = [c.unserved for c in compared]
+    rows = []
+    for name in names:
+        best = set(sc.best_indexes([c.metrics.get(name, {}).get("mean") for c in compared],
+                                   name, unserved=unserved))
+        rows.append({"metric": name, "values": [
+            _compared_value(c, baseline, name) | {"best": i in best}
+            for i, c in enumerate(compared)]})
+    return rows
 
 
-def _compared_value(stats: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, Any]:
-    mean, base_mean = stats.get("mean"), base.get("mean")
-    both = mean is not None and base_mean is not None
-    difference = mean - base_mean if mean is not None and base_mean is not None else None
-    ci = ((stats.get("ci95") or 0.0) ** 2 + (base.get("ci95") or 0.0) ** 2) ** 0.5 if both else None
-    relative = difference / abs(base_mean) if both and base_mean else None
+def _compared_value(compared: ComparedVariant, base: ComparedVariant, name: str,
+                    ) -> dict[str, Any]:
+    stats, base_stats = compared.metrics.get(name, {}), base.metrics.get(name, {})
+    mean, base_mean = stats.get("mean"), base_stats.get("mean")
+    delta = mean - base_mean if mean is not None and base_mean is not None else None
+    both = delta is not None
+    found = difference(base.samples(name), compared.samples(name))
+    relative = delta / abs(base_mean) if delta is not None and base_mean else None
     return {**{stat: stats.get(stat) for stat in SUMMARY_STATS},
-            "difference": difference, "difference_ci95": ci, "relative_difference": relative}
+            "difference": delta,
+            "difference_ci95": found.half_width if both else None,
+            "interval": found.method.value if both else IntervalMethod.NONE.value,
+            "pairs": found.n if both and found.method is IntervalMethod.PAIRED else 0,
+            "relative_difference": relative}
 
 
 DECISION_COLUMNS = ("variant", "replication", "id", "time", "kind", "workload", "pod", "node",

@@ -7,17 +7,21 @@ module only reads rows of runs the caller has already been allowed to see, excep
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.cache import cache
 from django.db.models import QuerySet
 
+import scheduler_core as sc
 from experiments import selectors
 from experiments.charts.data import ROW_FIELDS, Row, VariantResults
 from experiments.models import Replication, Run, RunEvent, Status
+from scheduler_core.spec_diff import parameter_diff, variant_parameters
 from scheduler_core.timeline import (
     TIMELINE_REASONS,
     TIMELINE_VERSION,
@@ -35,13 +39,16 @@ COST_EVENT_BUDGET = 400_000
 def run_variant_results(*, run: Run, label_prefix: str = "") -> list[VariantResults]:
     """Each variant of a finished run: its aggregate and every replication's summary."""
     samples: dict[int, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
-    for index, summary in _succeeded(run).values_list("variant_index", "summary"):
-        for metric, value in summary.items():
-            samples[index][metric].append(value)
-    return [VariantResults(label=label_prefix + entry["variant"],
+    seeds: dict[int, list[int | None]] = defaultdict(list)
+    for index, seed, summary in _succeeded(run).values_list("variant_index", "seed", "summary"):
+        seeds[index].append(seed)
+        for metric in sc.SUMMARY_NAMES:  # aligned with seeds even if a value is missing
+            samples[index][metric].append(summary.get(metric))
+    return [VariantResults(label=label_prefix + entry["variant"], name=entry["variant"],
                            preemption=entry.get("preemption", ""),
                            placement=entry.get("placement", ""),
-                           aggregate=entry.get("metrics", {}), samples=dict(samples[index]))
+                           aggregate=entry.get("metrics", {}), samples=dict(samples[index]),
+                           seeds=tuple(seeds[index]))
             for index, entry in enumerate(run.aggregate)]
 
 
@@ -187,3 +194,32 @@ def compare_candidates(*, user: User | AnonymousUser, limit: int = 40) -> list[R
     return list(Run.objects.select_related("experiment")
                 .filter(experiment__in=visible, status=Status.SUCCEEDED)
                 .defer("spec").order_by("-created_at", "-id")[:limit])
+
+
+def compare_parameters(*, chosen: Sequence[ChosenVariant]) -> tuple[list[dict[str, Any]], int]:
+    """The parameters that differ between the chosen variants' resolved specs (MLflow's
+    run diff), one row per dotted path, and how many more differ than are listed. A
+    stored spec this version no longer reads shows as such rather than failing the page."""
+    if len(chosen) < 2:
+        return [], 0
+    flat = [_variant_parameters(c.run, c.ref.variant) for c in chosen]
+    rows, more = parameter_diff(flat)
+    return [{"path": row.path,
+             "cells": [{"text": text, "changed": i > 0 and value != row.values[0]}
+                       for i, (text, value) in enumerate(zip(row.texts(), row.values,
+                                                             strict=True))]}
+            for row in rows], more
+
+
+def _variant_parameters(run: Run, variant: str) -> dict[str, Any]:
+    finished = run.finished_at.timestamp() if run.finished_at else 0.0
+    digest = hashlib.sha256(variant.encode()).hexdigest()
+    key = f"variant-parameters:{run.pk}:{finished:.6f}:{digest}"
+    found = cache.get(key)
+    if found is None:
+        try:
+            found = variant_parameters(sc.parse_spec(run.spec, check_variants=False), variant)
+        except sc.SpecError:
+            found = {"(spec)": "stored by an older version; not comparable"}
+        cache.set(key, found, 24 * 3600)
+    return found

@@ -4,8 +4,12 @@ the same things with the same messages."""
 
 from __future__ import annotations
 
+import functools
+import os
+import subprocess
 from collections.abc import Mapping
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -78,12 +82,35 @@ def spec_yaml(document: Mapping[str, Any]) -> str:
 
 
 def product_version() -> str:
-    """What produced a run's numbers: the installed distribution and the simulator."""
+    """What produced a run's numbers: the installed distribution, the simulator, and the
+    git commit of the source when it is known (stored on the run at creation)."""
     try:
         package = metadata.version("disruption-lab")
     except metadata.PackageNotFoundError:
         package = "source"
-    return f"disruption-lab {package} / scheduler_core {sc.__version__}"
+    commit = source_commit()
+    return f"disruption-lab {package} / scheduler_core {sc.__version__}" + (
+        f" / git {commit}" if commit else "")
+
+
+@functools.cache
+def source_commit() -> str:
+    """``LAB_GIT_COMMIT`` (an image build sets it: images carry no .git), else what
+    ``git rev-parse`` says about the source tree, "+dirty" when it has uncommitted
+    changes; "" when neither is known. Read once per process."""
+    from_env = os.environ.get("LAB_GIT_COMMIT", "").strip()
+    if from_env:
+        return from_env[:40]
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                                capture_output=True, text=True, timeout=5, check=True)
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                 "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=5, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return commit.stdout.strip() + ("+dirty" if status.stdout.strip() else "")
 
 
 def preset_or_none(preset_id: str) -> sc.Preset | None:

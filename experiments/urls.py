@@ -42,6 +42,7 @@ urlpatterns = [
          name="run-chart-workloads"),
     path("runs/<int:pk>/charts/events.json", chart_views.run_events, name="run-chart-events"),
     path("compare/", compare_views.compare, name="compare"),
+    path("metrics/", compare_views.metrics_glossary, name="metrics"),
     path("docs/", doc_views.doc_index, name="docs"),
     path("docs/<slug:slug>/", doc_views.doc_page, name="doc"),
     path("charts/plotly.min.js", chart_views.plotly_js, name="plotly-js"),

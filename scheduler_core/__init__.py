@@ -18,6 +18,15 @@ from scheduler_core.experiment import (
     simulate,
 )
 from scheduler_core.limits import LIBRARY_LIMITS, Limits
+from scheduler_core.metric_registry import (
+    NEVER,
+    REGISTRY,
+    MetricInfo,
+    best_indexes,
+    is_unserved,
+    metric_info,
+    registry_document,
+)
 from scheduler_core.metrics import ACCOUNTING_NAMES, METRIC_NAMES, SUMMARY_NAMES
 from scheduler_core.plugins import policy_names
 from scheduler_core.presets import Preset, get_preset, list_presets
@@ -39,25 +48,32 @@ __all__ = [
     "ACCOUNTING_NAMES",
     "LIBRARY_LIMITS",
     "METRIC_NAMES",
+    "NEVER",
+    "REGISTRY",
     "SUMMARY_NAMES",
     "CostEstimate",
     "ExperimentSpec",
     "Limits",
+    "MetricInfo",
     "Preset",
     "ReplicationResult",
     "SimulationLimitError",
     "SpecError",
     "VariantResult",
     "aggregate",
+    "best_indexes",
     "estimate_cost",
     "expand_variants",
     "format_duration",
     "get_preset",
+    "is_unserved",
     "list_presets",
     "load_document",
+    "metric_info",
     "parse_duration",
     "parse_spec",
     "policy_names",
+    "registry_document",
     "resolve_variant",
     "run_experiment",
     "simulate",

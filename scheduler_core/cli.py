@@ -20,6 +20,7 @@ from scheduler_core.estimate import CostEstimate, estimate_cost
 from scheduler_core.experiment import VariantResult, run_experiment
 from scheduler_core.k8s.cli import register as register_export
 from scheduler_core.limits import Limits
+from scheduler_core.metric_registry import best_indexes, is_unserved, metric_info, registry_document
 from scheduler_core.metrics import METRIC_NAMES
 from scheduler_core.presets import get_preset, list_presets
 from scheduler_core.spec import (
@@ -87,6 +88,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="print the decisions that concern this pod or workload (first "
                           "replication of each variant) and each variant's diagnosis")
     run.set_defaults(handler=_run)
+    glossary = sub.add_parser("metrics", help="every metric: unit, which way is better, how "
+                              "it aggregates, what a missing value means")
+    glossary.add_argument("--json", action="store_true", help="print the registry as JSON")
+    glossary.set_defaults(handler=_metrics)
     register_import(sub)
     register_export(sub)
     return parser
@@ -163,7 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         print(format_explanation(results, args.explain))
         return 0
     if args.json:
-        payload = {"experiment": spec.name,
+        payload = {"experiment": spec.name, "metrics": registry_document()["metrics"],
                    "variants": [v.to_dict(include_events=args.events) for v in results]}
         json.dump(_finite(payload), sys.stdout, indent=2, allow_nan=False)
         print()
@@ -227,25 +232,52 @@ def _finite(value: Any) -> Any:
 
 
 def format_table(results: Sequence[VariantResult]) -> str:
-    """Headline metrics, one column per variant, side by side."""
+    """Headline metrics, one column per variant, side by side; * marks the best (the
+    registry's direction), a missing value reads as the registry says, and a variant
+    whose urgent workload was never useful is named below (it is never best)."""
     names = [v.name for v in results]
-    width = max(12, *(len(n) for n in names))
-    label = max(len(m) for m in HEADLINE)
+    width = max(20, *(len(n) for n in names))
+    label = max(len(metric_info(m).title) for m in HEADLINE)
+    unserved = [is_unserved(v.aggregate) for v in results]
     lines = [" " * label + "  " + "  ".join(n.rjust(width) for n in names)]
     for metric in HEADLINE:
-        cells = [_cell(v.aggregate[metric], width) for v in results]
-        lines.append(metric.ljust(label) + "  " + "  ".join(cells))
+        stats = [v.aggregate[metric] for v in results]
+        best = set(best_indexes([s["mean"] for s in stats], metric, unserved=unserved))
+        cells = [_cell(s, metric, width, i in best) for i, s in enumerate(stats)]
+        lines.append(metric_info(metric).title.ljust(label) + "  " + "  ".join(cells))
+    lines.append("* best (lower is better; higher for utilization, goodput and ETTR); "
+                 "± is the 95% Student-t half-width across replications")
+    lines += [f"! {name}: an urgent workload never became useful before the horizon "
+              "(never counted best)" for name, flag in zip(names, unserved, strict=True) if flag]
     return "\n".join(lines)
 
 
-def _cell(stats: dict[str, float | None], width: int) -> str:
+def _cell(stats: dict[str, float | None], metric: str, width: int, best: bool) -> str:
     mean = stats["mean"]
     if mean is None:
-        return "-".rjust(width)
+        return metric_info(metric).null[:width].rjust(width)
+    half = stats.get("ci95")
+    if metric_info(metric).unit == "ratio":
+        text = f"{mean * 100:.1f}%" + (f" ±{half * 100:.1f}" if half else "")
+        return (text + ("*" if best else "")).rjust(width)
     text = f"{mean:.3f}" if abs(mean) < 10 and mean != int(mean) else f"{mean:,.0f}"
-    if stats.get("ci95"):
-        text += f" ±{stats['ci95']:.0f}"
-    return text.rjust(width)
+    if half:
+        text += f" ±{half:.0f}"
+    return (text + ("*" if best else "")).rjust(width)
+
+
+def _metrics(args: argparse.Namespace) -> int:
+    """The glossary, from the metric registry."""
+    document = registry_document()
+    if args.json:
+        json.dump(document, sys.stdout, indent=2, ensure_ascii=False)
+        print()
+        return 0
+    for m in document["metrics"]:
+        print(f"{m['name']} ({m['unit']}, {m['better']} is better)\n  {m['definition']}\n"
+              f"  per replication: {m['workloads']}; across: {m['replications']}\n"
+              f"  no value reads: {m['null']}")
+    return 0
 
 
 class ProgressBar:

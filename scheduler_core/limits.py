@@ -31,7 +31,7 @@ class Limits:
     its metadata. ``None`` for a budget means no budget."""
 
     max_nodes: int = 5000
-    max_workloads: int = 5000
+    max_workloads: int = 10_000
     max_pods: int = 50_000
     max_horizon_seconds: float = 60 * 86400.0
     max_tasks: int = 5000

@@ -7,13 +7,13 @@ user sees can be recomputed, and traced back to the events that made it.
 from __future__ import annotations
 
 import math
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 
 from scheduler_core import events as ev
 from scheduler_core.events import Event
+from scheduler_core.stats import mean_interval
 
 PREEMPTOR_METRICS = ("time_to_victims_selected", "time_to_victims_released", "release_latency",
                      "time_to_group_scheduled", "time_to_group_useful")
@@ -26,8 +26,11 @@ METRIC_NAMES = (*PREEMPTOR_METRICS, "preemption_not_helpful", "lost_work", "stra
                 "preempted_while_loading", "sessions_lost", "gpu_utilization", "goodput",
                 "ettr", "wasted_gpu_seconds", "completion_time", "queue_wait")
 """One summary entry per metric of metrics.md, in its order."""
-ACCOUNTING_NAMES = ("over_evicted_pods", "groups_broken", "thrashing_workloads")
-"""Over-eviction and thrashing (issue #3 §4), reported alongside metrics.md."""
+ACCOUNTING_NAMES = ("over_evicted_pods", "groups_broken", "thrashing_workloads",
+                    "urgent_never_useful")
+"""Over-eviction and thrashing (issue #3 §4), and urgent workloads that never became
+useful before the horizon (the flag that keeps such a variant from "winning"), reported
+alongside metrics.md."""
 SUMMARY_NAMES = (*METRIC_NAMES, *ACCOUNTING_NAMES)
 
 
@@ -405,6 +408,8 @@ def _summary(records: Sequence[WorkloadRecord], allocated: float,
     summary["over_evicted_pods"] = float(sum(r.over_evicted_pods for r in records))
     summary["groups_broken"] = float(sum(r.groups_broken for r in records))
     summary["thrashing_workloads"] = float(sum(1 for r in records if r.premature_disruptions >= 2))
+    summary["urgent_never_useful"] = float(sum(1 for r in records
+                                               if r.urgent and r.time_to_group_useful is None))
     return {name: summary[name] for name in SUMMARY_NAMES}
 
 
@@ -454,15 +459,7 @@ def percentile(sorted_values: Sequence[float], pct: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (rank - low)
 
 
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-        9: 2.262, 10: 2.228, 15: 2.131, 20: 2.086, 30: 2.042}
-
-
 def confidence_interval(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95% confidence interval (Student's t)."""
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return mean, 0.0
-    df = len(values) - 1
-    t = next((_T95[k] for k in sorted(_T95) if k >= df), 1.96)
-    return mean, t * statistics.stdev(values) / math.sqrt(len(values))
+    """Mean and the half-width of its 95% confidence interval (Student's t, exact for
+    every df: see ``scheduler_core.stats``)."""
+    return mean_interval(values)

@@ -300,7 +300,7 @@ LAB_SHARE_ALL = env_bool("LAB_SHARE_ALL", False)
 # Limits on what one spec may ask for; a spec above one is refused with the limit named.
 LAB_LIMITS = {
     "LAB_MAX_NODES": env_int("LAB_MAX_NODES", 5000, minimum=1),
-    "LAB_MAX_WORKLOADS": env_int("LAB_MAX_WORKLOADS", 5000, minimum=1),
+    "LAB_MAX_WORKLOADS": env_int("LAB_MAX_WORKLOADS", 10_000, minimum=1),
     "LAB_MAX_PODS": env_int("LAB_MAX_PODS", 50000, minimum=1),
     "LAB_MAX_HORIZON_SECONDS": env_float("LAB_MAX_HORIZON_SECONDS", 60 * 86400.0, minimum=1.0),
     "LAB_MAX_TASKS": env_int("LAB_MAX_TASKS", 5000, minimum=1),

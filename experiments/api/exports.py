@@ -166,6 +166,7 @@ SUMMARY_SCHEMA = pa.schema([
     ("variant", pa.string()), ("preemption", pa.string()), ("placement", pa.string()),
     ("metric", pa.string()), ("mean", pa.float64()), ("ci95", pa.float64()),
     ("min", pa.float64()), ("max", pa.float64()), ("n", pa.int64()),
+    ("label", pa.string()), ("unit", pa.string()), ("better", pa.string()),
 ])
 EVENT_SCHEMA = pa.schema([
     ("variant", pa.string()), ("replication", pa.int64()), ("seq", pa.int64()),

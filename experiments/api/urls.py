@@ -60,6 +60,7 @@ v1 = [
     api(results.RunDecisionsApi, "runs/<int:pk>/decisions/", "run-decisions"),
     api(results.RunExportApi, "runs/<int:pk>/export/<slug:table>.<slug:fmt>", "run-export"),
     api(results.CompareApi, "compare/", "compare"),
+    api(results.MetricRegistryApi, "metrics/", "metrics"),
 ]
 
 urlpatterns = [

@@ -1,6 +1,8 @@
 """The comparison table: every metric of every chosen variant side by side, the best
-per metric highlighted, deltas against a baseline variant, optionally only the metrics
-that differ, in either orientation."""
+per metric highlighted (through the core's registry: an unserved variant never wins),
+deltas against a baseline variant with their 95% interval (paired when the two ran the
+same seeds, Welch's otherwise, and said which), optionally only the metrics that differ,
+in either orientation."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import scheduler_core as sc
 from experiments.charts.data import VariantResults
 from experiments.charts.metrics import best_indexes, higher_is_better, is_number, metric_title
 from experiments.display import format_value, metric_display
+from scheduler_core.stats import Difference, IntervalMethod, difference
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +25,8 @@ class Cell:
     baseline: bool
     delta: str
     verdict: str  # "better", "worse", "same" or "" (no delta)
+    interval: str = ""  # "paired", "welch", "none" or "" (no delta)
+    significant: bool = False  # the delta's 95% interval excludes zero
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,7 @@ class CompareTable:
     baseline: int | None
     rows: tuple[MetricRow, ...]
     hidden_same: int
+    unserved: tuple[bool, ...] = ()
 
     def by_variant(self) -> list[tuple[str, list[tuple[str, Cell]]]]:
         """The transposed table: one row per variant, one column per metric."""
@@ -52,43 +59,61 @@ def compare_table(variants: Sequence[VariantResults], metrics: Sequence[str], *,
     rows = [_row(variants, metric, baseline) for metric in metrics]
     shown = [r for r in rows if r.differs] if differences_only else rows
     return CompareTable(tuple(v.label for v in variants), baseline, tuple(shown),
-                        len(rows) - len(shown))
+                        len(rows) - len(shown), tuple(v.unserved for v in variants))
 
 
 def _row(variants: Sequence[VariantResults], metric: str, baseline: int | None) -> MetricRow:
     means = [v.mean(metric) for v in variants]
-    best = set(best_indexes(means, metric))
-    base = means[baseline] if baseline is not None else None
+    best = set(best_indexes(means, metric, unserved=[v.unserved for v in variants]))
+    base = variants[baseline] if baseline is not None else None
     cells = tuple(_cell(v, metric, i in best, i == baseline, base) for i, v in enumerate(variants))
     return MetricRow(metric, metric_title(metric), cells, _differs(means))
 
 
 def _cell(variant: VariantResults, metric: str, best: bool, is_baseline: bool,
-          base: float | None) -> Cell:
+          base: VariantResults | None) -> Cell:
     unit = metric_display(metric).unit
     mean, ci = variant.mean(metric), variant.ci95(metric)
-    text = format_value(mean, unit)
+    text = format_value(mean, unit, null=sc.metric_info(metric).null)
     if is_number(mean) and is_number(ci) and ci:
         text += f" ± {format_value(ci, unit)}"
-    delta, verdict = ("baseline", "") if is_baseline else _delta(mean, base, metric)
-    return Cell(mean, text, best, is_baseline, delta, verdict)
+    if is_baseline:
+        return Cell(mean, text, best, True, "baseline", "")
+    if base is None:
+        return Cell(mean, text, best, False, "", "")
+    found = difference(base.by_seed(metric), variant.by_seed(metric))
+    delta, verdict = _delta(mean, base.mean(metric), metric, found)
+    return Cell(mean, text, best, False, delta, verdict,
+                found.method.value if delta else "", _significant(found))
 
 
-def _delta(value: float | None, base: float | None, metric: str) -> tuple[str, str]:
-    """``+12 (+4.0%)`` against the baseline, and whether that is better for this metric."""
+def _significant(found: Difference) -> bool:
+    return (found.mean is not None and found.half_width is not None
+            and abs(found.mean) > found.half_width)
+
+
+def _delta(value: float | None, base: float | None, metric: str,
+           found: Difference) -> tuple[str, str]:
+    """``+12 ± 3 (+4.0%)`` against the baseline, and whether that is better for this
+    metric."""
     if is_number(value) and is_number(base):
-        return _difference(value, base, metric)
+        return _difference(value, base, metric, found)
     return "", ""
 
 
-def _difference(value: float, base: float, metric: str) -> tuple[str, str]:
+def _difference(value: float, base: float, metric: str, found: Difference) -> tuple[str, str]:
     diff = value - base
-    if math.isclose(value, base, rel_tol=1e-9, abs_tol=1e-12):
-        return "±0", "same"
     unit = metric_display(metric).unit
-    text = ("+" if diff > 0 else "-") + format_value(abs(diff), unit)
+    half = found.half_width if found.method is not IntervalMethod.NONE else None
+    if math.isclose(value, base, rel_tol=1e-9, abs_tol=1e-12) and not half:
+        return "±0", "same"
+    text = ("+" if diff > 0 else "-" if diff < 0 else "±") + format_value(abs(diff), unit)
+    if half is not None:
+        text += f" ± {format_value(half, unit)}"
     if base:
         text += f" ({diff / abs(base) * 100:+.1f}%)"
+    if diff == 0:
+        return text, "same"
     improved = diff > 0 if higher_is_better(metric) else diff < 0
     return text, "better" if improved else "worse"
 

@@ -1,11 +1,13 @@
 """The headline charts: one value per variant (the mean across replications) with its
-95% interval and every replication's own value, the best variant marked."""
+95% interval and every replication's own value, the best variant marked (through the
+core's metric registry), a variant whose urgent workload was never useful flagged."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import scheduler_core as sc
 from experiments.charts.data import VariantResults
 from experiments.charts.metrics import best_indexes, is_number, metric_title
 from experiments.charts.style import (
@@ -15,11 +17,12 @@ from experiments.charts.style import (
     base_layout,
     figure,
     trace,
-    variant_color,
+    variant_colors,
 )
 
 BEST_MARK = "★ best"
-NO_VALUE = "no value"
+UNSERVED_MARK = "⚠ urgent never useful"
+FLAG_COLOR = "#cf222e"
 
 
 def headline_figure(variants: Sequence[VariantResults], metric: str) -> Figure:
@@ -27,13 +30,13 @@ def headline_figure(variants: Sequence[VariantResults], metric: str) -> Figure:
     dots for the replications; the best variant's bar outlined and labelled."""
     labels = [v.label for v in variants]
     means = [v.mean(metric) for v in variants]
-    best = best_indexes(means, metric)
+    best = best_indexes(means, metric, unserved=[v.unserved for v in variants])
     return figure([_bars(variants, metric, best), _replication_dots(variants, metric)], {
         **base_layout(title=metric_title(metric), height=300, showlegend=False, bargap=0.35,
                       margin={"l": 50, "r": 10, "t": 40, "b": 80}),
         "xaxis": axis("", type="category", categoryarray=labels, categoryorder="array"),
         "yaxis": axis("", rangemode="tozero"),
-        "annotations": _annotations(labels, means, best)})
+        "annotations": _annotations(variants, metric, best)})
 
 
 def _bars(variants: Sequence[VariantResults], metric: str, best: list[int]) -> dict[str, Any]:
@@ -41,7 +44,7 @@ def _bars(variants: Sequence[VariantResults], metric: str, best: list[int]) -> d
     replicated = any(len(v.samples.get(metric, ())) > 1 for v in variants)
     return trace(
         "bar", x=[v.label for v in variants], y=[v.mean(metric) for v in variants], name="mean",
-        marker={"color": [variant_color(i) for i in range(len(variants))],
+        marker={"color": variant_colors([v.color_key for v in variants]),
                 "line": {"color": [BEST_COLOR if i in best else "rgba(0,0,0,0)"
                                    for i in range(len(variants))],
                          "width": [3 if i in best else 0 for i in range(len(variants))]}},
@@ -65,11 +68,33 @@ def _replication_dots(variants: Sequence[VariantResults], metric: str) -> dict[s
                       hovertemplate="%{x}<br>replication %{y:,.4~g}<extra></extra>")
 
 
-def _annotations(labels: list[str], means: list[float | None], best: list[int]) -> list[dict]:
+def _annotations(variants: Sequence[VariantResults], metric: str, best: list[int],
+                 ) -> list[dict]:
+    """★ over the best; over a bar with no value the registry's null reading (a time that
+    never happened reads "never (> horizon)", not 0); ⚠ under an unserved variant."""
+    labels = [v.label for v in variants]
+    means = [v.mean(metric) for v in variants]
     marks = [{"x": labels[i], "y": means[i], "text": BEST_MARK, "showarrow": False,
               "yshift": 14, "font": {"color": BEST_COLOR, "size": 12}} for i in best]
-    missing = [{"x": label, "y": 0, "text": NO_VALUE, "showarrow": False, "yshift": 10,
+    null = sc.metric_info(metric).null
+    missing = [{"x": label, "y": 0, "text": _wrapped(null), "showarrow": False, "yshift": 14,
                 "font": {"color": "#6e7781", "size": 11},
-                "hovertext": "never reached, or it did not apply in this variant"}
+                "hovertext": f"no value: {null}"}
                for label, mean in zip(labels, means, strict=True) if not is_number(mean)]
-    return marks + missing
+    flags = [{"x": v.label, "y": mean if is_number(mean) else 0, "text": UNSERVED_MARK,
+              "showarrow": False, "yshift": 14 if is_number(mean) else 38,
+              "font": {"color": FLAG_COLOR, "size": 10},
+              "hovertext": "an urgent workload never became useful before the horizon: "
+                           "this variant is never named best"}
+             for v, mean in zip(variants, means, strict=True) if v.unserved]
+    return marks + missing + flags
+
+
+def _wrapped(text: str, width: int = 18) -> str:
+    """A long reading on two lines, split at the space nearest its middle, so it stays
+    inside its own bar's slot."""
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    if len(text) <= width or not spaces:
+        return text
+    cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return text[:cut] + "<br>" + text[cut + 1:]

@@ -40,8 +40,9 @@ def milestones_figure(variants: Sequence[VariantResults]) -> Figure:
     times = [milestone_times(v) for v in variants]
     traces = [_segment_trace(labels, [segments(t)[k] for t in times], name, color)
               for k, (name, color) in enumerate(SEGMENTS)]
-    traces += [_milestone_trace(labels, [t[k] for t in times], name, symbol)
-               for k, (_, name, symbol) in enumerate(MILESTONES)]
+    traces += [_milestone_trace(labels, [t[k] for t in times], name, symbol,
+                                [v.spread(metric) for v in variants])
+               for k, (metric, name, symbol) in enumerate(MILESTONES)]
     return figure(traces, {
         **base_layout(title="The preemptor's milestones (seconds after it arrived)",
                       height=max(260, 150 + 40 * len(variants)), barmode="overlay",
@@ -62,10 +63,20 @@ def _segment_trace(labels: list[str], spans: list[tuple[float, float] | None], n
 
 
 def _milestone_trace(labels: list[str], values: list[float | None], name: str,
-                     symbol: str) -> dict[str, Any]:
+                     symbol: str, spreads: list[tuple[float | None, float | None]],
+                     ) -> dict[str, Any]:
+    """The mean's marker, with whiskers from the fastest to the slowest replication."""
+    below = [v - lo if is_number(v) and is_number(lo) else 0.0
+             for v, (lo, _) in zip(values, spreads, strict=True)]
+    above = [hi - v if is_number(v) and is_number(hi) else 0.0
+             for v, (_, hi) in zip(values, spreads, strict=True)]
     return trace("scatter", y=labels, x=values, mode="markers", name=name,
                       marker={"symbol": symbol, "size": 12, "color": "#24292f"},
-                      hovertemplate="%{y}: " + name + " at %{x:,.4~g}s<extra></extra>")
+                      error_x={"type": "data", "symmetric": False, "array": above,
+                               "arrayminus": below, "visible": any(below) or any(above),
+                               "color": "#57606a", "thickness": 1},
+                      hovertemplate="%{y}: " + name + " at %{x:,.4~g}s (mean; whiskers: "
+                                    "min to max across replications)<extra></extra>")
 
 
 def _gap_note(label: str, times: list[float | None]) -> dict:

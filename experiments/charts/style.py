@@ -3,6 +3,8 @@ layout defaults the pages share."""
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Sequence
 from typing import Any
 
 Figure = dict[str, Any]
@@ -47,8 +49,34 @@ def scatter_kind(points: int) -> str:
     return "scattergl" if points > WEBGL_MIN_POINTS else "scatter"
 
 
-def variant_color(index: int) -> str:
-    return VARIANT_COLORS[index % len(VARIANT_COLORS)]
+def variant_color(name: str) -> str:
+    """A variant's colour, fixed by its name: a stable hash (CRC-32, not Python's salted
+    ``hash``) into the palette, so ``pod`` is the same colour on every page, in every run
+    and in every export, whatever else is drawn beside it."""
+    return VARIANT_COLORS[_slot(name)]
+
+
+def _slot(name: str) -> int:
+    return zlib.crc32(name.encode()) % len(VARIANT_COLORS)
+
+
+def variant_colors(names: Sequence[str]) -> list[str]:
+    """Colours for the variants of one figure: each its own ``variant_color`` unless an
+    earlier one in the figure took it (two names that hash alike, or one name from two
+    runs), then the next free colour, so equal series never hide each other."""
+    taken: set[int] = set()
+    out = []
+    for name in names:
+        slot = _slot(name)
+        for step in range(len(VARIANT_COLORS)):
+            if (slot + step) % len(VARIANT_COLORS) not in taken:
+                slot = (slot + step) % len(VARIANT_COLORS)
+                break
+        taken.add(slot)
+        if len(taken) == len(VARIANT_COLORS):
+            taken.clear()
+        out.append(VARIANT_COLORS[slot])
+    return out
 
 
 def workload_color(index: int) -> str:

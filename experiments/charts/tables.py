@@ -7,19 +7,22 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-COLUMNS = (
+import scheduler_core as sc
+
+_RECORD_COLUMNS = (
     ("workload", "Workload", "text"), ("kind", "Kind", "text"),
     ("priority_class", "Class", "text"), ("recovery", "Recovery", "text"),
     ("members", "Members", "number"), ("gpus_per_member", "GPUs each", "number"),
-    ("lost_work", "Lost work (GPU·s)", "number"),
-    ("stranded_capacity", "Stranded (GPU·s)", "number"),
-    ("wasted_gpu_seconds", "Wasted (GPU·s)", "number"),
-    ("disruptions", "Disruptions", "number"), ("pods_terminated", "Pods terminated", "number"),
-    ("restarts", "Restarts", "number"), ("preempted_while_loading", "Preempted loading", "number"),
-    ("time_to_group_useful", "Time to useful (s)", "number"),
-    ("time_to_recover", "Time to recover (s)", "number"),
-    ("queue_wait", "Queue wait (s)", "number"), ("completion_time", "Completion (s)", "number"),
+    ("lost_work", "", "number"), ("stranded_capacity", "", "number"),
+    ("wasted_gpu_seconds", "", "number"), ("disruptions", "Disruptions", "number"),
+    ("pods_terminated", "", "number"), ("restarts", "", "number"),
+    ("preempted_while_loading", "", "number"), ("time_to_group_useful", "", "number"),
+    ("time_to_recover", "", "number"), ("queue_wait", "", "number"),
+    ("completion_time", "", "number"),
 )
+"""(record field, head, kind); a blank head is a metric's, taken from the registry."""
+COLUMNS: tuple[tuple[str, str, str], ...] = tuple(
+    (name, label or sc.REGISTRY[name].title, kind) for name, label, kind in _RECORD_COLUMNS)
 SORTABLE = frozenset(name for name, _, _ in COLUMNS)
 TEXT_FIELDS = ("workload", "kind", "priority_class", "recovery")
 PER_PAGE = 50

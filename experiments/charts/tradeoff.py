@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import scheduler_core as sc
 from experiments.charts.data import VariantResults
 from experiments.charts.metrics import is_number, metric_title, pareto_front
 from experiments.charts.style import (
@@ -15,7 +16,7 @@ from experiments.charts.style import (
     base_layout,
     figure,
     trace,
-    variant_color,
+    variant_colors,
 )
 
 X_METRIC = "time_to_group_useful"
@@ -28,13 +29,15 @@ def tradeoff_figure(variants: Sequence[VariantResults], *, x_metric: str = X_MET
     """A point per variant (with its 95% intervals), the Pareto-optimal ones outlined and
     joined; variants lacking either number are named in a note, not drawn."""
     points = [(v.mean(x_metric), v.mean(y_metric)) for v in variants]
-    front = set(pareto_front(points))
+    front = set(pareto_front(points, eligible=[not v.unserved for v in variants]))
+    colors = variant_colors([v.color_key for v in variants])
     names = _shared_labels(variants, points)
     traces = [_front_line(variants, points, front)]
-    traces += [_point(v, i, points[i], i in front, names.get(i, ""), x_metric, y_metric)
+    traces += [_point(v, colors[i], points[i], i in front, names.get(i, ""), x_metric, y_metric)
                for i, v in enumerate(variants)
                if is_number(points[i][0]) and is_number(points[i][1])]
-    missing = [v.label for v, p in zip(variants, points, strict=True)
+    missing = [_missing_label(v, p, x_metric, y_metric) for v, p in zip(variants, points,
+                                                                        strict=True)
                if not (is_number(p[0]) and is_number(p[1]))]
     return figure(traces, {
         **base_layout(title="Trade-off: preemptor useful sooner vs. work lost", height=380,
@@ -69,7 +72,7 @@ def _front_line(variants: Sequence[VariantResults], points: list, front: set[int
                       hovertemplate="Pareto-optimal: %{customdata}<extra></extra>")
 
 
-def _point(variant: VariantResults, index: int, point: tuple, on_front: bool, text: str,
+def _point(variant: VariantResults, color: str, point: tuple, on_front: bool, text: str,
            x_metric: str, y_metric: str) -> dict[str, Any]:
     return trace(
         "scatter", x=[point[0]], y=[point[1]], mode="markers+text", name=variant.label,
@@ -78,7 +81,7 @@ def _point(variant: VariantResults, index: int, point: tuple, on_front: bool, te
                  "visible": bool(variant.ci95(x_metric))},
         error_y={"type": "data", "array": [variant.ci95(y_metric) or 0.0],
                  "visible": bool(variant.ci95(y_metric))},
-        marker={"size": 14, "color": variant_color(index),
+        marker={"size": 14, "color": color,
                 "line": {"color": BEST_COLOR if on_front else "white",
                          "width": 3 if on_front else 1}},
         customdata=[[variant.preemption, variant.placement,
@@ -88,7 +91,16 @@ def _point(variant: VariantResults, index: int, point: tuple, on_front: bool, te
                       "<br>%{customdata[2]}<extra></extra>")
 
 
+def _missing_label(variant: VariantResults, point: tuple, x_metric: str, y_metric: str) -> str:
+    """'none (time to group useful: never (> horizon))': why a variant is not drawn, in
+    the registry's words for the missing value."""
+    gone = [m for m, v in zip((x_metric, y_metric), point, strict=True) if not is_number(v)]
+    reasons = "; ".join(f"{sc.metric_info(m).label.lower()}: {sc.metric_info(m).null}"
+                        for m in gone)
+    return f"{variant.label} ({reasons})"
+
+
 def _missing_note(labels: list[str]) -> dict:
     return {"xref": "paper", "yref": "paper", "x": 0, "y": 1.0, "yanchor": "bottom",
             "showarrow": False, "font": {"size": 11, "color": "#6e7781"},
-            "text": "not drawn (no value): " + ", ".join(labels)}
+            "text": "not drawn: " + ", ".join(labels)}

@@ -16,7 +16,7 @@ from experiments.charts.style import (
     figure,
     scatter_kind,
     trace,
-    variant_color,
+    variant_colors,
 )
 from scheduler_core.timeline import Cost, Recovery, recovery_curve
 
@@ -49,6 +49,7 @@ def cumulative_cost_figure(variants: Sequence[VariantCosts], *, end: float) -> F
     """Per variant, lost work (solid) and wasted GPU-seconds (dotted) summed over the
     run, each line at most ``MAX_LINE_POINTS`` points (WebGL when they add up)."""
     traces = []
+    colors = variant_colors([v.color_key for v in variants])
     for i, variant in enumerate(variants):
         for field, dash, name in (("lost", "solid", "lost work"),
                                   ("wasted", "dot", "wasted GPU·s")):
@@ -57,7 +58,7 @@ def cumulative_cost_figure(variants: Sequence[VariantCosts], *, end: float) -> F
             traces.append(trace(
                 "scatter", x=round_all(xs), y=round_all(ys), mode="lines",
                 name=f"{variant.label}: {name}", legendgroup=variant.label,
-                line={"color": variant_color(i), "dash": dash, "shape": "hv", "width": 2},
+                line={"color": colors[i], "dash": dash, "shape": "hv", "width": 2},
                 hovertemplate=f"{variant.label}<br>{name} %{{y:,.0f}} GPU·s by %{{x:,.0f}}s"
                               "<extra></extra>"))
     return figure(_webgl_if_large(traces), {
@@ -78,11 +79,12 @@ def recovery_figure(variants: Sequence[VariantCosts], *, end: float) -> Figure:
     """Every disruption's curve, one trace per variant (the ``MAX_CURVES`` costliest per
     variant when there are more; WebGL when the curves add up)."""
     traces, thinned = [], False
+    colors = variant_colors([v.color_key for v in variants])
     for i, variant in enumerate(variants):
         found = [r for replication in variant.recoveries for r in replication]
         found.sort(key=lambda r: r.lost, reverse=True)
         thinned |= len(found) > MAX_CURVES
-        traces.append(_curves_trace(found[:MAX_CURVES], variant.label, variant_color(i), end))
+        traces.append(_curves_trace(found[:MAX_CURVES], variant.label, colors[i], end))
     note = f" (the {MAX_CURVES} costliest per variant)" if thinned else ""
     return figure(_webgl_if_large(traces), {
         **base_layout(title="Recovery after each disruption" + note, height=340),

@@ -179,9 +179,12 @@ class SpecTolerationsField(SpecField):
         return ", ".join(items)
 
 
-class SpecYAMLMapField(SpecField):
-    """A small YAML mapping, one ``path: value`` per line (a variant's overrides)."""
+class _SpecYAMLField(SpecField):
+    """A small YAML value of one type (``KIND``) in a text area."""
 
+    KIND: type = dict
+    FLOW: bool | None = False
+    HOW = "write one 'path: value' per line"
     widget = forms.Textarea(attrs={"rows": 2, "spellcheck": "false"})
 
     def to_python(self, value: Any) -> Any:
@@ -191,43 +194,29 @@ class SpecYAMLMapField(SpecField):
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError:
-            raise forms.ValidationError(
-                "not valid YAML: write one 'path: value' per line", code="yaml") from None
-        if not isinstance(data, dict):
-            raise forms.ValidationError("write one 'path: value' per line", code="mapping")
+            raise forms.ValidationError(f"not valid YAML: {self.HOW}", code="yaml") from None
+        if not isinstance(data, self.KIND):
+            raise forms.ValidationError(self.HOW, code="type")
         return data
 
     def format(self, value: Any) -> str:
-        if isinstance(value, dict):
+        if isinstance(value, self.KIND):
             return "" if not value else yaml.safe_dump(value, sort_keys=False,
-                                                       default_flow_style=False).strip()
+                                                       default_flow_style=self.FLOW).strip()
         return super().format(value)
 
 
-class SpecYAMLListField(SpecField):
+class SpecYAMLMapField(_SpecYAMLField):
+    """A small YAML mapping, one ``path: value`` per line (a variant's overrides)."""
+
+
+class SpecYAMLListField(_SpecYAMLField):
     """A small YAML list of objects (a queue's resourceGroups), shown in flow style."""
 
+    KIND = list
+    FLOW = None
+    HOW = "write a YAML list, e.g. - {coveredResources: [gpus], flavors: [...]}"
     widget = forms.Textarea(attrs={"rows": 3, "spellcheck": "false"})
-
-    def to_python(self, value: Any) -> Any:
-        text = super().to_python(value)
-        if text is None:
-            return None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            raise forms.ValidationError("not valid YAML: write a list, e.g. "
-                                        "- {coveredResources: [gpus], flavors: [...]}",
-                                        code="yaml") from None
-        if not isinstance(data, list):
-            raise forms.ValidationError("write a YAML list", code="list")
-        return data
-
-    def format(self, value: Any) -> str:
-        if isinstance(value, list):
-            return "" if not value else yaml.safe_dump(value, sort_keys=False,
-                                                       default_flow_style=None).strip()
-        return super().format(value)
 
 
 class SpecChoiceField(forms.ChoiceField):

@@ -13,7 +13,7 @@ from typing import IO, Any
 
 from django.contrib.auth.models import User
 
-from experiments.services.imports import ImportedExperiment, experiment_import
+from experiments.services.imports import ImportedExperiment, ImportWindow, experiment_import
 from scheduler_core.traces import ReplayScenarios
 
 
@@ -21,14 +21,15 @@ def experiment_import_with_scenarios(
         *, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
         qos_map: str = "", defaults: str = "", name: str = "",
         horizon_seconds: float | None = None, tags: Iterable[str] = (),
-        scenarios: ReplayScenarios | None = None) -> ImportedExperiment:
+        scenarios: ReplayScenarios | None = None,
+        window: ImportWindow | None = None) -> ImportedExperiment:
     """``experiment_import`` with ``scenarios``, all or nothing.
 
     Raises ``ImportRejectedError`` (errors as ``{path, message}``, plus ``file``, ``line``,
     ``column`` for those found in a file) and stores nothing if anything is wrong."""
     return experiment_import(owner=owner, fmt=fmt, uploads=uploads, qos_map=qos_map,
                              defaults=defaults, name=name, horizon_seconds=horizon_seconds,
-                             tags=tags, scenarios=scenarios)
+                             tags=tags, scenarios=scenarios, window=window)
 
 
-__all__ = ["ReplayScenarios", "experiment_import_with_scenarios"]
+__all__ = ["ImportWindow", "ReplayScenarios", "experiment_import_with_scenarios"]

@@ -34,6 +34,7 @@ from scheduler_core.traces import (
     import_experiment,
 )
 from scheduler_core.traces.defaults import DefaultsError
+from scheduler_core.traces.load import LoadError, check_load
 from scheduler_core.traces.qos import MappingError, load_mapping
 from scheduler_core.traces.scenarios import ScenarioFieldError
 
@@ -63,13 +64,26 @@ class ImportedExperiment:
     """Input objects per kind (Kubernetes imports; empty for the trace formats)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ImportWindow:
+    """Which part of a recorded load to import, and how dense (``scheduler_core.traces.
+    load``): the trace time that becomes t = 0, arrivals compressed by ``compress``, at most
+    ``sample`` workloads drawn with ``seed``."""
+
+    start_seconds: float | None = None
+    compress: float = 1.0
+    sample: int | None = None
+    seed: int = 0
+
+
 def import_read(*, fmt: str, uploads: Sequence[tuple[IO[Any], str]], qos_map: str = "",
                 defaults: str = "", name: str = "", horizon_seconds: float | None = None,
-                scenarios: ReplayScenarios | None = None) -> ImportResult:
+                scenarios: ReplayScenarios | None = None,
+                window: ImportWindow | None = None) -> ImportResult:
     """Read and validate ``uploads`` without storing anything (the page's preview, and
     the first half of :func:`experiment_import`). Raises ``ImportRejectedError``."""
     options = import_options(fmt=fmt, qos_map=qos_map, defaults=defaults, name=name,
-                             horizon_seconds=horizon_seconds)
+                             horizon_seconds=horizon_seconds, window=window)
     names = [file_name for _, file_name in uploads]
     undecodable = [_located(error, names) for error in map(_not_utf8, uploads) if error]
     if undecodable:
@@ -84,15 +98,34 @@ def import_read(*, fmt: str, uploads: Sequence[tuple[IO[Any], str]], qos_map: st
         raise ImportRejectedError([{"path": exc.field, "message": str(exc)}]) from None
     limits = spec_limit_errors(result.spec)
     if limits:
-        raise ImportRejectedError([{**e, "file": "", "line": 0, "column": 0} for e in limits])
+        raise ImportRejectedError([{**_what_brings_it_under(e, result.spec), "file": "",
+                                    "line": 0, "column": 0} for e in limits])
     return result
+
+
+def _what_brings_it_under(error: dict[str, Any], spec: Any) -> dict[str, Any]:
+    """A limit refusing an import names the setting (the core's message does) and the
+    import field that would bring the spec under it: the workload or pod counts by
+    ``sample``, the horizon by ``horizon_seconds``; the node inventory has none."""
+    message, path = str(error["message"]), str(error.get("path", ""))
+    if "LAB_MAX_WORKLOADS" in message or "LAB_MAX_PODS" in message:
+        return {"path": "sample", "message": f"{message}: set 'sample' (at most N workloads) "
+                "lower, or import a shorter window ('start', 'horizon_seconds')"}
+    if "LAB_MAX_HORIZON_SECONDS" in message:
+        return {"path": "horizon_seconds", "message": f"{message}: set 'horizon_seconds' "
+                "to a shorter window"}
+    if "LAB_MAX_NODES" in message:
+        return {"path": path, "message": f"{message}: no import option shrinks the node "
+                "inventory; the operator can raise LAB_MAX_NODES"}
+    return error
 
 
 def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
                       qos_map: str = "", defaults: str = "", name: str = "",
                       horizon_seconds: float | None = None, tags: Iterable[str] = (),
                       shared_with: Iterable[User] = (),
-                      scenarios: ReplayScenarios | None = None) -> ImportedExperiment:
+                      scenarios: ReplayScenarios | None = None,
+                      window: ImportWindow | None = None) -> ImportedExperiment:
     """Read ``uploads`` (file object, file name) in format ``fmt`` into a new experiment
     owned by ``owner``. ``qos_map`` is a YAML/JSON mapping or ``QOS=CLASS[:VALUE],...``;
     ``defaults`` is ``KIND.FIELD=VALUE`` items separated by commas or new lines;
@@ -100,7 +133,8 @@ def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any],
 
     Raises ``ImportRejectedError`` and stores nothing if anything is wrong."""
     result = import_read(fmt=fmt, uploads=uploads, qos_map=qos_map, defaults=defaults,
-                         name=name, horizon_seconds=horizon_seconds, scenarios=scenarios)
+                         name=name, horizon_seconds=horizon_seconds, scenarios=scenarios,
+                         window=window)
     with transaction.atomic():
         experiment = experiment_create(owner=owner, spec=result.spec, tags=tags,
                                        shared_with=shared_with)
@@ -109,7 +143,8 @@ def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any],
 
 
 def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,
-                   horizon_seconds: float | None) -> ImportOptions:
+                   horizon_seconds: float | None,
+                   window: ImportWindow | None = None) -> ImportOptions:
     """The importer's options from the form's text fields; a bad one is an error at its
     field (``qos_map``, ``defaults``)."""
     if fmt not in FORMATS:
@@ -122,8 +157,16 @@ def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,
         table = KindDefaults.builtin().with_overrides(_assignments(defaults))
     except DefaultsError as exc:
         raise ImportRejectedError([{"path": "defaults", "message": str(exc)}]) from None
+    window = window or ImportWindow()
+    try:
+        check_load(start=window.start_seconds, compress=window.compress, sample=window.sample)
+    except LoadError as exc:
+        field = "start_seconds" if exc.field == "start" else exc.field
+        raise ImportRejectedError([{"path": field, "message": str(exc)}]) from None
     return ImportOptions(qos_map=mapping, defaults=table, name=name or None,
-                         horizon_seconds=horizon_seconds)
+                         horizon_seconds=horizon_seconds, start=window.start_seconds,
+                         compress=window.compress, sample=window.sample,
+                         sample_seed=window.seed)
 
 
 def _qos_mapping(fmt: str, text: str) -> Any:

@@ -18,6 +18,18 @@ def metric_label(name: str) -> str:
 
 
 @register.filter
+def metric_definition(name: str) -> str:
+    """The registry's one-line definition, for a column head's tooltip."""
+    return sc.metric_info(name).definition
+
+
+@register.filter
+def unserved(variant: dict[str, Any]) -> bool:
+    """A ``Run.aggregate`` entry in which an urgent workload never became useful."""
+    return sc.is_unserved(variant.get("metrics", {}))
+
+
+@register.filter
 def metric_unit(name: str) -> str:
     unit = metric_display(name).unit
     return "" if unit in ("ratio", "count") else unit
@@ -27,7 +39,7 @@ def metric_unit(name: str) -> str:
 def metric_value(cell: dict[str, Any] | None, name: str) -> str:
     """``mean ± ci95`` of an aggregate cell, formatted for ``name``'s unit."""
     if not cell or cell.get("mean") is None:
-        return "—"
+        return sc.metric_info(name).null
     unit = metric_display(name).unit
     text = format_value(cell["mean"], unit)
     if cell.get("n", 0) > 1 and cell.get("ci95"):

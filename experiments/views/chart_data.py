@@ -37,14 +37,18 @@ EVENTS_PER_PAGE = 100
 
 
 # ------------------------------------------------------------------- the run page
-def run_charts(*, run: Run) -> dict[str, Any] | None:
-    """Everything the run page's charts need, or None until the run has succeeded."""
+def run_charts(*, run: Run, replication: str = "") -> dict[str, Any] | None:
+    """Everything the run page's charts need, or None until the run has succeeded.
+    ``replication`` (the page's ``?replication=`` query parameter, a replication id)
+    picks the replication the timeline, workload table and event log open on; the
+    first replication when it names none of this run's."""
     if run.status != Status.SUCCEEDED or not run.aggregate:
         return None
-    key = f"run-charts:{_run_key(run)}"
+    chosen = int(replication) if replication.isdigit() else None
+    key = f"run-charts:{_run_key(run)}:{chosen}"
     payload = cache.get(key)
     if payload is None:
-        payload = _run_charts(run)
+        payload = _run_charts(run, chosen)
         cache.set(key, payload, CACHE_SECONDS)
     return payload or None
 
@@ -56,12 +60,17 @@ def _run_key(run: Run) -> str:
     return f"{CACHE_VERSION}:{run.pk}:{finished:.6f}"
 
 
-def _run_charts(run: Run) -> dict[str, Any]:
+def _run_charts(run: Run, chosen: int | None = None) -> dict[str, Any]:
     """The page's data; {} (cached as such) when no replication has results to draw."""
     replications = list(selectors.run_replications(run=run).filter(status=Status.SUCCEEDED)
                         .only("pk", "run_id", "variant_index", "variant", "replication"))
     if not replications:
         return {}
+    shown = next((r for r in replications if r.pk == chosen), replications[0])
+    per_variant: dict[int, int] = {}
+    for replication in replications:
+        per_variant[replication.variant_index] = per_variant.get(replication.variant_index,
+                                                                 0) + 1
     first: dict[int, int] = {}  # each variant's first replication: its timeline and tables
     for replication in replications:
         first.setdefault(replication.variant_index, replication.pk)
@@ -70,20 +79,30 @@ def _run_charts(run: Run) -> dict[str, Any]:
     figures |= cost_figures(run=run, labels=[v.label for v in variants])
     data = {
         "figures": figures,
-        "timeline": replication_timeline(run=run, replication_id=replications[0].pk),
+        "timeline": replication_timeline(run=run, replication_id=shown.pk),
         "variants": [{"index": i, "label": v.label, "replication": first[i]}
                      for i, v in enumerate(variants) if i in first],
-        "workloads": workload_table(replication_id=replications[0].pk),
-        "events": event_page(replication=replications[0], filters={}),
-        "replications": [{"id": r.pk, "label": f"{r.variant} · replication {r.replication}",
+        "workloads": workload_table(replication_id=shown.pk),
+        "events": event_page(replication=shown, filters={}),
+        "replications": [{"id": r.pk, "label": _replication_label(r, per_variant),
+                          "variant": r.variant, "number": r.replication,
                           "log": reverse("experiments:replication-events", args=[run.pk, r.pk])}
                          for r in replications],
         "urls": {name: reverse(f"experiments:run-chart-{name}", args=[run.pk])
                  for name in ("timeline", "workloads", "events")},
     }
     return {"data_json": json_script(data, "run-charts-data"),
+            "replications": data["replications"], "replication": shown.pk,
+            "unserved": [v.label for v in variants if v.unserved],
             "assumptions": assumptions(run.spec, run.aggregate),
             "headline": [f"headline-{m}" for m in HEADLINE_METRICS]}
+
+
+def _replication_label(replication: Replication, per_variant: dict[int, int]) -> str:
+    """The variant's name, with the replication number when it has several."""
+    if per_variant.get(replication.variant_index, 0) > 1:
+        return f"{replication.variant} · replication {replication.replication}"
+    return replication.variant
 
 
 def summary_figures(variants: Sequence[VariantResults]) -> dict[str, dict[str, Any]]:
@@ -108,11 +127,16 @@ def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[s
     ids = _cost_replication_ids(chosen)
     found = replication_costs(replication_ids=[pk for group in ids for pk in group])
     series = [VariantCosts(label, [found[pk][0] for pk in group if pk in found],
-                           [found[pk][1] for pk in group if pk in found])
-              for (_, _, label), group in zip(chosen, ids, strict=True)]
+                           [found[pk][1] for pk in group if pk in found],
+                           name=_variant_name(run, index))
+              for (run, index, label), group in zip(chosen, ids, strict=True)]
     end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
     return {"costs": cumulative_cost_figure(series, end=end),
             "recovery": recovery_figure(series, end=end)}
+
+
+def _variant_name(run: Run, index: int) -> str:
+    return run.aggregate[index]["variant"] if index < len(run.aggregate) else ""
 
 
 def _cost_replication_ids(chosen: Sequence[tuple[Run, int, str]]) -> list[list[int]]:

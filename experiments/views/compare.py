@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET
 import scheduler_core as sc
 from experiments import selectors_charts
 from experiments.charts.compare import compare_table
+from experiments.charts.style import variant_colors
 from experiments.models import Run
 from experiments.selectors_charts import ChosenVariant, VariantRef
 from experiments.views import chart_data
@@ -31,8 +32,15 @@ def compare(request: HttpRequest) -> HttpResponse:
     table = compare_table([c.results for c in chosen], sc.SUMMARY_NAMES, baseline=baseline,
                           differences_only=request.GET.get("diff") == "1")
     figures = chart_data.compare_figures(chosen) if chosen else {}
+    parameters, more_parameters = selectors_charts.compare_parameters(chosen=chosen)
     return render(request, "experiments/compare.html", {
         "chosen": chosen, "left_out": left_out, "table": table, "baseline": baseline,
+        "heads": list(zip(chosen, variant_colors([c.results.color_key for c in chosen]),
+                          strict=True)),
+        "unserved": [c.results.label for c in chosen if c.results.unserved],
+        "intervals": sorted({cell.interval for row in table.rows for cell in row.cells
+                             if cell.interval}),
+        "parameters": parameters, "more_parameters": more_parameters,
         "differences_only": request.GET.get("diff") == "1",
         "transposed": request.GET.get("t") == "1",
         "picker": _picker(request, chosen),
@@ -58,3 +66,22 @@ def _picker(request: HttpRequest, chosen: list[ChosenVariant]) -> list[dict[str,
                                        "checked": f"{run.pk}:{v['variant']}" in picked}
                                       for v in run.aggregate]}
             for run in sorted(runs.values(), key=lambda r: -r.pk)]
+
+
+@require_GET
+def metrics_glossary(request: HttpRequest) -> HttpResponse:
+    """Every metric as the core's registry defines it, and the interval methods."""
+    document = sc.registry_document()
+    return render(request, "experiments/metrics.html", {
+        "groups": _grouped(document["metrics"]), "methods": document["interval_methods"],
+        "never": document["never"]})
+
+
+def _grouped(metrics: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+    titles = {"preemptor": "The preemptor (the urgent workload)",
+              "displaced": "The displaced (victim) workloads", "cluster": "The cluster",
+              "accounting": "Accounting"}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for metric in metrics:
+        groups.setdefault(metric["group"], []).append(metric)
+    return [(titles.get(name, name), entries) for name, entries in groups.items()]

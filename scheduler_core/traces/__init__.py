@@ -27,6 +27,7 @@ from typing import IO, Any
 from scheduler_core.traces.build import ImportResult, Provenance, finish
 from scheduler_core.traces.defaults import DEFAULT_TABLE, KindDefaults
 from scheduler_core.traces.errors import ErrorLimitError, ErrorLog, ImportErrorItem, TraceError
+from scheduler_core.traces.load import reshape_load
 from scheduler_core.traces.options import Draft, ImportOptions
 from scheduler_core.traces.qos import DLRM_QOS, OPENB_QOS, QosMapping
 from scheduler_core.traces.scenarios import ReplayScenarios, apply_scenarios
@@ -98,6 +99,7 @@ def import_trace(fmt: str, files: Sequence[TraceFile | str | Path],
             draft = FORMATS[fmt].reader(sources, options, log)
             if options.nodes is not None:
                 _replace_nodes(draft, options, log)
+            reshape_load(draft, options)
         except ErrorLimitError:
             pass
         log.raise_if_any()

@@ -13,10 +13,12 @@ from typing import Any
 
 import yaml
 
+from scheduler_core.durations import parse_duration
 from scheduler_core.traces import FORMATS, ImportOptions, import_experiment
 from scheduler_core.traces.build import ImportResult
 from scheduler_core.traces.defaults import DefaultsError, KindDefaults
 from scheduler_core.traces.errors import TraceError, format_error
+from scheduler_core.traces.load import LoadError, check_load
 from scheduler_core.traces.qos import MappingError, QosMapping, load_mapping
 from scheduler_core.traces.scenarios import ReplayScenarios, ScenarioError
 from scheduler_core.traces.source import TraceFile
@@ -60,9 +62,15 @@ def _import_options(parser: argparse.ArgumentParser) -> None:
                         "training.checkpointIntervalSeconds=600 (comma-separated, repeatable)")
     parser.add_argument("--nodes", metavar="FORMAT:FILE[,FILE]",
                         help="take the cluster from a node inventory (pai, spot, csv, jsonl)")
-    parser.add_argument("--start", type=float, metavar="S",
+    parser.add_argument("--start", type=_seconds, metavar="S",
                         help="trace time that becomes t = 0 (default: the window's start)")
-    parser.add_argument("--horizon", type=float, metavar="S", help="simulated seconds")
+    parser.add_argument("--horizon", type=_seconds, metavar="S",
+                        help="simulated seconds, or e.g. 24h, 1d")
+    parser.add_argument("--compress", type=float, default=1.0, metavar="N",
+                        help="arrivals N times as dense (each arrival time / N, durations "
+                             "kept): a recorded load is often light")
+    parser.add_argument("--sample", type=int, metavar="N",
+                        help="keep at most N workloads, drawn with --seed")
     parser.add_argument("--pending", choices=("skip", "keep"), default="skip",
                         help="pods never bound in the recording (default: skip)")
     parser.add_argument("--snapshot-time", metavar="ISO8601",
@@ -85,7 +93,8 @@ def _scenario_options(parser: argparse.ArgumentParser) -> None:
                        help="a variant with this alternative QoS mapping")
     group.add_argument("--compare-policies", metavar="P1,P2",
                        help="one variant per preemption policy, e.g. pod,none")
-    group.add_argument("--seed", type=int, default=0, help="picks the reclaimed nodes")
+    group.add_argument("--seed", type=int, default=0,
+                       help="picks the reclaimed nodes and the --sample")
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -112,13 +121,26 @@ def _run(args: argparse.Namespace) -> int:
         return _show_mapping(qos_map or base_map, args.format)
     if not args.files:
         raise ScenarioError(f"name the {args.format} file(s): {fmt.files}")
+    try:
+        check_load(start=args.start, compress=args.compress, sample=args.sample)
+    except LoadError as exc:
+        raise ScenarioError(f"--{exc.field}: {exc}") from None
     options = ImportOptions(qos_map=qos_map, defaults=defaults, start=args.start,
                             pending=args.pending, horizon_seconds=args.horizon,
                             snapshot_time=args.snapshot_time, nodes=_nodes(args.nodes),
-                            name=args.name)
+                            name=args.name, compress=args.compress, sample=args.sample,
+                            sample_seed=args.seed)
     result = import_experiment(args.format, args.files, options, _scenarios(args))
     _write(result.mapping, result, args)
     return 0
+
+
+def _seconds(text: str) -> float:
+    """A duration argument (``3600``, ``24h``, ``1d``), refused with the accepted forms."""
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _defaults(items: list[str]) -> KindDefaults:

@@ -28,6 +28,11 @@ class ImportOptions:
     snapshot_time: str | None = None
     nodes: tuple[str, tuple[TraceFile, ...]] | None = None
     name: str | None = None
+    compress: float = 1.0
+    """Arrivals come this many times as densely (``traces.load``)."""
+    sample: int | None = None
+    """Keep at most this many workloads, drawn with ``sample_seed`` (``traces.load``)."""
+    sample_seed: int = 0
 
 
 @dataclass

@@ -109,7 +109,9 @@
     const group = document.getElementById("timeline-group");
     const status = document.getElementById("timeline-status");
     let current = data.timeline;
-    fill(variant, data.variants.map(function (v) { return { value: v.replication, label: v.label }; }),
+    // Every replication of every variant; the URL keeps the choice (?replication=id),
+    // so a reload or a shared link opens on it (the server draws that one first).
+    fill(variant, data.replications.map(function (r) { return { value: r.id, label: r.label }; }),
          current.replication);
 
     function showGroups() {
@@ -123,7 +125,12 @@
         return drawAll(root, answer.figures, "timeline");
       }).catch(function (error) { status.textContent = "could not load the timeline"; failed(error); });
     }
-    variant.addEventListener("change", function () { load({ replication: variant.value }); });
+    variant.addEventListener("change", function () {
+      const url = new URL(window.location.href);
+      url.searchParams.set("replication", variant.value);
+      window.history.replaceState(null, "", url);
+      load({ replication: variant.value });
+    });
     group.addEventListener("change", function () {
       load({ replication: variant.value, group: group.value });
     });
@@ -145,7 +152,7 @@
     const variant = document.getElementById("workloads-variant");
     const filter = document.getElementById("workloads-filter");
     let state = data.workloads;
-    fill(variant, data.variants.map(function (v) { return { value: v.replication, label: v.label + " (replication 0)" }; }),
+    fill(variant, data.replications.map(function (r) { return { value: r.id, label: r.label }; }),
          state.replication);
 
     // Columns the user switched off (remembered in this browser), and a hint that the

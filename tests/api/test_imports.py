@@ -115,9 +115,11 @@ def test_a_spec_above_the_limits_is_refused(alice_api, settings):
         format="multipart")
 
     assert response.status_code == 400
-    assert errors(response) == [{"path": "workloads", "file": "", "line": 0, "column": 0,
+    assert errors(response) == [{"path": "sample", "file": "", "line": 0, "column": 0,
                                  "message": "4 workloads is above the limit of 1 "
-                                            "(LAB_MAX_WORKLOADS)"}]
+                                            "(LAB_MAX_WORKLOADS): set 'sample' (at most N "
+                                            "workloads) lower, or import a shorter window "
+                                            "('start', 'horizon_seconds')"}]
     assert not Experiment.objects.exists()
 
 
@@ -196,3 +198,15 @@ def test_the_schema_documents_the_import_report(alice_api):
     assert "every input object is used or named here" in report["properties"]["notes"][
         "description"]
     assert set(report["required"]) == {"counts", "kinds", "notes"}
+
+
+def test_the_window_and_the_load_options_are_in_the_api_too(alice_api, alice):
+    response = alice_api.post(URL, {
+        "format": "openb", "files": [upload("openb_nodes.csv"), upload("openb_pods.csv")],
+        "compress": "2", "sample": "3", "sample_seed": "5"}, format="multipart")
+
+    assert response.status_code == 201, response.json()
+    spec = Experiment.objects.get(owner=alice).spec
+    assert len(spec["workloads"]) == 3
+    assert any("sampled 3 of 4 workloads (seed 5)" in n
+               for n in response.json()["import_report"]["notes"])

@@ -54,7 +54,8 @@ def test_the_summary_has_replication_statistics_per_variant(alice_api, finished_
     replications = list(finished_run.replications.order_by("variant_index", "replication"))
     assert response.json() == {
         "run": finished_run.pk, "metrics": list(sc.SUMMARY_NAMES),
-        "variants": [{**entry, "replications": [
+        "metric_info": [sc.metric_info(name).as_dict() for name in sc.SUMMARY_NAMES],
+        "variants": [{**entry, "unserved": False, "replications": [
             {"replication": r.replication, "seed": r.seed, "summary": r.summary}
             for r in replications if r.variant == entry["variant"]]}
             for entry in finished_run.aggregate]}
@@ -231,9 +232,16 @@ def test_compare_any_run_variant_pairs_against_the_first(alice_api, finished_run
     assert [row["metric"] for row in data["metrics"]] == list(sc.SUMMARY_NAMES)
     lost = next(row for row in data["metrics"] if row["metric"] == "lost_work")
     a, b = (entry["metrics"]["lost_work"] for entry in finished_run.aggregate)
-    assert lost["values"][0] == {**a, "difference": 0.0, "difference_ci95": 0.0,
+    n = a["n"]
+    best = lost["values"][0]["best"]
+    assert lost["values"][0] == {**a, "difference": 0.0,
+                                 "difference_ci95": 0.0 if n > 1 else None,
+                                 "interval": "paired" if n > 1 else "none",
+                                 "pairs": n if n > 1 else 0, "best": best,
                                  "relative_difference": 0.0 if a["mean"] else None}
     assert lost["values"][1]["difference"] == b["mean"] - a["mean"]
+    # One run: both variants ran the same seeds, so the interval is the paired one.
+    assert lost["values"][1]["interval"] == ("paired" if n > 1 else "none")
 
 
 def test_compare_reports_each_bad_pair_at_its_index(alice_api, finished_run, charlie):

@@ -38,7 +38,27 @@ def test_run_table_shows_variants_side_by_side() -> None:
     result = cli("run", "s3-grace-period", "--quiet")
     header = result.stdout.splitlines()[0].split()
     assert header == ["grace-300s", "grace-30s"]
-    assert "time_to_victims_released" in result.stdout
+    assert sc.metric_info("time_to_victims_released").title in result.stdout  # the registry's
+
+
+def test_run_table_reads_never_and_flags_an_unserved_variant() -> None:
+    """S8 `none`: the gang never becomes useful; it reads "never (> horizon)", not 0 or
+    a dash, it is flagged, and the best mark goes to another variant."""
+    lines = cli("run", "s8-gang-at-scale", "--quiet").stdout.splitlines()
+    useful = next(line for line in lines if line.startswith("Time to group useful"))
+    lost = next(line for line in lines if line.startswith("Lost work"))
+    assert "never (> horizon)" in useful
+    assert lost.split()[-1] == "6,000*"
+    assert "0*" not in lost.split()
+    assert any(line.startswith("! none: an urgent workload never became useful")
+               for line in lines)
+
+
+def test_metrics_command_prints_the_registry() -> None:
+    data = json.loads(cli("metrics", "--json").stdout)
+    assert [m["name"] for m in data["metrics"]] == list(sc.SUMMARY_NAMES)
+    text = cli("metrics").stdout
+    assert "goodput (ratio, higher is better)" in text
 
 
 def test_run_with_a_seed_is_deterministic(tmp_path: Path) -> None:

@@ -107,3 +107,40 @@ def test_no_files_is_an_error_that_says_which(capsys):
 def test_formats_without_qos_labels_say_so(flag, capsys):
     assert main(["import", "csv", str(FIXTURES / "nodes.csv"), flag]) == 2
     assert "QoS labels" in capsys.readouterr().err
+
+
+def test_compress_and_sample_reshape_the_recorded_load(capsys):
+    """Issue 16 §3: the recorded load is light; arrivals N times as dense, or fewer
+    workloads, each said in the notes and reproducible with the seed."""
+    assert main(["import", "openb", *OPENB]) == 0
+    base = parse_spec(capsys.readouterr().out)
+    assert main(["import", "openb", *OPENB, "--compress", "4", "--sample", "2",
+                 "--seed", "1", "--horizon", "1h"]) == 0
+    out = capsys.readouterr().out
+    spec = parse_spec(out)
+
+    assert len(spec.workloads) == 2
+    by_name = {w.name: w for w in base.workloads}
+    assert all(w.arrival == pytest.approx(by_name[w.name].arrival / 4) for w in spec.workloads)
+    assert spec.horizon_seconds == 3600
+    assert "arrivals compressed x4" in out
+    assert "sampled 2 of 4 workloads (seed 1)" in out
+    assert main(["import", "openb", *OPENB, "--sample", "2", "--seed", "1"]) == 0
+    again = parse_spec(capsys.readouterr().out)
+    assert [w.name for w in again.workloads] == [w.name for w in spec.workloads]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--compress", "0"], "--compress: compress must be above 0"),
+    (["--sample", "0"], "--sample: sample must keep at least 1 workload"),
+])
+def test_a_bad_load_option_is_one_error_line(capsys, args, message):
+    assert main(["import", "openb", *OPENB, *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_duration_option_takes_people_s_durations(capsys):
+    with pytest.raises(SystemExit) as stop:  # argparse's usage error: exit 2, one line
+        main(["import", "openb", *OPENB, "--horizon", "soon"])
+    assert stop.value.code == 2
+    assert "argument --horizon: 'soon' is not a duration" in capsys.readouterr().err

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.charts.headline import BEST_MARK, NO_VALUE, headline_figure
+import scheduler_core as sc
+from experiments.charts.data import VariantResults
+from experiments.charts.headline import BEST_MARK, headline_figure
 from experiments.charts.metrics import best_indexes, metric_title, pareto_front
 from experiments.charts.milestones import milestones_figure, segments
 from experiments.charts.tradeoff import FRONT_NAME, tradeoff_figure
@@ -56,8 +58,8 @@ def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
     assert list(bars.marker.line.width) == [0, 3, 0]
     assert bars.error_y.visible is False
     assert list(dots.x) == ["pod", "wa-all"]
-    assert [(a.text, a.x) for a in figure.layout.annotations] == [(BEST_MARK, "wa-all"),
-                                                                  (NO_VALUE, "none")]
+    assert [(a.text, a.x) for a in figure.layout.annotations] == [
+        (BEST_MARK, "wa-all"), (sc.metric_info("lost_work").null, "none")]
     assert figure.layout.title.text == "Lost work (GPU·s)"
 
 
@@ -133,7 +135,7 @@ def test_tradeoff_marks_the_pareto_front_and_names_variants_it_cannot_place():
     assert [p.name for p in points] == ["fast-costly", "slow-cheap", "dominated"]
     assert [p.marker.line.width for p in points] == [3, 3, 1]
     assert [p.text[0] for p in points] == ["fast-costly ★", "slow-cheap ★", "dominated"]
-    assert _texts(figure) == ["not drawn (no value): never"]
+    assert _texts(figure) == ["not drawn: never (time to group useful: never (> horizon))"]
     assert figure.layout.xaxis.title.text == metric_title("time_to_group_useful")
 
 
@@ -145,3 +147,27 @@ def test_tradeoff_names_coinciding_variants_once():
     texts = [t.text[0] for t in figure.data[1:]]
     assert texts == ["pod, workload-aware-single", "", "workload-aware-all, checkpoint-aware ★",
                      ""]
+
+
+def test_milestones_show_the_spread_of_replications():
+    """Every summary chart shows the spread, not one replication (issue #12 §2): the
+    milestone markers carry min-to-max whiskers."""
+    spread = VariantResults("a", "pod", "MostAllocated", {
+        "time_to_group_useful": {"mean": 20.0, "ci95": 5.0, "min": 12.0, "max": 31.0, "n": 3}},
+        {"time_to_group_useful": [12.0, 17.0, 31.0]})
+    figure = validated(milestones_figure([spread]))
+    useful = next(t for t in figure.data if t.name == "group useful")
+    assert useful.error_x.visible is True
+    assert (list(useful.error_x.arrayminus), list(useful.error_x.array)) == ([8.0], [11.0])
+
+
+def test_an_unserved_variant_is_never_on_the_pareto_front():
+    """A variant whose urgent workload was never useful is not "the best answer at its
+    price", even where its numbers would put it on the front."""
+    served = variant("served", time_to_group_useful=50.0, lost_work=500.0)
+    unserved = VariantResults("unserved", "none", "MostAllocated", {
+        "time_to_group_useful": {"mean": 10.0, "n": 1}, "lost_work": {"mean": 0.0, "n": 1},
+        "urgent_never_useful": {"mean": 1.0, "max": 1.0, "n": 1}}, {})
+    figure = validated(tradeoff_figure([served, unserved]))
+    front = next(t for t in figure.data if t.name == FRONT_NAME)
+    assert list(front.customdata) == ["served"]

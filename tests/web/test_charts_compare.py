@@ -49,7 +49,8 @@ def _compare(client, *refs: str, **options: str):
 
 
 def _headers(html: str) -> list[str]:
-    return re.findall(r'<th class="num"[^>]*><a href="[^"]+">([^<]+)</a>', html)
+    return re.findall(r'<th class="num"[^>]*>(?:<span class="swatch"[^>]*></span>)?'
+                      r'<a href="[^"]+">([^<]+)</a>', html)
 
 
 def _row(html: str, metric: str) -> str:

@@ -30,7 +30,7 @@ def test_compare_marks_the_best_and_the_deltas_against_the_baseline():
     assert [c.best for c in lost.cells] == [False, True, False]
     assert [(c.delta, c.verdict) for c in lost.cells] == [
         ("baseline", ""), ("-50 (-50.0%)", "better"), ("+300 (+300.0%)", "worse")]
-    assert [c.text for c in goodput.cells] == ["50.0%", "75.0%", "—"]
+    assert [c.text for c in goodput.cells] == ["50.0%", "75.0%", sc.metric_info("goodput").null]
     assert [(c.delta, c.verdict) for c in goodput.cells] == [
         ("baseline", ""), ("+25.0% (+50.0%)", "better"), ("", "")]
     assert [c.best for c in restarts.cells] == [False, False, False]

@@ -202,8 +202,46 @@ def test_a_spec_above_the_limits_is_an_error_on_top(alice_client, settings):
     response = alice_client.post(URL, browser_form(*OPENB))
 
     assert response.status_code == 200
-    assert response.context["form"].non_field_errors() == [
-        "workloads: 4 workloads is above the limit of 1 (LAB_MAX_WORKLOADS)"]
+    # Issue 16 §3: the setting, and the field that would bring the import under it.
+    assert response.context["form"].errors["sample"] == [
+        "4 workloads is above the limit of 1 (LAB_MAX_WORKLOADS): set 'sample' (at most N "
+        "workloads) lower, or import a shorter window ('start', 'horizon_seconds')"]
+    assert not Experiment.objects.exists()
+
+
+def test_sampling_brings_a_trace_under_the_workload_limit(alice_client, alice, settings):
+    settings.LAB_LIMITS = {**settings.LAB_LIMITS, "LAB_MAX_WORKLOADS": 2}
+
+    response = alice_client.post(URL, {**browser_form(*OPENB), "sample": "2", "seed": "3"})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    spec = Experiment.objects.get(owner=alice).spec
+    assert len(spec["workloads"]) == 2
+
+
+def test_the_window_and_the_compression_are_applied(alice_client, alice):
+    plain = alice_client.post(URL, browser_form(*OPENB))
+    assert plain.status_code == 302
+    base = Experiment.objects.get(owner=alice).spec
+    Experiment.objects.all().delete()
+
+    response = alice_client.post(URL, {**browser_form(*OPENB), "compress": "4",
+                                       "horizon_seconds": "1d"})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    spec = Experiment.objects.get(owner=alice).spec
+    assert spec["horizonSeconds"] == 86400  # a duration, as the editor takes it
+    arrivals = [w.get("arrival", 0) for w in spec["workloads"]]
+    assert arrivals == [round(w.get("arrival", 0) / 4, 3) for w in base["workloads"]]
+
+
+def test_a_bad_window_is_an_error_at_its_field(alice_client):
+    response = alice_client.post(URL, {**browser_form(*OPENB), "compress": "0",
+                                       "start_seconds": "soon"})
+    assert response.status_code == 200
+    errors = response.context["form"].errors
+    assert "compress" in errors
+    assert "is not a duration" in errors["start_seconds"][0]
     assert not Experiment.objects.exists()
 
 
@@ -240,3 +278,22 @@ def test_anonymous_visitors_are_sent_to_log_in_and_nothing_is_created(client):
     assert page.status_code == post.status_code == 302
     assert page.url.startswith("/accounts/login/")
     assert not Experiment.objects.exists()
+
+
+REAL_OPENB = Path(__file__).parents[2].parent / "shared" / "traces" / "alibaba-gpu-v2023"
+
+
+@pytest.mark.slow
+def test_the_whole_openb_cluster_imports_with_the_defaults(alice_client, alice):
+    """Issue 16 §3: the README's headline trace (1,523 nodes, 8,152 pods, 7,254
+    workloads), uploaded as it is published, under the instance's default limits."""
+    nodes = REAL_OPENB / "openb_node_list_all_node.csv"
+    pods = REAL_OPENB / "openb_pod_list_default.csv"
+    if not (nodes.exists() and pods.exists()):
+        pytest.skip(f"real trace not available: {nodes} (see docs/traces.md)")
+    data = {**browser_form(), "format": "openb",
+            "files": [SimpleUploadedFile(nodes.name, nodes.read_bytes()),
+                      SimpleUploadedFile(pods.name, pods.read_bytes())]}
+    response = alice_client.post(URL, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert len(Experiment.objects.get(owner=alice).spec["workloads"]) > 5000

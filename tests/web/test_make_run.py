@@ -116,6 +116,6 @@ def test_the_readme_curl_session_works_as_written_on_a_fresh_stack(stack, tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
     out = done.stdout.splitlines()
     assert "succeeded 1.0" in out
-    header = out.index("variant,preemption,placement,metric,mean,ci95,min,max,n")
+    header = out.index("variant,preemption,placement,metric,mean,ci95,min,max,n,label,unit,better")
     assert out[header + 1].startswith("grace-300s,pod,")
     assert len(list(tmp_path.glob("run-*-summary.csv"))) == 1

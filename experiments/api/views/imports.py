@@ -70,6 +70,15 @@ class ExperimentImportApi(APIView):
                                      max_length=200)
         horizon_seconds = serializers.FloatField(required=False, allow_null=True, default=None,
                                                  min_value=1.0)
+        start_seconds = serializers.FloatField(
+            required=False, allow_null=True, default=None,
+            help_text="the trace time that becomes t = 0 (blank: the recording's start)")
+        compress = serializers.FloatField(
+            required=False, default=1.0, help_text="arrivals N times as dense (durations kept)")
+        sample = serializers.IntegerField(
+            required=False, allow_null=True, default=None,
+            help_text="keep at most N workloads, drawn with sample_seed")
+        sample_seed = serializers.IntegerField(required=False, default=0, min_value=0)
         tags = TagsField(required=False, default=list, max_length=50)
         shared_with = UsernamesField(required=False, default=list)
 
@@ -85,7 +94,10 @@ class ExperimentImportApi(APIView):
                 uploads=[(upload, upload.name) for upload in data["files"]],
                 qos_map=data["qos_map"], defaults=data["defaults"], name=data["name"],
                 horizon_seconds=data["horizon_seconds"], tags=data["tags"],
-                shared_with=data["shared_with"])
+                shared_with=data["shared_with"],
+                window=imports.ImportWindow(start_seconds=data["start_seconds"],
+                                            compress=data["compress"], sample=data["sample"],
+                                            seed=data["sample_seed"]))
         except imports.ImportRejectedError as exc:
             raise ApiError(exc.errors) from None
         context = {**user_context(request),

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+import scheduler_core as sc
 from experiments import selectors_api, selectors_cache
 from experiments.api import exports
 from experiments.api.exceptions import ApiError, conflict
@@ -31,6 +32,7 @@ from experiments.api.views.common import readable_run
 from experiments.models import Run
 from experiments.services import exports as export_services
 from scheduler_core.metrics import WorkloadRecord
+from scheduler_core.stats import IntervalMethod
 
 
 def run_with_results(request: Request, pk: int) -> Run:
@@ -68,26 +70,12 @@ class VariantSummarySerializer(serializers.Serializer):
     variant = serializers.CharField()
     preemption = serializers.CharField()
     placement = serializers.CharField()
+    unserved = serializers.BooleanField(
+        help_text="an urgent workload never became useful before the horizon")
     metrics = serializers.DictField(child=StatsSerializer())
     replications = ReplicationSummarySerializer(many=True)
 
 
-class RunSummaryApi(APIView):
-    """Per variant: mean, 95% CI, min, max and n of every metric across replications,
-    and each replication's own values."""
-
-    class OutputSerializer(serializers.Serializer):
-        run = serializers.IntegerField()
-        metrics = serializers.ListField(child=serializers.CharField())
-        variants = VariantSummarySerializer(many=True)
-
-    @extend_schema(responses={200: OutputSerializer, 409: ERROR_REF})
-    def get(self, request: Request, pk: int) -> Response:
-        run = run_with_results(request, pk)
-        return Response(selectors_cache.run_cached(
-            run=run, kind="api-summary", build=lambda: self.OutputSerializer({
-                "run": run.pk, "metrics": selectors_api.metric_names(run=run),
-                "variants": selectors_api.run_variant_summaries(run=run)}).data))
 
 
 class RecordFilterSerializer(serializers.Serializer):
@@ -289,6 +277,8 @@ def _query(serializer_class: type[serializers.Serializer], request: Request) -> 
 
 
 class ComparePairSerializer(serializers.Serializer):
+    unserved = serializers.BooleanField(
+        help_text="an urgent workload never became useful before the horizon")
     run = serializers.IntegerField()
     experiment = serializers.IntegerField()
     experiment_name = serializers.CharField()
@@ -300,9 +290,75 @@ class ComparePairSerializer(serializers.Serializer):
 class CompareValueSerializer(StatsSerializer):
     difference = serializers.FloatField(allow_null=True, help_text="mean - baseline mean")
     difference_ci95 = serializers.FloatField(
-        allow_null=True, help_text="half-widths combined in quadrature")
+        allow_null=True, help_text="95% half-width of the difference; its kind is `interval`")
+    interval = serializers.ChoiceField(
+        choices=[m.value for m in IntervalMethod],
+        help_text="paired: both ran the same seeds (common random numbers), t over the "
+                  "per-seed differences; welch: different seeds, independent samples; "
+                  "none: fewer than two replications with a value on a side")
+    pairs = serializers.IntegerField(help_text="seeds paired (0 unless interval is paired)")
     relative_difference = serializers.FloatField(
         allow_null=True, help_text="difference / |baseline mean|")
+    best = serializers.BooleanField(
+        help_text="best on this metric (the registry's direction; never a variant whose "
+                  "urgent workload was never useful)")
+
+
+class MetricInfoSerializer(serializers.Serializer):
+    """One entry of the core's metric registry."""
+
+    name = serializers.CharField()
+    # The registry's key is "label"; the metaclass moves declared fields off the class,
+    # so this does not shadow Field.label at run time (only the stubs think so).
+    label = serializers.CharField()  # type: ignore[assignment]
+    title = serializers.CharField(help_text="label with unit, as column heads show it")
+    unit = serializers.CharField(help_text="s, GPU·s, count or ratio")
+    group = serializers.CharField()
+    definition = serializers.CharField()
+    better = serializers.ChoiceField(choices=["lower", "higher"])
+    workloads = serializers.CharField(help_text="how one replication folds its workloads")
+    replications = serializers.CharField(help_text="how replications aggregate")
+    null = serializers.CharField(help_text="what a null value means, as pages print it")
+    time = serializers.BooleanField()
+
+
+class MetricRegistryApi(APIView):
+    """Every metric: label, unit, definition, which direction is better, how it
+    aggregates, how a null reads; and the interval methods the compare endpoint uses."""
+
+    class OutputSerializer(serializers.Serializer):
+        metrics = MetricInfoSerializer(many=True)
+        interval_methods = serializers.DictField(child=serializers.CharField())
+        never = serializers.CharField(help_text="how a time that never happened reads")
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(self.OutputSerializer(sc.registry_document()).data)
+
+
+class RunSummaryApi(APIView):
+    """Per variant: mean, 95% CI, min, max and n of every metric across replications,
+    and each replication's own values; ``metric_info`` describes each metric (the
+    registry entries, also at ``/api/v1/metrics/``)."""
+
+    class OutputSerializer(serializers.Serializer):
+        run = serializers.IntegerField()
+        metrics = serializers.ListField(child=serializers.CharField())
+        metric_info = MetricInfoSerializer(many=True)
+        variants = VariantSummarySerializer(many=True)
+
+    @extend_schema(responses={200: OutputSerializer, 409: ERROR_REF})
+    def get(self, request: Request, pk: int) -> Response:
+        run = run_with_results(request, pk)
+        return Response(selectors_cache.run_cached(
+            run=run, kind="api-summary", build=lambda: self._summary(run)))
+
+    def _summary(self, run: Run) -> Any:
+        names = selectors_api.metric_names(run=run)
+        return self.OutputSerializer({
+            "run": run.pk, "metrics": names,
+            "metric_info": [sc.metric_info(name).as_dict() for name in names],
+            "variants": selectors_api.run_variant_summaries(run=run)}).data
 
 
 class CompareRowSerializer(serializers.Serializer):
@@ -312,7 +368,8 @@ class CompareRowSerializer(serializers.Serializer):
 
 class CompareApi(APIView):
     """Any set of (run, variant) pairs side by side: per metric, each pair's statistics
-    and its difference from the first pair (the baseline)."""
+    and its difference from the first pair (the baseline) with a 95% interval, paired
+    when both ran the same seeds (``interval`` says which kind)."""
 
     class OutputSerializer(serializers.Serializer):
         pairs = ComparePairSerializer(many=True)
@@ -338,7 +395,7 @@ def _pair(compared: selectors_api.ComparedVariant) -> dict[str, Any]:
     run = compared.run
     return {"run": run.pk, "experiment": run.experiment_id, "experiment_name": run.experiment.name,
             "variant": compared.variant, "preemption": compared.preemption,
-            "placement": compared.placement}
+            "placement": compared.placement, "unserved": compared.unserved}
 
 
 MAX_PAIRS = 20
