@@ -193,7 +193,7 @@ def _insufficient(gpus: float, cpu: float, mem: float, count: int, free_g: float
     return tuple(reasons)
 
 
-Verdict = tuple
+Verdict = tuple[tuple[str, ...], tuple[str, ...], float, bool, bool]
 """One node's part in a failure message, as a plain tuple (it holds only strings and
 numbers, so the garbage collector stops tracking it): (Filter reasons, reasons in the
 preemption FitError (§4.1 step 3), GPUs free with every lower-priority pod gone, has
@@ -366,8 +366,8 @@ class Recorder:
         the garbage collector soon stops tracking); :meth:`records` builds the objects."""
         self.changed = Changes()
         """Nodes as they change (bind, release, cordon, nomination)."""
-        self._tallies: dict[tuple, Tally] = {}
-        self._capacity: dict[tuple, str] = {}
+        self._tallies: dict[tuple[Any, ...], Tally] = {}
+        self._capacity: dict[tuple[Any, ...], str] = {}
 
     def touched(self, node: Node) -> None:
         """The engine changed something a verdict on ``node`` depends on."""
@@ -445,6 +445,7 @@ class Recorder:
                    costs: dict[int, float] | None = None) -> None:
         """A single pod's PostFilter succeeded: every candidate, the rule, the reprieved."""
         victims = tuple([v.name for v in chosen.victims])
+        nodes: list[tuple[Any, ...]]
         if costs is None:
             nodes = [(c.node.name, tuple([v.name for v in c.victims]), c.pdb_violations)
                      for c in candidates]
