@@ -102,8 +102,8 @@ class Cluster:
         self.epoch = 0
         """Bumped by every change a scheduling verdict could depend on (see Engine)."""
         self.watch: Any = None
-        """When set, every node whose resources or schedulability change is appended
-        (decision records keep their per-node verdicts current from it)."""
+        """When set, every node whose resources, schedulability or nominations change is
+        appended (decision records keep their per-node verdicts current from it)."""
 
     # ------------------------------------------------------------------ structure
     def _add_node(self, name: str, shape: NodeShape) -> None:
@@ -196,7 +196,10 @@ class Cluster:
         self.arrays.stamp(pod, pod.node)
 
     def nominations_changed(self, node: Node) -> None:
-        """Keep :attr:`claimed_nodes` in step with ``node.nominated``."""
+        """Keep :attr:`claimed_nodes` in step with ``node.nominated``, and tell the
+        :attr:`watch` (a nomination claims room, so verdicts on ``node`` are stale)."""
+        if self.watch is not None:
+            self.watch.append(node)
         if node.nominated:
             self.claimed_nodes[node] = None
         else:

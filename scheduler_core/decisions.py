@@ -310,7 +310,7 @@ class Changes:
         self.last: dict[Node, int] = {}
 
     def append(self, node: Node) -> None:
-        """Called by the cluster (as its ``watch``) and the engine on every change."""
+        """Called by the cluster (as its ``watch``) on every change."""
         self.count += 1
         self.order.pop(node, None)
         self.order[node] = None
@@ -368,10 +368,6 @@ class Recorder:
         """Nodes as they change (bind, release, cordon, nomination)."""
         self._tallies: dict[tuple[Any, ...], Tally] = {}
         self._capacity: dict[tuple[Any, ...], str] = {}
-
-    def touched(self, node: Node) -> None:
-        """The engine changed something a verdict on ``node`` depends on."""
-        self.changed.append(node)
 
     def _add(self, **fields: Any) -> None:
         fields["id"] = len(self._raw)

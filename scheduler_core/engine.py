@@ -589,7 +589,6 @@ class Engine:
                 pod.nominated = nominated
                 nominated.nominated[pod] = None
                 self.cluster.nominations_changed(nominated)
-                self._touch(nominated)
 
     def _assume(self, pods: list[Pod]) -> list[tuple[Pod, Node | None]]:
         """Place members one after another in the cluster cache, as the scheduler assumes
@@ -788,7 +787,6 @@ class Engine:
         node.nominated[pod] = None
         self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
-        self._touch(node)
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def _recorded_nomination(self, pod: Pod, node: Node) -> None:
@@ -802,21 +800,14 @@ class Engine:
         node.nominated[pod] = None
         self.cluster.nominations_changed(node)
         self.cluster.epoch += 1
-        self._touch(node)
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
         if pod.nominated is not None:
-            self._touch(pod.nominated)
             pod.nominated.nominated.pop(pod, None)
             self.cluster.nominations_changed(pod.nominated)
             pod.nominated = None
             self.cluster.epoch += 1
-
-    def _touch(self, node: Node) -> None:
-        """A nomination on ``node`` changed: its decision-record verdicts are stale."""
-        if self.recorder is not None:
-            self.recorder.touched(node)
 
     # =================================================================== termination
     def evict(self, pod: Pod, grace: float, cause: str) -> None:
