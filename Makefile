@@ -44,6 +44,7 @@ run: $(STAMP)
 
 test: $(STAMP) chromium
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(call pytest,DATABASE_URL=$(TEST_DATABASE_URL))
 	$(call pytest,$(LOCAL),tests/web -p no:cacheprovider)
@@ -68,6 +69,7 @@ chromium:
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
 # Rewrites files in place (ruff's formatter, settings in pyproject.toml).

@@ -30,14 +30,28 @@ BASELINES = Path(__file__).with_name("baselines.json")
 
 def _queue(j: int, shape: str) -> dict[str, Any]:
     queue: dict[str, Any] = {
-        "name": f"q{j}", "cohort": "c", "orderBy": "priority",
+        "name": f"q{j}",
+        "cohort": "c",
+        "orderBy": "priority",
         "queueingStrategy": "BestEffortFIFO",
-        "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}}
+        "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+    }
     if shape == "flavors":
-        queue["resourceGroups"] = [{"coveredResources": ["gpus", "cpu"], "flavors": [
-            {"name": f, "resources": [{"name": "gpus", "nominalQuota": 8},
-                                      {"name": "cpu", "nominalQuota": 64}]}
-            for f in ("on-demand", "spot")]}]
+        queue["resourceGroups"] = [
+            {
+                "coveredResources": ["gpus", "cpu"],
+                "flavors": [
+                    {
+                        "name": f,
+                        "resources": [
+                            {"name": "gpus", "nominalQuota": 8},
+                            {"name": "cpu", "nominalQuota": 64},
+                        ],
+                    }
+                    for f in ("on-demand", "spot")
+                ],
+            }
+        ]
     else:
         queue["nominalGpus"] = 16
     return queue
@@ -49,9 +63,19 @@ def spec(shape: str, workloads: int) -> sc.ExperimentSpec:
         "cluster": {"nodePools": [{"name": "g", "count": 8, "gpus": 8, "cpu": 128}]},
         "priorityClasses": [{"name": f"p{i}", "value": i} for i in range(5)],
         "queues": [_queue(j, shape) for j in range(4)],
-        "workloads": [{"name": f"w{i}", "gpus": 1 + i % 4, "cpu": 4, "queue": f"q{i % 4}",
-                       "arrival": i * 3, "durationSeconds": 600,
-                       "priorityClassName": f"p{i % 5}"} for i in range(workloads)]}
+        "workloads": [
+            {
+                "name": f"w{i}",
+                "gpus": 1 + i % 4,
+                "cpu": 4,
+                "queue": f"q{i % 4}",
+                "arrival": i * 3,
+                "durationSeconds": 600,
+                "priorityClassName": f"p{i % 5}",
+            }
+            for i in range(workloads)
+        ],
+    }
     if shape == "fair":
         doc["fairSharing"] = {}
     return sc.parse_spec(doc)
@@ -73,8 +97,12 @@ def main() -> None:
         print(f"{shape:8} {row['events']:>7} events {row['seconds']:>8.2f} s")
     if args.record:
         baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-        baselines["admission"] = {"workloads": args.workloads, "python": platform.python_version(),
-                                  "recorded": time.strftime("%Y-%m-%d"), **figures}
+        baselines["admission"] = {
+            "workloads": args.workloads,
+            "python": platform.python_version(),
+            "recorded": time.strftime("%Y-%m-%d"),
+            **figures,
+        }
         BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
 
 

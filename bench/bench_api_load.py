@@ -58,31 +58,39 @@ class Read:
     page: bool = False
 
 
-def read_paths(run_id: int, experiment_id: int, busy_run_id: int,
-               replication_id: int | None = None) -> list[Read]:
+def read_paths(
+    run_id: int, experiment_id: int, busy_run_id: int, replication_id: int | None = None
+) -> list[Read]:
     """What a notebook polling a run and pulling its results asks for, in turn, and
     what the run page's browser reads (with ``replication_id``, its chart data)."""
     api = f"/api/v1/runs/{run_id}"
-    reads = [Read("run detail", f"{api}/"),
-             Read("busy run detail", f"/api/v1/runs/{busy_run_id}/"),
-             Read("run list", f"/api/v1/runs/?experiment={experiment_id}"),
-             Read("summary", f"{api}/summary/"),
-             Read("events page 1", f"{api}/events/?page_size=100"),
-             Read("events reason filter", f"{api}/events/?reason=Preempted"),
-             Read("events page 20", f"{api}/events/?page=20&page_size=100"),
-             Read("events workload filter", f"{api}/events/?workload=w7"),
-             Read("workloads", f"{api}/workloads/"),
-             Read("export summary.csv", f"{api}/export/summary.csv"),
-             Read("export events.csv", f"{api}/export/events.csv")]
+    reads = [
+        Read("run detail", f"{api}/"),
+        Read("busy run detail", f"/api/v1/runs/{busy_run_id}/"),
+        Read("run list", f"/api/v1/runs/?experiment={experiment_id}"),
+        Read("summary", f"{api}/summary/"),
+        Read("events page 1", f"{api}/events/?page_size=100"),
+        Read("events reason filter", f"{api}/events/?reason=Preempted"),
+        Read("events page 20", f"{api}/events/?page=20&page_size=100"),
+        Read("events workload filter", f"{api}/events/?workload=w7"),
+        Read("workloads", f"{api}/workloads/"),
+        Read("export summary.csv", f"{api}/export/summary.csv"),
+        Read("export events.csv", f"{api}/export/events.csv"),
+    ]
     if replication_id is not None:
         charts = f"/runs/{run_id}/charts"
-        reads += [Read("run page", f"/runs/{run_id}/", page=True),
-                  Read("chart timeline", f"{charts}/timeline.json?replication={replication_id}",
-                       page=True),
-                  Read("chart workloads", f"{charts}/workloads.json?replication={replication_id}",
-                       page=True),
-                  Read("chart events", f"{charts}/events.json?replication={replication_id}",
-                       page=True)]
+        reads += [
+            Read("run page", f"/runs/{run_id}/", page=True),
+            Read(
+                "chart timeline", f"{charts}/timeline.json?replication={replication_id}", page=True
+            ),
+            Read(
+                "chart workloads",
+                f"{charts}/workloads.json?replication={replication_id}",
+                page=True,
+            ),
+            Read("chart events", f"{charts}/events.json?replication={replication_id}", page=True),
+        ]
     return reads
 
 
@@ -103,9 +111,18 @@ class Samples:
                 self.errors.append(error)
 
 
-def _client(base_url: str, token: str, cookies: dict[str, str], reads: list[Read],
-            offset: int, deadline: float, budget: int, samples: Samples, *,
-            once: bool = False) -> None:
+def _client(
+    base_url: str,
+    token: str,
+    cookies: dict[str, str],
+    reads: list[Read],
+    offset: int,
+    deadline: float,
+    budget: int,
+    samples: Samples,
+    *,
+    once: bool = False,
+) -> None:
     """One client: its own connections (one for the API, one for the pages), requests
     back to back until the deadline or its request budget (``once``: each read once).
     A 202 (an export being built) is waited for as its ``Retry-After`` says, then asked
@@ -139,18 +156,29 @@ def _request(session: requests.Session, url: str) -> tuple[str | None, float | N
     return (None if response.status_code == 200 else f"{url}: HTTP {response.status_code}"), None
 
 
-def run_load(*, base_url: str, token: str, paths: list[Read], clients: int, seconds: float,
-             cookies: dict[str, str] | None = None, requests_per_client: int = 10_000,
-             ) -> dict[str, Any]:
+def run_load(
+    *,
+    base_url: str,
+    token: str,
+    paths: list[Read],
+    clients: int,
+    seconds: float,
+    cookies: dict[str, str] | None = None,
+    requests_per_client: int = 10_000,
+) -> dict[str, Any]:
     """``clients`` threads for ``seconds`` (or ``requests_per_client`` each); returns
     throughput, latency percentiles overall and per endpoint, and the first errors (an
     empty list is the pass condition)."""
     samples = Samples()
     deadline = time.monotonic() + seconds
-    threads = [threading.Thread(target=_client, daemon=True,
-                                args=(base_url, token, cookies or {}, paths, n, deadline,
-                                      requests_per_client, samples))
-               for n in range(clients)]
+    threads = [
+        threading.Thread(
+            target=_client,
+            daemon=True,
+            args=(base_url, token, cookies or {}, paths, n, deadline, requests_per_client, samples),
+        )
+        for n in range(clients)
+    ]
     started = time.perf_counter()
     for thread in threads:
         thread.start()
@@ -161,18 +189,29 @@ def run_load(*, base_url: str, token: str, paths: list[Read], clients: int, seco
 
 def summarize(samples: Samples, elapsed: float, clients: int) -> dict[str, Any]:
     latencies = sorted(s for group in samples.latencies.values() for s in group)
-    return {"clients": clients, "seconds": round(elapsed, 1), "requests": len(latencies),
-            "errors": len(samples.errors), "first_errors": samples.errors[:5],
-            "accepted_202": samples.accepted,
-            "requests_per_s": round(len(latencies) / elapsed, 1),
-            **_figures(latencies),
-            "endpoints": {label: {"requests": len(group), **_figures(sorted(group))}
-                          for label, group in samples.latencies.items()}}
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "requests": len(latencies),
+        "errors": len(samples.errors),
+        "first_errors": samples.errors[:5],
+        "accepted_202": samples.accepted,
+        "requests_per_s": round(len(latencies) / elapsed, 1),
+        **_figures(latencies),
+        "endpoints": {
+            label: {"requests": len(group), **_figures(sorted(group))}
+            for label, group in samples.latencies.items()
+        },
+    }
 
 
 def _figures(ordered: list[float]) -> dict[str, float | None]:
-    return {"p50_ms": _percentile(ordered, 0.50), "p95_ms": _percentile(ordered, 0.95),
-            "p99_ms": _percentile(ordered, 0.99), "max_ms": _percentile(ordered, 1.0)}
+    return {
+        "p50_ms": _percentile(ordered, 0.50),
+        "p95_ms": _percentile(ordered, 0.95),
+        "p99_ms": _percentile(ordered, 0.99),
+        "max_ms": _percentile(ordered, 1.0),
+    }
 
 
 def _percentile(ordered: list[float], fraction: float) -> float | None:
@@ -208,8 +247,13 @@ class Api:
     token: str
 
     def call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = requests.request(method, self.base_url + path, timeout=REQUEST_TIMEOUT,
-                                    headers={"Authorization": f"Token {self.token}"}, **kwargs)
+        response = requests.request(
+            method,
+            self.base_url + path,
+            timeout=REQUEST_TIMEOUT,
+            headers={"Authorization": f"Token {self.token}"},
+            **kwargs,
+        )
         response.raise_for_status()
         return response.json()
 
@@ -224,17 +268,24 @@ class Api:
         session = requests.Session()
         session.get(f"{self.base_url}/accounts/login/", timeout=REQUEST_TIMEOUT)
         response = session.post(
-            f"{self.base_url}/accounts/login/", timeout=REQUEST_TIMEOUT, allow_redirects=False,
-            data={"username": username, "password": password,
-                  "csrfmiddlewaretoken": session.cookies.get("csrftoken", "")})
+            f"{self.base_url}/accounts/login/",
+            timeout=REQUEST_TIMEOUT,
+            allow_redirects=False,
+            data={
+                "username": username,
+                "password": password,
+                "csrfmiddlewaretoken": session.cookies.get("csrftoken", ""),
+            },
+        )
         if response.status_code != 302:
             raise RuntimeError(f"login failed: HTTP {response.status_code}")
         return session.cookies.get_dict()
 
     def first_replication(self, run_id: int, cookies: dict[str, str]) -> int:
         """The id of the run's first replication, read off the run page's links."""
-        page = requests.get(f"{self.base_url}/runs/{run_id}/", cookies=cookies,
-                            timeout=REQUEST_TIMEOUT)
+        page = requests.get(
+            f"{self.base_url}/runs/{run_id}/", cookies=cookies, timeout=REQUEST_TIMEOUT
+        )
         page.raise_for_status()
         found = re.search(rf"/runs/{run_id}/replications/(\d+)/events/", page.text)
         if found is None:
@@ -249,8 +300,11 @@ class Api:
 
     def finished_run(self, experiment_id: int, timeout: float = 180) -> int:
         run_id = self.start_run(experiment_id)
-        status = wait_for(lambda: _terminal(self.run_status(run_id)), timeout=timeout,
-                          what=f"run {run_id} to finish")
+        status = wait_for(
+            lambda: _terminal(self.run_status(run_id)),
+            timeout=timeout,
+            what=f"run {run_id} to finish",
+        )
         if status != "succeeded":
             raise RuntimeError(f"run {run_id} {status}")
         return run_id
@@ -281,37 +335,80 @@ def fresh_database(url: str) -> None:
 
 
 def stack_env(database_url: str, var_dir: Path) -> dict[str, str]:
-    return {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base",
-            "PYTHONPATH": str(ROOT), "DATABASE_URL": database_url,
-            "CELERY_BROKER_URL": DEFAULT_BROKER, "CELERY_RESULT_BACKEND": DEFAULT_BROKER,
-            "CELERY_TASK_DEFAULT_QUEUE": f"bench-{os.getpid()}", "LAB_VAR_DIR": str(var_dir),
-            "CACHE_KEY_PREFIX": f"bench-{os.getpid()}",  # nothing cached by an earlier run
-            "LAB_API_RUN_START_RATE": "1000/hour", "DB_CONN_MAX_AGE": "60"}
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "PYTHONPATH": str(ROOT),
+        "DATABASE_URL": database_url,
+        "CELERY_BROKER_URL": DEFAULT_BROKER,
+        "CELERY_RESULT_BACKEND": DEFAULT_BROKER,
+        "CELERY_TASK_DEFAULT_QUEUE": f"bench-{os.getpid()}",
+        "LAB_VAR_DIR": str(var_dir),
+        "CACHE_KEY_PREFIX": f"bench-{os.getpid()}",  # nothing cached by an earlier run
+        "LAB_API_RUN_START_RATE": "1000/hour",
+        "DB_CONN_MAX_AGE": "60",
+    }
 
 
 def server_command(port: int, workers: int, threads: int) -> list[str]:
-    return [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
-            "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
-            "--keep-alive", str(KEEP_ALIVE_SECONDS)]
+    return [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "config.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--worker-class",
+        "gthread",
+        "--keep-alive",
+        str(KEEP_ALIVE_SECONDS),
+    ]
 
 
 def worker_command(queue: str) -> list[str]:
-    return [sys.executable, "-m", "celery", "-A", "config.celery", "worker", "-Q", queue,
-            "--concurrency", "2", "--loglevel", "WARNING", "--without-gossip",
-            "--without-mingle", "-n", f"{queue}@%h"]
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config.celery",
+        "worker",
+        "-Q",
+        queue,
+        "--concurrency",
+        "2",
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+        "-n",
+        f"{queue}@%h",
+    ]
 
 
 @contextmanager
-def processes(commands: list[list[str]], env: dict[str, str], logs: Path
-              ) -> Iterator[list[subprocess.Popen[bytes]]]:
+def processes(
+    commands: list[list[str]], env: dict[str, str], logs: Path
+) -> Iterator[list[subprocess.Popen[bytes]]]:
     """Start each command in its own process group; stop them all on the way out."""
     started: list[subprocess.Popen[bytes]] = []
     try:
         for number, command in enumerate(commands):
             with (logs / f"process-{number}.log").open("ab") as out:
-                started.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
-                                                stderr=subprocess.STDOUT,
-                                                start_new_session=True))
+                started.append(
+                    subprocess.Popen(
+                        command,
+                        cwd=ROOT,
+                        env=env,
+                        stdout=out,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
+                    )
+                )
         yield started
     finally:
         for process in started:
@@ -348,8 +445,10 @@ def database_backends(url: str) -> set[int]:
 
     name = urlparse(url).path.lstrip("/")
     with psycopg.connect(url, autocommit=True) as connection:
-        rows = connection.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s "
-                                  "AND pid <> pg_backend_pid()", (name,)).fetchall()
+        rows = connection.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchall()
     return {int(row[0]) for row in rows}
 
 
@@ -364,13 +463,22 @@ PASSWORD = "bench-password-0"  # a throwaway user of a throwaway database
 def make_token(env: dict[str, str]) -> str:
     """A bench user (with a password, for the pages) and its token, made by
     ``manage.py shell`` in the stack's environment."""
-    code = ("from django.contrib.auth import get_user_model;"
-            "from rest_framework.authtoken.models import Token;"
-            "u, _ = get_user_model().objects.get_or_create(username='bench');"
-            f"u.set_password({PASSWORD!r}); u.save();"
-            "print(Token.objects.get_or_create(user=u)[0].key)")
-    done = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT,
-                          env=env, capture_output=True, text=True, check=True, timeout=120)
+    code = (
+        "from django.contrib.auth import get_user_model;"
+        "from rest_framework.authtoken.models import Token;"
+        "u, _ = get_user_model().objects.get_or_create(username='bench');"
+        f"u.set_password({PASSWORD!r}); u.save();"
+        "print(Token.objects.get_or_create(user=u)[0].key)"
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     return done.stdout.strip().splitlines()[-1]
 
 
@@ -394,23 +502,48 @@ def warm_up(base_url: str, token: str, cookies: dict[str, str], reads: list[Read
     as the first viewer of a finished run does; the load then measures what everyone
     after them gets. Returns how long that first pass took."""
     started = time.perf_counter()
-    _client(base_url, token, cookies, reads, 0, time.monotonic() + 180, len(reads) * 40,
-            Samples(), once=True)
+    _client(
+        base_url,
+        token,
+        cookies,
+        reads,
+        0,
+        time.monotonic() + 180,
+        len(reads) * 40,
+        Samples(),
+        once=True,
+    )
     return round(time.perf_counter() - started, 1)
 
 
-def bench(*, clients: int, seconds: float, workers: int, threads: int, size: str,
-          requests_per_client: int, warm_first: bool = True) -> dict[str, Any]:
+def bench(
+    *,
+    clients: int,
+    seconds: float,
+    workers: int,
+    threads: int,
+    size: str,
+    requests_per_client: int,
+    warm_first: bool = True,
+) -> dict[str, Any]:
     database_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE)
     fresh_database(database_url)
     with tempfile.TemporaryDirectory(prefix="api-bench-") as tmp:
         env = stack_env(database_url, Path(tmp))
-        subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT,
-                       env=env, check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         token, port = make_token(env), free_port()
         base_url = f"http://127.0.0.1:{port}"
-        commands = [server_command(port, workers, threads),
-                    worker_command(env["CELERY_TASK_DEFAULT_QUEUE"])]
+        commands = [
+            server_command(port, workers, threads),
+            worker_command(env["CELERY_TASK_DEFAULT_QUEUE"]),
+        ]
         with processes(commands, env, Path(tmp)) as (server, _worker):
             wait_for(lambda: api_ready(base_url), timeout=60, what="the server")
             api = Api(base_url, token)
@@ -425,29 +558,56 @@ def bench(*, clients: int, seconds: float, workers: int, threads: int, size: str
             warm = warm_up(base_url, token, cookies, paths) if warm_first else None
             load_before = os.getloadavg()[0]  # the machine is shared: say how busy it was
             backends = database_backends(database_url)  # persistent (DB_CONN_MAX_AGE)
-            before = (cpu_seconds(group=server.pid), cpu_seconds(pids=backends),
-                      client_cpu_seconds())
-            result = run_load(base_url=base_url, token=token, paths=paths, clients=clients,
-                              seconds=seconds, cookies=cookies,
-                              requests_per_client=requests_per_client)
+            before = (
+                cpu_seconds(group=server.pid),
+                cpu_seconds(pids=backends),
+                client_cpu_seconds(),
+            )
+            result = run_load(
+                base_url=base_url,
+                token=token,
+                paths=paths,
+                clients=clients,
+                seconds=seconds,
+                cookies=cookies,
+                requests_per_client=requests_per_client,
+            )
             backends |= database_backends(database_url)
-            used = [after - start for after, start in zip(
-                (cpu_seconds(group=server.pid), cpu_seconds(pids=backends),
-                 client_cpu_seconds()), before, strict=True)]
+            used = [
+                after - start
+                for after, start in zip(
+                    (
+                        cpu_seconds(group=server.pid),
+                        cpu_seconds(pids=backends),
+                        client_cpu_seconds(),
+                    ),
+                    before,
+                    strict=True,
+                )
+            ]
             load_after = os.getloadavg()[0]
             if result["errors"]:  # the server's side of the story, before its folder goes
                 for log in sorted(Path(tmp).glob("process-*.log")):
-                    print(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}",
-                          file=sys.stderr)
-    return {**result, "size": size, "events": events, "run_seconds": round(built, 1),
-            "warm_up_seconds": warm,
-            "server": f"gunicorn gthread {workers}x{threads}",
-            "load_average_before": round(load_before, 2),
-            "load_average_after": round(load_after, 2),
-            **_cpu_figures(used, result["requests"]),
-            "database": "postgresql", "machine": platform.machine(),
-            "cpus": os.cpu_count(), "python": platform.python_version(),
-            "recorded": date.today().isoformat()}
+                    print(
+                        f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}",
+                        file=sys.stderr,
+                    )
+    return {
+        **result,
+        "size": size,
+        "events": events,
+        "run_seconds": round(built, 1),
+        "warm_up_seconds": warm,
+        "server": f"gunicorn gthread {workers}x{threads}",
+        "load_average_before": round(load_before, 2),
+        "load_average_after": round(load_after, 2),
+        **_cpu_figures(used, result["requests"]),
+        "database": "postgresql",
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "recorded": date.today().isoformat(),
+    }
 
 
 def _cpu_figures(used: list[float], requests: int) -> dict[str, float]:
@@ -455,11 +615,14 @@ def _cpu_figures(used: list[float], requests: int) -> dict[str, float]:
     connected at the start or the end) and the clients, and the throughput those would
     allow on this machine's cores with nothing else running."""
     server, database, client = (1000 * value / max(1, requests) for value in used)
-    return {"cpu_ms_per_request_server": round(server, 1),
-            "cpu_ms_per_request_database": round(database, 1),
-            "cpu_ms_per_request_clients": round(client, 1),
-            "idle_machine_ceiling_requests_per_s": round(
-                1000 * (os.cpu_count() or 1) / max(0.1, server + database + client))}
+    return {
+        "cpu_ms_per_request_server": round(server, 1),
+        "cpu_ms_per_request_database": round(database, 1),
+        "cpu_ms_per_request_clients": round(client, 1),
+        "idle_machine_ceiling_requests_per_s": round(
+            1000 * (os.cpu_count() or 1) / max(0.1, server + database + client)
+        ),
+    }
 
 
 def record(figures: dict[str, Any]) -> None:
@@ -474,21 +637,37 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--requests-per-client", type=int, default=400,
-                        help="each client stops after this many requests")
-    parser.add_argument("--size", choices=("mid", "tiny"), default="mid",
-                        help="mid: a 50-node, 3,600-pod, 7-day run (≈118k events); "
-                             "tiny: the S3 preset")
+    parser.add_argument(
+        "--requests-per-client",
+        type=int,
+        default=400,
+        help="each client stops after this many requests",
+    )
+    parser.add_argument(
+        "--size",
+        choices=("mid", "tiny"),
+        default="mid",
+        help="mid: a 50-node, 3,600-pod, 7-day run (≈118k events); tiny: the S3 preset",
+    )
     parser.add_argument("--workers", type=int, default=2, help="gunicorn processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per process")
-    parser.add_argument("--cold", action="store_true",
-                        help="no warm-up pass: the clients are the run's first readers")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="no warm-up pass: the clients are the run's first readers",
+    )
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))  # bench.workloads, when run as a script
-    figures = bench(clients=args.clients, seconds=args.seconds, workers=args.workers,
-                    threads=args.threads, size=args.size,
-                    requests_per_client=args.requests_per_client, warm_first=not args.cold)
+    figures = bench(
+        clients=args.clients,
+        seconds=args.seconds,
+        workers=args.workers,
+        threads=args.threads,
+        size=args.size,
+        requests_per_client=args.requests_per_client,
+        warm_first=not args.cold,
+    )
     print(json.dumps(figures, indent=2))
     if args.record:
         record(figures)

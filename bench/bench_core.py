@@ -40,8 +40,11 @@ def bench_simulation(nodes: int, pods: int, horizon: float) -> dict[str, Any]:
     done = time.perf_counter()
     simulate_s = done - parsed
     return {
-        "nodes": nodes, "pods": pods, "parse_s": round(parsed - started, 3),
-        "simulate_s": round(simulate_s, 3), "engine_events": result.events_processed,
+        "nodes": nodes,
+        "pods": pods,
+        "parse_s": round(parsed - started, 3),
+        "simulate_s": round(simulate_s, 3),
+        "engine_events": result.events_processed,
         "log_events": len(result.events),
         "engine_events_per_s": round(result.events_processed / simulate_s),
         "log_events_per_s": round(len(result.events) / simulate_s),
@@ -58,8 +61,12 @@ def bench_decision(nodes: int = 1500, repeats: int = 200) -> dict[str, Any]:
     engine.horizon = 1800
     engine.run()
     policy = engine.preemption
-    preemptor = next(p for w in engine.workloads for p in w.slots
-                     if p is not None and p.priority == 1000 and p.gpus == 8)
+    preemptor = next(
+        p
+        for w in engine.workloads
+        for p in w.slots
+        if p is not None and p.priority == 1000 and p.gpus == 8
+    )
     preemptor.nominated = None
     held = sum(1 for n in engine.cluster.nodes for _ in n.pods)
     started = time.perf_counter()
@@ -68,29 +75,52 @@ def bench_decision(nodes: int = 1500, repeats: int = 200) -> dict[str, Any]:
         candidates = policy.find_candidates(engine, preemptor)
         found += len(candidates)
     per = (time.perf_counter() - started) / repeats
-    return {"nodes": nodes, "pods_on_nodes": held, "candidates_per_decision": found // repeats,
-            "decision_ms": round(per * 1000, 3)}
+    return {
+        "nodes": nodes,
+        "pods_on_nodes": held,
+        "candidates_per_decision": found // repeats,
+        "decision_ms": round(per * 1000, 3),
+    }
 
 
-def bench_group_decision(nodes: int = 10_000, running: int = 60_000,
-                         members: int = 1000) -> dict[str, Any]:
+def bench_group_decision(
+    nodes: int = 10_000, running: int = 60_000, members: int = 1000
+) -> dict[str, Any]:
     """One workload-aware decision: a 1,000-member group of 8-GPU pods on a cluster whose
     nodes each hold six 1-GPU low-priority pods, so no member fits without eviction."""
     per_node = running // nodes
-    spec = sc.parse_spec({
-        "horizonSeconds": 60,
-        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
-        "priorityClasses": [{"name": "low", "value": 1, "globalDefault": True},
-                            {"name": "high", "value": 1000}],
-        "workloads": [
-            {"name": "background", "members": running, "gpus": 1, "durationSeconds": 36000},
-            {"name": "group", "members": members, "gpus": 8, "arrival": 10,
-             "priorityClassName": "high", "recovery": {"model": "synchronous"},
-             "podGroup": {"minCount": members}}],
-        "initialState": [{"workload": "background", "node": f"gpu-{i // per_node}",
-                          "startedAt": -100, "member": i} for i in range(running)],
-        "policy": {"preemption": "workload-aware", "placement": "LeastAllocated"},
-    })
+    spec = sc.parse_spec(
+        {
+            "horizonSeconds": 60,
+            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+            "priorityClasses": [
+                {"name": "low", "value": 1, "globalDefault": True},
+                {"name": "high", "value": 1000},
+            ],
+            "workloads": [
+                {"name": "background", "members": running, "gpus": 1, "durationSeconds": 36000},
+                {
+                    "name": "group",
+                    "members": members,
+                    "gpus": 8,
+                    "arrival": 10,
+                    "priorityClassName": "high",
+                    "recovery": {"model": "synchronous"},
+                    "podGroup": {"minCount": members},
+                },
+            ],
+            "initialState": [
+                {
+                    "workload": "background",
+                    "node": f"gpu-{i // per_node}",
+                    "startedAt": -100,
+                    "member": i,
+                }
+                for i in range(running)
+            ],
+            "policy": {"preemption": "workload-aware", "placement": "LeastAllocated"},
+        }
+    )
     engine = Engine(resolve_variant(spec, "default"), seed=1)
     timings: list[float] = []
     decide = engine.preemption.post_filter_group
@@ -104,9 +134,14 @@ def bench_group_decision(nodes: int = 10_000, running: int = 60_000,
     engine.preemption.post_filter_group = timed  # type: ignore[method-assign]
     engine.run()
     victims = sum(1 for e in engine.log if e.reason == "Preempted")
-    return {"nodes": nodes, "running_pods": running, "members": members,
-            "decision_s": round(timings[0], 3), "victims": victims,
-            "peak_mb": round(_peak_mb())}
+    return {
+        "nodes": nodes,
+        "running_pods": running,
+        "members": members,
+        "decision_s": round(timings[0], 3),
+        "victims": victims,
+        "peak_mb": round(_peak_mb()),
+    }
 
 
 CASES = {
@@ -130,8 +165,11 @@ def main() -> None:
     if args.record:
         baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
         for case, figures in results.items():
-            baselines[case] = {**figures, "python": platform.python_version(),
-                               "recorded": time.strftime("%Y-%m-%d")}
+            baselines[case] = {
+                **figures,
+                "python": platform.python_version(),
+                "recorded": time.strftime("%Y-%m-%d"),
+            }
         BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
 
 

@@ -63,9 +63,11 @@ def main() -> int:
         on_s.append(a)
         off_s.append(b)
         ratios.append(a / b)
-    print(f"{args.case}: {decisions} decisions; on {statistics.median(on_s):.3f} cpu s, "
-          f"off {statistics.median(off_s):.3f} cpu s, median ratio on/off "
-          f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
+    print(
+        f"{args.case}: {decisions} decisions; on {statistics.median(on_s):.3f} cpu s, "
+        f"off {statistics.median(off_s):.3f} cpu s, median ratio on/off "
+        f"{statistics.median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})"
+    )
     return 0
 
 

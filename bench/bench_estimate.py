@@ -47,20 +47,26 @@ def measure(case: str) -> dict[str, Any]:
         for replication in result.replications:
             events += len(replication.events)
             most = max(most, len(replication.events))
-    return {"events": events, "events_per_replication": most,
-            "seconds": time.perf_counter() - started,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "events": events,
+        "events_per_replication": most,
+        "seconds": time.perf_counter() - started,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def compare(case: str) -> dict[str, Any]:
     estimate = sc.estimate_cost(_spec(case))
-    child = subprocess.run([sys.executable, __file__, "--measure", case], check=True,
-                           capture_output=True, text=True)
+    child = subprocess.run(
+        [sys.executable, __file__, "--measure", case], check=True, capture_output=True, text=True
+    )
     actual = json.loads(child.stdout)
     return {
-        "estimated_events": estimate.events, "actual_events": actual["events"],
+        "estimated_events": estimate.events,
+        "actual_events": actual["events"],
         "events_ratio": round(actual["events"] / max(1, estimate.events), 2),
-        "estimated_s": round(estimate.seconds, 3), "actual_s": round(actual["seconds"], 3),
+        "estimated_s": round(estimate.seconds, 3),
+        "actual_s": round(actual["seconds"], 3),
         "seconds_ratio": round(actual["seconds"] / max(1e-9, estimate.seconds), 2),
         "estimated_mb": round(estimate.memory_mb_per_replication),
         "actual_peak_mb": round(actual["peak_mb"]),
@@ -82,15 +88,20 @@ def main() -> None:
     for case in cases:
         results[case] = compare(case)
         print(case, json.dumps(results[case]), flush=True)
-    ratios = {key: [r[key] for r in results.values()]
-              for key in ("events_ratio", "seconds_ratio", "memory_ratio")}
+    ratios = {
+        key: [r[key] for r in results.values()]
+        for key in ("events_ratio", "seconds_ratio", "memory_ratio")
+    }
     summary = {key: {"min": min(v), "max": max(v)} for key, v in ratios.items()}
     print("summary", json.dumps(summary))
     if args.record:
         baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-        baselines["estimate"] = {"cases": results, "ratios": summary,
-                                 "python": platform.python_version(),
-                                 "recorded": time.strftime("%Y-%m-%d")}
+        baselines["estimate"] = {
+            "cases": results,
+            "ratios": summary,
+            "python": platform.python_version(),
+            "recorded": time.strftime("%Y-%m-%d"),
+        }
         BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
 
 

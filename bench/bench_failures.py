@@ -44,10 +44,14 @@ def bench_variant(spec: sc.ExperimentSpec, variant: str, repeat: int) -> dict[st
         times.append(time.perf_counter() - started)
     assert result is not None
     [record] = result.workloads
-    return {"simulate_s_median": round(statistics.median(times), 3),
-            "simulate_s_max": round(max(times), 3), "log_events": len(result.events),
-            "interruptions": record.disruptions, "ettr": round(result.summary["ettr"] or 0, 4),
-            "lost_work_gpu_hours": round(record.lost_work / 3600)}
+    return {
+        "simulate_s_median": round(statistics.median(times), 3),
+        "simulate_s_max": round(max(times), 3),
+        "log_events": len(result.events),
+        "interruptions": record.disruptions,
+        "ettr": round(result.summary["ettr"] or 0, 4),
+        "lost_work_gpu_hours": round(record.lost_work / 3600),
+    }
 
 
 def main() -> int:
@@ -69,9 +73,11 @@ def main() -> int:
     for name in args.variant or sc.variant_names(spec):
         figures["variants"][name] = row = bench_variant(spec, name, args.repeat)
         verdict = "within" if row["simulate_s_median"] <= TARGET_S else "ABOVE"
-        print(f"{name}: {row['simulate_s_median']:.2f} s median of {args.repeat} "
-              f"({verdict} the {TARGET_S:g} s target), {row['interruptions']} interruptions, "
-              f"ETTR {row['ettr']:.3f}, {row['log_events']:,} log events")
+        print(
+            f"{name}: {row['simulate_s_median']:.2f} s median of {args.repeat} "
+            f"({verdict} the {TARGET_S:g} s target), {row['interruptions']} interruptions, "
+            f"ETTR {row['ettr']:.3f}, {row['log_events']:,} log events"
+        )
     figures["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(f"parse {parse_s:.2f} s, peak {figures['peak_mb']} MB")
     if args.record:
@@ -86,26 +92,37 @@ def bench_planner() -> dict[str, Any]:
     means: dict[str, float] = {}
     for name in sc.variant_names(spec):
         variant = sc.resolve_variant(spec, name)
-        times = [sc.simulate(spec, variant, r).workloads[0].completion_time or spec.horizon_seconds
-                 for r in range(spec.replications)]
+        times = [
+            sc.simulate(spec, variant, r).workloads[0].completion_time or spec.horizon_seconds
+            for r in range(spec.replications)
+        ]
         means[name] = statistics.fmean(times)
     seconds = time.perf_counter() - started
     simulations = len(means) * spec.replications
     best = min(means, key=means.__getitem__)
-    print(f"{simulations:,} simulations in {seconds:.1f} s on one core "
-          f"({1000 * seconds / simulations:.1f} ms each; target {PLANNER_TARGET_S:g} s on the "
-          f"workers); empirical optimum {best}, mean completion {means[best] / 3600:.1f} h")
-    return {"simulations": simulations, "one_core_s": round(seconds, 1),
-            "ms_per_simulation": round(1000 * seconds / simulations, 1), "optimum": best,
-            "mean_completion_h": {k: round(v / 3600, 2) for k, v in means.items()}}
+    print(
+        f"{simulations:,} simulations in {seconds:.1f} s on one core "
+        f"({1000 * seconds / simulations:.1f} ms each; target {PLANNER_TARGET_S:g} s on the "
+        f"workers); empirical optimum {best}, mean completion {means[best] / 3600:.1f} h"
+    )
+    return {
+        "simulations": simulations,
+        "one_core_s": round(seconds, 1),
+        "ms_per_simulation": round(1000 * seconds / simulations, 1),
+        "optimum": best,
+        "mean_completion_h": {k: round(v / 3600, 2) for k, v in means.items()},
+    }
 
 
 def _record(key: str, figures: dict[str, Any]) -> None:
     """Merge into baselines.json, keeping what other benchmarks recorded."""
     data = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-    data[key] = {**figures, "python": platform.python_version(),
-                                 "machine": platform.machine(),
-                                 "recorded": time.strftime("%Y-%m-%d")}
+    data[key] = {
+        **figures,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "recorded": time.strftime("%Y-%m-%d"),
+    }
     BASELINES.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 

@@ -53,18 +53,24 @@ def run_once(urgent: str | None, compress: float) -> dict[str, Any]:
     engine = Engine(variant, seed=0)
     log = engine.run()
     simulated = time.perf_counter()
-    metrics = compute(log, workload_infos(variant.spec), horizon=spec.horizon_seconds,
-                      total_gpus=engine.cluster.total_gpus_at_start)
+    metrics = compute(
+        log,
+        workload_infos(variant.spec),
+        horizon=spec.horizon_seconds,
+        total_gpus=engine.cluster.total_gpus_at_start,
+    )
     done = time.perf_counter()
     summary = metrics.summary
     return {
-        "import_s": round(imported - started, 3), "simulate_s": round(simulated - imported, 3),
+        "import_s": round(imported - started, 3),
+        "simulate_s": round(simulated - imported, 3),
         "metrics_s": round(done - simulated, 3),
         "replay_s": round(done - imported, 3),
-        "engine_events": engine.events_processed, "log_events": len(log),
+        "engine_events": engine.events_processed,
+        "log_events": len(log),
         "engine_events_per_s": round(engine.events_processed / (simulated - imported)),
-        "workloads": len(spec.workloads), "preemptions": sum(
-            1 for e in log if e.reason == "VictimsSelected"),
+        "workloads": len(spec.workloads),
+        "preemptions": sum(1 for e in log if e.reason == "VictimsSelected"),
         "gpu_utilization": round(summary["gpu_utilization"] or 0.0, 5),
     }
 
@@ -72,16 +78,20 @@ def run_once(urgent: str | None, compress: float) -> dict[str, Any]:
 def compressed(mapping: dict[str, Any], factor: float) -> dict[str, Any]:
     """Arrivals and horizon divided by ``factor``: the same pods, closer together."""
     workloads = [{**w, "arrival": w.get("arrival", 0.0) / factor} for w in mapping["workloads"]]
-    return {**mapping, "workloads": workloads,
-            "horizonSeconds": mapping["horizonSeconds"] / factor}
+    return {**mapping, "workloads": workloads, "horizonSeconds": mapping["horizonSeconds"] / factor}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--urgent", help="inject an urgent group, e.g. 16x8@86400")
-    parser.add_argument("--compress", type=float, default=1.0,
-                        help="divide arrival times and the horizon by this factor")
+    parser.add_argument(
+        "--compress",
+        type=float,
+        default=1.0,
+        help="divide arrival times and the horizon by this factor",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="runs; the fastest is kept")
     parser.add_argument("--record", action="store_true", help="write bench/baselines.json")
     args = parser.parse_args()
@@ -92,8 +102,11 @@ def main() -> int:
     runs = [run_once(args.urgent, args.compress) for _ in range(args.repeat)]
     best = min(runs, key=lambda r: r["replay_s"])
     print(json.dumps(best, indent=2))
-    print(f"replay (simulate + metrics): {best['replay_s']:.2f} s per variant "
-          f"(target <= 5 s); import {best['import_s']:.2f} s", file=sys.stderr)
+    print(
+        f"replay (simulate + metrics): {best['replay_s']:.2f} s per variant "
+        f"(target <= 5 s); import {best['import_s']:.2f} s",
+        file=sys.stderr,
+    )
     if args.record:
         _record(best, args.urgent, args.compress)
     return 0
@@ -102,11 +115,19 @@ def main() -> int:
 def _record(figures: dict[str, Any], urgent: str | None, compress: float) -> None:
     """Merge into baselines.json, keeping what other benchmarks recorded."""
     data = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-    key = "openb_replay" + ("_urgent" if urgent else "") + (
-        f"_compress{compress:g}" if compress != 1 else "")
-    data[key] = {**figures, "urgent": urgent, "compress": compress,
-                 "python": platform.python_version(),
-                 "machine": platform.machine(), "recorded": time.strftime("%Y-%m-%d")}
+    key = (
+        "openb_replay"
+        + ("_urgent" if urgent else "")
+        + (f"_compress{compress:g}" if compress != 1 else "")
+    )
+    data[key] = {
+        **figures,
+        "urgent": urgent,
+        "compress": compress,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "recorded": time.strftime("%Y-%m-%d"),
+    }
     BASELINES.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 

@@ -42,8 +42,11 @@ LARGE = 3000
 
 
 def full_cluster(nodes: int, pods: int, policy: str) -> sc.ExperimentSpec:
-    return sc.parse_spec(cluster_spec(nodes=nodes, pods=pods, horizon=pods * SECONDS_PER_POD,
-                                      load=LOAD, preemption=policy))
+    return sc.parse_spec(
+        cluster_spec(
+            nodes=nodes, pods=pods, horizon=pods * SECONDS_PER_POD, load=LOAD, preemption=policy
+        )
+    )
 
 
 def simulate_cpu(nodes: int, pods: int, policy: str, repeats: int) -> dict[str, Any]:
@@ -55,24 +58,34 @@ def simulate_cpu(nodes: int, pods: int, policy: str, repeats: int) -> dict[str, 
         result = sc.simulate(spec, "default")
         best = min(best, time.process_time() - started)
     assert result is not None
-    return {"cpu_s": round(best, 3), "engine_events": result.events_processed,
-            "log_events": len(result.events),
-            "preemptions": sum(1 for e in result.events if e.reason == "VictimsSelected")}
+    return {
+        "cpu_s": round(best, 3),
+        "engine_events": result.events_processed,
+        "log_events": len(result.events),
+        "preemptions": sum(1 for e in result.events if e.reason == "VictimsSelected"),
+    }
 
 
-def growth(nodes: int, pod_counts: list[int], policies: list[str],
-           repeats: int) -> dict[str, Any]:
+def growth(nodes: int, pod_counts: list[int], policies: list[str], repeats: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for policy in policies:
         runs = {}
         for pods in pod_counts:
             once = pods > LARGE  # measured once on a shared machine (noted in the figures)
-            runs[str(pods)] = {**simulate_cpu(nodes, pods, policy, 1 if once else repeats),
-                               "repeats": 1 if once else repeats}
+            runs[str(pods)] = {
+                **simulate_cpu(nodes, pods, policy, 1 if once else repeats),
+                "repeats": 1 if once else repeats,
+            }
             print(policy, nodes, pods, json.dumps(runs[str(pods)]), flush=True)
         lo, hi = str(pod_counts[0]), str(pod_counts[-1])
-        exponent = (math.log(runs[hi]["cpu_s"] / runs[lo]["cpu_s"])
-                    / math.log(pod_counts[-1] / pod_counts[0])) if len(pod_counts) > 1 else None
+        exponent = (
+            (
+                math.log(runs[hi]["cpu_s"] / runs[lo]["cpu_s"])
+                / math.log(pod_counts[-1] / pod_counts[0])
+            )
+            if len(pod_counts) > 1
+            else None
+        )
         out[policy] = {"runs": runs, "exponent": round(exponent, 3) if exponent else None}
         print(policy, "exponent", out[policy]["exponent"], flush=True)
     return {"nodes": nodes, "repeats": repeats, "policies": out}
@@ -85,24 +98,55 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
     for policy in policies:
         if policy == "none":
             continue
-        spec = sc.parse_spec({
-            "horizonSeconds": 10,
-            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
-            "priorityClasses": [{"name": "low", "value": 1, "globalDefault": True},
-                                {"name": "mid", "value": 500},
-                                {"name": "high", "value": 1000}],
-            "workloads": [
-                {"name": "bg1", "members": nodes * 4, "gpus": 1, "durationSeconds": 36000},
-                {"name": "bg2", "members": nodes * 2, "gpus": 2, "durationSeconds": 36000,
-                 "priorityClassName": "mid"},
-                {"name": "urgent", "members": 1, "gpus": 4, "arrival": 20,
-                 "priorityClassName": "high"}],
-            "initialState": [*({"workload": "bg1", "node": f"gpu-{i // 4}", "member": i,
-                                "startedAt": -100 - i % 7} for i in range(nodes * 4)),
-                             *({"workload": "bg2", "node": f"gpu-{i // 2}", "member": i,
-                                "startedAt": -50 - i % 5} for i in range(nodes * 2))],
-            "policy": {"preemption": policy},
-        })
+        spec = sc.parse_spec(
+            {
+                "horizonSeconds": 10,
+                "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+                "priorityClasses": [
+                    {"name": "low", "value": 1, "globalDefault": True},
+                    {"name": "mid", "value": 500},
+                    {"name": "high", "value": 1000},
+                ],
+                "workloads": [
+                    {"name": "bg1", "members": nodes * 4, "gpus": 1, "durationSeconds": 36000},
+                    {
+                        "name": "bg2",
+                        "members": nodes * 2,
+                        "gpus": 2,
+                        "durationSeconds": 36000,
+                        "priorityClassName": "mid",
+                    },
+                    {
+                        "name": "urgent",
+                        "members": 1,
+                        "gpus": 4,
+                        "arrival": 20,
+                        "priorityClassName": "high",
+                    },
+                ],
+                "initialState": [
+                    *(
+                        {
+                            "workload": "bg1",
+                            "node": f"gpu-{i // 4}",
+                            "member": i,
+                            "startedAt": -100 - i % 7,
+                        }
+                        for i in range(nodes * 4)
+                    ),
+                    *(
+                        {
+                            "workload": "bg2",
+                            "node": f"gpu-{i // 2}",
+                            "member": i,
+                            "startedAt": -50 - i % 5,
+                        }
+                        for i in range(nodes * 2)
+                    ),
+                ],
+                "policy": {"preemption": policy},
+            }
+        )
         engine = Engine(resolve_variant(spec, "default"), seed=1)
         engine.run()
         preemptor = engine._new_pod(engine.by_name["urgent"], 0)
@@ -111,8 +155,9 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
         found = decide()
         out[policy] = {"python_decision_ms": round(best * 1000, 3), "candidates": len(found)}
         if policy == "pod":  # the array path: candidates and node choice, as post_filter
-            fast = _best_of(repeats, partial(fast_preemption.choose, engine,
-                                             engine.preemption, preemptor))
+            fast = _best_of(
+                repeats, partial(fast_preemption.choose, engine, engine.preemption, preemptor)
+            )
             out[policy]["decision_ms"] = round(fast * 1000, 3)
         print(policy, nodes, json.dumps(out[policy]), flush=True)
     return {"nodes": nodes, "repeats": repeats, "policies": out}
@@ -151,10 +196,13 @@ def main() -> None:
         figures["policies"] = {**kept, **figures["policies"]}  # a rerun of some policies
         what = "simulate CPU seconds" if args.case == "growth" else "decision CPU ms"
         before = baselines.get(key, {}).get("before_issue14")
-        baselines[key] = {**figures, "python": platform.python_version(),
-                          "recorded": time.strftime("%Y-%m-%d"),
-                          "note": f"{what}, minimum of repeats, shared 2-core machine (noisy)",
-                          **({"before_issue14": before} if before else {})}
+        baselines[key] = {
+            **figures,
+            "python": platform.python_version(),
+            "recorded": time.strftime("%Y-%m-%d"),
+            "note": f"{what}, minimum of repeats, shared 2-core machine (noisy)",
+            **({"before_issue14": before} if before else {}),
+        }
         BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
 
 

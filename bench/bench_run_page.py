@@ -38,41 +38,84 @@ sys.path.insert(0, str(ROOT))
 BASELINES = Path(__file__).with_name("baselines.json")
 DEFAULT_DATABASE = "postgres://postgres@127.0.0.1:5432/disruption_lab_bench_run_page"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 USER, PASSWORD = "bench", "bench-run-page-password"
 NAME = "bench: run page at 10,000 nodes (v1)"
 TARGET_SECONDS = 2.0
 
 
-def bench_spec(*, racks: int = 250, per_rack: int = 40, groups: int = 2000, members: int = 5,
-               urgent: int = 300, horizon: float = 7200.0, seed: int = 3) -> dict[str, Any]:
+def bench_spec(
+    *,
+    racks: int = 250,
+    per_rack: int = 40,
+    groups: int = 2000,
+    members: int = 5,
+    urgent: int = 300,
+    horizon: float = 7200.0,
+    seed: int = 3,
+) -> dict[str, Any]:
     """Every GPU busy with 5-node jobs (half synchronous training, half independent
     batch); urgent 8-GPU pods arrive through the run and each preempts a node."""
     rng = random.Random(seed)
-    pools = [{"name": f"r{k:03d}", "count": per_rack, "gpus": 8, "labels": {"rack": f"r{k:03d}"}}
-             for k in range(racks)]
+    pools = [
+        {"name": f"r{k:03d}", "count": per_rack, "gpus": 8, "labels": {"rack": f"r{k:03d}"}}
+        for k in range(racks)
+    ]
     workloads: list[dict[str, Any]] = []
     for i in range(groups):
         synchronous = i % 2 == 0
-        workloads.append({
-            "name": f"{'train' if synchronous else 'batch'}-{i}",
-            "kind": "training" if synchronous else "batch", "members": members, "gpus": 8,
-            "durationSeconds": 36000, "startupSeconds": 60,
-            "checkpoint": {"intervalSeconds": rng.choice([900, 1800, 3600]), "writeSeconds": 20},
-            "recovery": {"model": "synchronous" if synchronous else "independent"},
-            **({"podGroup": {"minCount": members}} if synchronous else {})})
+        workloads.append(
+            {
+                "name": f"{'train' if synchronous else 'batch'}-{i}",
+                "kind": "training" if synchronous else "batch",
+                "members": members,
+                "gpus": 8,
+                "durationSeconds": 36000,
+                "startupSeconds": 60,
+                "checkpoint": {
+                    "intervalSeconds": rng.choice([900, 1800, 3600]),
+                    "writeSeconds": 20,
+                },
+                "recovery": {"model": "synchronous" if synchronous else "independent"},
+                **({"podGroup": {"minCount": members}} if synchronous else {}),
+            }
+        )
     for j in range(urgent):
-        workloads.append({
-            "name": f"urgent-{j}", "kind": "evaluation", "gpus": 8, "priorityClassName": "high",
-            "arrival": round(600 + j * (horizon - 1800) / urgent, 1), "durationSeconds": 900,
-            "startupSeconds": 30, "urgent": j == 0, "controller": {"kind": "none"}})
-    return {"name": NAME, "horizonSeconds": horizon, "cluster": {"nodePools": pools},
-            "priorityClasses": [{"name": "low", "value": 100, "globalDefault": True},
-                                {"name": "high", "value": 1000}],
-            "workloads": workloads,
-            "variants": [{"name": "pod", "preemption": "pod"},
-                         {"name": "checkpoint-aware", "preemption": "checkpoint-aware"}]}
+        workloads.append(
+            {
+                "name": f"urgent-{j}",
+                "kind": "evaluation",
+                "gpus": 8,
+                "priorityClassName": "high",
+                "arrival": round(600 + j * (horizon - 1800) / urgent, 1),
+                "durationSeconds": 900,
+                "startupSeconds": 30,
+                "urgent": j == 0,
+                "controller": {"kind": "none"},
+            }
+        )
+    return {
+        "name": NAME,
+        "horizonSeconds": horizon,
+        "cluster": {"nodePools": pools},
+        "priorityClasses": [
+            {"name": "low", "value": 100, "globalDefault": True},
+            {"name": "high", "value": 1000},
+        ],
+        "workloads": workloads,
+        "variants": [
+            {"name": "pod", "preemption": "pod"},
+            {"name": "checkpoint-aware", "preemption": "checkpoint-aware"},
+        ],
+    }
 
 
 # ----------------------------------------------------------------------- the database
@@ -84,15 +127,21 @@ def ensure_database(url: str) -> None:
 
     base, _, name = url.rpartition("/")
     with psycopg.connect(f"{base}/postgres", autocommit=True) as connection:
-        exists = connection.execute("SELECT 1 FROM pg_database WHERE datname = %s",
-                                    [name]).fetchone()
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [name]
+        ).fetchone()
         if not exists:
             connection.execute(f'CREATE DATABASE "{name}"')
 
 
 def setup_django(url: str, var_dir: str) -> None:
-    os.environ.update({"DJANGO_SETTINGS_MODULE": "config.settings.base", "DATABASE_URL": url,
-                       "LAB_VAR_DIR": var_dir})
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings.base",
+            "DATABASE_URL": url,
+            "LAB_VAR_DIR": var_dir,
+        }
+    )
     import django
     from django.core.management import call_command
 
@@ -129,27 +178,60 @@ def build_run(user: Any) -> Any:
     document = spec_document(spec)
     started = time.perf_counter()
     results = [sc.simulate(spec, name, 0) for name in sc.variant_names(spec)]
-    print(f"simulated {len(results)} variants in {time.perf_counter() - started:.1f} s",
-          file=sys.stderr)
+    print(
+        f"simulated {len(results)} variants in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     now = timezone.now()
     with transaction.atomic():
         experiment = Experiment.objects.create(owner=user, name=NAME, spec=document)
         run = Run.objects.create(
-            experiment=experiment, created_by=user, spec=document, status=Status.SUCCEEDED,
-            product_version=product_version(), progress=1.0, started_at=now, finished_at=now,
-            aggregate=[{"variant": r.variant, "preemption": r.preemption,
-                        "placement": r.placement, "metrics": sc.aggregate([r])}
-                       for r in results])
+            experiment=experiment,
+            created_by=user,
+            spec=document,
+            status=Status.SUCCEEDED,
+            product_version=product_version(),
+            progress=1.0,
+            started_at=now,
+            finished_at=now,
+            aggregate=[
+                {
+                    "variant": r.variant,
+                    "preemption": r.preemption,
+                    "placement": r.placement,
+                    "metrics": sc.aggregate([r]),
+                }
+                for r in results
+            ],
+        )
         for index, result in enumerate(results):
             data = result.to_dict(include_events=False)
             replication = Replication.objects.create(
-                run=run, variant_index=index, variant=result.variant, replication=0,
-                status=Status.SUCCEEDED, progress=1.0, started_at=now, finished_at=now,
+                run=run,
+                variant_index=index,
+                variant=result.variant,
+                replication=0,
+                status=Status.SUCCEEDED,
+                progress=1.0,
+                started_at=now,
+                finished_at=now,
                 event_count=len(result.events),
                 timeline=core_timeline.for_variant(spec, result.variant, result.events).to_json(),
-                **{k: data[k] for k in ("seed", "preemption", "placement", "summary",
-                                        "distributions", "by_priority_class", "workloads",
-                                        "events_processed", "wall_seconds")})
+                **{
+                    k: data[k]
+                    for k in (
+                        "seed",
+                        "preemption",
+                        "placement",
+                        "summary",
+                        "distributions",
+                        "by_priority_class",
+                        "workloads",
+                        "events_processed",
+                        "wall_seconds",
+                    )
+                },
+            )
             _copy_events(replication.pk, result.events)
     return run
 
@@ -157,21 +239,57 @@ def build_run(user: Any) -> Any:
 def _copy_events(replication_id: int, events: Any) -> None:
     from django.db import connection
 
-    columns = ("replication_id", "seq", "time", "reason", "workload", "pod", "node", "value",
-               "related", "message")
+    columns = (
+        "replication_id",
+        "seq",
+        "time",
+        "reason",
+        "workload",
+        "pod",
+        "node",
+        "value",
+        "related",
+        "message",
+    )
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             sql = f"COPY experiments_runevent ({', '.join(columns)}) FROM STDIN"
             with cursor.cursor.copy(sql) as copy:
                 for seq, e in enumerate(events):
-                    copy.write_row((replication_id, seq, e.time, e.reason, e.workload, e.pod,
-                                    e.node, float(e.value), e.related, e.message))
+                    copy.write_row(
+                        (
+                            replication_id,
+                            seq,
+                            e.time,
+                            e.reason,
+                            e.workload,
+                            e.pod,
+                            e.node,
+                            float(e.value),
+                            e.related,
+                            e.message,
+                        )
+                    )
             return
         cursor.executemany(
             f"INSERT INTO experiments_runevent ({', '.join(columns)}) VALUES "
             f"({', '.join(['%s'] * len(columns))})",
-            [(replication_id, seq, e.time, e.reason, e.workload, e.pod, e.node, float(e.value),
-              e.related, e.message) for seq, e in enumerate(events)])
+            [
+                (
+                    replication_id,
+                    seq,
+                    e.time,
+                    e.reason,
+                    e.workload,
+                    e.pod,
+                    e.node,
+                    float(e.value),
+                    e.related,
+                    e.message,
+                )
+                for seq, e in enumerate(events)
+            ],
+        )
 
 
 # ----------------------------------------------------------------------- the browser
@@ -182,11 +300,24 @@ def _free_port() -> int:
 
 
 def start_server(port: int, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}",
-               "--workers", "1", "--threads", "4", "--timeout", "120"]
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "config.wsgi",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "1",
+        "--threads",
+        "4",
+        "--timeout",
+        "120",
+    ]
     with log.open("ab") as out:
-        server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with socket.socket() as sock:
@@ -226,8 +357,11 @@ def open_page(context: Any, url: str) -> dict[str, Any]:
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
-    page.wait_for_function("document.documentElement.dataset.chartsReady === 'true' || "
-                           "document.documentElement.dataset.chartsError", timeout=120_000)
+    page.wait_for_function(
+        "document.documentElement.dataset.chartsReady === 'true' || "
+        "document.documentElement.dataset.chartsError",
+        timeout=120_000,
+    )
     figures = page.evaluate(MEASURE)
     page.close()
     return {**figures, "console_errors": errors}
@@ -265,8 +399,11 @@ def measure(base: str, run_id: int, repeat: int) -> dict[str, Any]:
         warm = [open_page(fresh(), url) for _ in range(repeat)]
         browser.close()
         profile = playwright.chromium.launch_persistent_context(
-            tempfile.mkdtemp(prefix="bench-profile-"), executable_path=CHROMIUM,
-            args=CHROMIUM_ARGS, viewport={"width": 1400, "height": 900})
+            tempfile.mkdtemp(prefix="bench-profile-"),
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 900},
+        )
         login(profile, base)
         for _ in range(2):  # V8 caches a script's code once it has run twice
             open_page(profile, url)
@@ -281,15 +418,19 @@ def summarize(visits: dict[str, Any], events: int, run_id: int) -> dict[str, Any
     typical = sorted(warm, key=lambda v: v["ready_ms"])[len(warm) // 2]
     slowest = sorted(typical["draw_ms"].items(), key=lambda kv: -kv[1])[:3]
     return {
-        "nodes": 10_000, "events": events, "run_id": run_id,
+        "nodes": 10_000,
+        "events": events,
+        "run_id": run_id,
         "restart_first_view_ready_s": round(visits["cold"]["ready_ms"] / 1000, 3),
         "restart_first_view_ttfb_s": round(visits["cold"]["ttfb_ms"] / 1000, 3),
         "first_visit_ready_s_median": round(
-            statistics.median(v["ready_ms"] for v in warm) / 1000, 3),
+            statistics.median(v["ready_ms"] for v in warm) / 1000, 3
+        ),
         "first_visit_ready_s_max": round(max(v["ready_ms"] for v in warm) / 1000, 3),
         "ttfb_s_median": round(statistics.median(v["ttfb_ms"] for v in warm) / 1000, 3),
         "returning_ready_s_median": round(
-            statistics.median(v["ready_ms"] for v in cached) / 1000, 3),
+            statistics.median(v["ready_ms"] for v in cached) / 1000, 3
+        ),
         "returning_ready_s_max": round(max(v["ready_ms"] for v in cached) / 1000, 3),
         "page_transfer_bytes": warm[0]["transfer_bytes"],
         "page_decoded_bytes": warm[0]["decoded_bytes"],
@@ -297,21 +438,25 @@ def summarize(visits: dict[str, Any], events: int, run_id: int) -> dict[str, Any
         "plotly_transfer_bytes": warm[0]["plotly_transfer_bytes"],
         "plotly_bytes": warm[0]["plotly_bytes"],
         "charts_drawn": warm[0]["charts"],
-        "median_visit_ms": {"ttfb": round(typical["ttfb_ms"]),
-                            "plotly_loaded": round(typical["plotly_loaded_ms"]),
-                            "charts_start": typical["charts_start_ms"],
-                            "charts_ready": typical["ready_ms"],
-                            "slowest_charts": dict(slowest)},
+        "median_visit_ms": {
+            "ttfb": round(typical["ttfb_ms"]),
+            "plotly_loaded": round(typical["plotly_loaded_ms"]),
+            "charts_start": typical["charts_start_ms"],
+            "charts_ready": typical["ready_ms"],
+            "slowest_charts": dict(slowest),
+        },
         "console_errors": errors,
         "chart_errors": sorted({v["error"] for v in [visits["cold"], *warm] if v["error"]}),
     }
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 DEFAULT_DATABASE))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE)
+    )
     parser.add_argument("--repeat", type=int, default=5, help="visits per measurement")
     parser.add_argument("--record", action="store_true", help="write bench/baselines.json")
     args = parser.parse_args()
@@ -324,8 +469,9 @@ def main() -> int:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DB_CONN_MAX_AGE": "60"}
     server = start_server(port, env, Path(var_dir) / "web.log")
     try:
-        figures = summarize(measure(f"http://127.0.0.1:{port}", run_id, args.repeat),
-                            events, run_id)
+        figures = summarize(
+            measure(f"http://127.0.0.1:{port}", run_id, args.repeat), events, run_id
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -333,13 +479,16 @@ def main() -> int:
     figures["cpus"] = os.cpu_count()
     print(json.dumps(figures, indent=2))
     f = figures
-    print(f"run page, {events:,} events on 10,000 nodes, every chart drawn (target "
-          f"{TARGET_SECONDS:g} s): first visit {f['first_visit_ready_s_median']:.2f} s median "
-          f"(max {f['first_visit_ready_s_max']:.2f}), returning visit "
-          f"{f['returning_ready_s_median']:.2f} s (max {f['returning_ready_s_max']:.2f}); "
-          f"first view after a server restart {f['restart_first_view_ready_s']:.2f} s; "
-          f"{f['page_transfer_bytes'] / 1e6:.2f} MB transferred; load average "
-          f"{f['load_average_1min']} on {f['cpus']} CPUs", file=sys.stderr)
+    print(
+        f"run page, {events:,} events on 10,000 nodes, every chart drawn (target "
+        f"{TARGET_SECONDS:g} s): first visit {f['first_visit_ready_s_median']:.2f} s median "
+        f"(max {f['first_visit_ready_s_max']:.2f}), returning visit "
+        f"{f['returning_ready_s_median']:.2f} s (max {f['returning_ready_s_max']:.2f}); "
+        f"first view after a server restart {f['restart_first_view_ready_s']:.2f} s; "
+        f"{f['page_transfer_bytes'] / 1e6:.2f} MB transferred; load average "
+        f"{f['load_average_1min']} on {f['cpus']} CPUs",
+        file=sys.stderr,
+    )
     if args.record:
         _record(figures)
     return 0 if not figures["console_errors"] and not figures["chart_errors"] else 1
@@ -348,9 +497,12 @@ def main() -> int:
 def _record(figures: dict[str, Any]) -> None:
     """Merge into baselines.json, keeping what other benchmarks recorded."""
     data = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-    data["run_page"] = {**{k: v for k, v in figures.items() if k != "run_id"},
-                        "python": platform.python_version(), "machine": platform.machine(),
-                        "recorded": time.strftime("%Y-%m-%d")}
+    data["run_page"] = {
+        **{k: v for k, v in figures.items() if k != "run_id"},
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "recorded": time.strftime("%Y-%m-%d"),
+    }
     BASELINES.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 

@@ -35,7 +35,8 @@ def store_timelines(run_id: int) -> None:
     from experiments.services.timelines import replication_timeline_derive
 
     for pk in Replication.objects.filter(run_id=run_id, timeline__isnull=True).values_list(
-            "pk", flat=True):
+        "pk", flat=True
+    ):
         replication_timeline_derive(replication_id=pk)
 
 
@@ -62,10 +63,12 @@ def first_view(run_id: int, mode: str) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL",
-                                                                 DEFAULT_DATABASE))
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE)
+    )
     parser.add_argument("--setup", action="store_true")
     parser.add_argument("--view", choices=("stored", "derive"))
     args = parser.parse_args()
@@ -76,8 +79,7 @@ def main() -> int:
         store_timelines(run_id)
         print(f"run {run_id}: {events:,} events, timelines stored", file=sys.stderr)
     if args.view:
-        print(f"{args.view}: run_charts {first_view(run_id, args.view):.3f} s "
-              f"({events:,} events)")
+        print(f"{args.view}: run_charts {first_view(run_id, args.view):.3f} s ({events:,} events)")
     return 0
 
 

@@ -52,24 +52,41 @@ CALLBACK_TIMEOUT_SECONDS = 120.0
 
 # The whole trace is above the web app's default limits (7,254 workloads > 5,000; a
 # 34-day horizon > 30 days): the benchmark raises them for itself and its workers.
-LIMITS = {"LAB_MAX_WORKLOADS": "20000", "LAB_MAX_HORIZON_SECONDS": "4000000",
-          "LAB_MAX_TASKS": "200"}
-BENCH_ENV = {"DJANGO_SETTINGS_MODULE": "config.settings.base",
-             "DATABASE_URL": f"{SERVER_URL}/{DATABASE}", "CELERY_BROKER_URL": BROKER_URL,
-             "CELERY_RESULT_BACKEND": BROKER_URL, "CELERY_TASK_DEFAULT_QUEUE": QUEUE,
-             "CELERY_TASK_ALWAYS_EAGER": "false", "DB_CONN_MAX_AGE": "0",
-             "TEST_REDIS_URL": BROKER_URL, **LIMITS}
+LIMITS = {
+    "LAB_MAX_WORKLOADS": "20000",
+    "LAB_MAX_HORIZON_SECONDS": "4000000",
+    "LAB_MAX_TASKS": "200",
+}
+BENCH_ENV = {
+    "DJANGO_SETTINGS_MODULE": "config.settings.base",
+    "DATABASE_URL": f"{SERVER_URL}/{DATABASE}",
+    "CELERY_BROKER_URL": BROKER_URL,
+    "CELERY_RESULT_BACKEND": BROKER_URL,
+    "CELERY_TASK_DEFAULT_QUEUE": QUEUE,
+    "CELERY_TASK_ALWAYS_EAGER": "false",
+    "DB_CONN_MAX_AGE": "0",
+    "TEST_REDIS_URL": BROKER_URL,
+    **LIMITS,
+}
 
 
 def variants() -> list[dict[str, Any]]:
     """The 16 variants: every preemption policy x both placements x whether victims are
     asked to checkpoint in their grace period."""
-    grid = itertools.product(("pod", "none", "workload-aware", "checkpoint-aware"),
-                             ("MostAllocated", "LeastAllocated"), (False, True))
-    return [{"name": f"{preemption}-{placement.lower()}{'-ckpt' if ckpt else ''}",
-             "preemption": preemption, "placement": placement,
-             "set": {"policy.checkpointVictims": ckpt}}
-            for preemption, placement, ckpt in grid]
+    grid = itertools.product(
+        ("pod", "none", "workload-aware", "checkpoint-aware"),
+        ("MostAllocated", "LeastAllocated"),
+        (False, True),
+    )
+    return [
+        {
+            "name": f"{preemption}-{placement.lower()}{'-ckpt' if ckpt else ''}",
+            "preemption": preemption,
+            "placement": placement,
+            "set": {"policy.checkpointVictims": ckpt},
+        }
+        for preemption, placement, ckpt in grid
+    ]
 
 
 def recreate_database() -> None:
@@ -99,10 +116,11 @@ def store_experiment(replications: int) -> tuple[Any, dict[str, Any]]:
     imported = time.perf_counter() - started
     owner, _ = get_user_model().objects.get_or_create(username="bench")
     experiment = experiment_create(owner=owner, spec=spec)
-    return experiment, {"import_and_validate_s": round(imported, 2),
-                        "workloads": len(spec.workloads),
-                        "nodes": sum(p.count for p in spec.cluster.node_pools)
-                        + len(spec.cluster.nodes)}
+    return experiment, {
+        "import_and_validate_s": round(imported, 2),
+        "workloads": len(spec.workloads),
+        "nodes": sum(p.count for p in spec.cluster.node_pools) + len(spec.cluster.nodes),
+    }
 
 
 def timed_run(experiment: Any, concurrency: int, var_dir: Path) -> dict[str, Any]:
@@ -116,20 +134,32 @@ def timed_run(experiment: Any, concurrency: int, var_dir: Path) -> dict[str, Any
     log = var_dir / f"c{concurrency}.log"
     try:
         stack.start_worker(name=f"c{concurrency}", concurrency=concurrency)
-        wait_for(lambda: log.exists() and b" ready." in log.read_bytes(), timeout=120,
-                 what="the worker", stack=stack)
+        wait_for(
+            lambda: log.exists() and b" ready." in log.read_bytes(),
+            timeout=120,
+            what="the worker",
+            stack=stack,
+        )
         started = time.perf_counter()
         run = run_enqueue(experiment=experiment, user=None)
-        wait_for(lambda: _replications_done(run), timeout=RUN_TIMEOUT_SECONDS,
-                 what="the replications", stack=stack, every=0.25)
+        wait_for(
+            lambda: _replications_done(run),
+            timeout=RUN_TIMEOUT_SECONDS,
+            what="the replications",
+            stack=stack,
+            every=0.25,
+        )
         replications_done = time.perf_counter() - started
         finished = _wait_terminal(run, CALLBACK_TIMEOUT_SECONDS)
         wall = time.perf_counter() - started if finished else None
     finally:
         stack.stop_all()
     figures: dict[str, Any] = {
-        "concurrency": concurrency, "replications_done_s": round(replications_done, 2),
-        "wall_s": round(wall, 2) if wall else None, "run_status": run.status}
+        "concurrency": concurrency,
+        "replications_done_s": round(replications_done, 2),
+        "wall_s": round(wall, 2) if wall else None,
+        "run_status": run.status,
+    }
     if run.status != "succeeded":
         figures["run_error"] = run.error or _last_exception(log)
     return {**figures, **breakdown(run)}
@@ -154,8 +184,11 @@ def _wait_terminal(run: Any, timeout: float) -> bool:
 
 
 def _last_exception(log: Path) -> str:
-    lines = [line for line in log.read_text(errors="replace").splitlines()
-             if re.match(r"^[A-Za-z_.]+(Error|Exception): ", line)]
+    lines = [
+        line
+        for line in log.read_text(errors="replace").splitlines()
+        if re.match(r"^[A-Za-z_.]+(Error|Exception): ", line)
+    ]
     return lines[-1] if lines else "the run did not finish (see the worker log)"
 
 
@@ -166,15 +199,19 @@ def breakdown(run: Any) -> dict[str, Any]:
     simulate = sum(r.wall_seconds for r in reps)
     last = max(r.finished_at for r in reps)
     return {
-        "tasks": len(reps), "events_stored": sum(r.event_count for r in reps),
-        "task_busy_s": round(busy, 1), "simulate_s": round(simulate, 1),
+        "tasks": len(reps),
+        "events_stored": sum(r.event_count for r in reps),
+        "task_busy_s": round(busy, 1),
+        "simulate_s": round(simulate, 1),
         "store_and_other_s": round(busy - simulate, 1),
         "simulate_share": round(simulate / busy, 3) if busy else None,
         "mean_task_s": round(busy / len(reps), 2),
         "queue_to_first_start_s": round(
-            (min(r.started_at for r in reps) - run.created_at).total_seconds(), 2),
+            (min(r.started_at for r in reps) - run.created_at).total_seconds(), 2
+        ),
         "chord_callback_s": round((run.finished_at - last).total_seconds(), 2)
-        if run.finished_at else None,
+        if run.finished_at
+        else None,
     }
 
 
@@ -222,8 +259,9 @@ def empty_event_table() -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--concurrency", default="1,2", help="worker processes per run")
     parser.add_argument("--replications", type=int, default=3)
     parser.add_argument("--record", action="store_true", help="write bench/baselines.json")
@@ -252,27 +290,45 @@ def main() -> int:
     return 0
 
 
-def summary(runs: list[dict[str, Any]], trace: dict[str, Any], phases: dict[str, float],
-            replications: int, load_before: float) -> dict[str, Any]:
+def summary(
+    runs: list[dict[str, Any]],
+    trace: dict[str, Any],
+    phases: dict[str, float],
+    replications: int,
+    load_before: float,
+) -> dict[str, Any]:
     """Speed-ups against the first concurrency: to the last replication (always known) and
     to the run's success (when its chord callback succeeded)."""
     for run in runs:
-        run["speedup_replications"] = round(runs[0]["replications_done_s"]
-                                            / run["replications_done_s"], 2)
+        run["speedup_replications"] = round(
+            runs[0]["replications_done_s"] / run["replications_done_s"], 2
+        )
         if runs[0]["wall_s"] and run["wall_s"]:
             run["speedup"] = round(runs[0]["wall_s"] / run["wall_s"], 2)
-    return {"variants": len(variants()), "replications": replications, **trace,
-            "runs": runs, "one_replication": phases, "cpus": os.cpu_count(),
-            "load_average_before": round(load_before, 2),
-            "load_average_after": round(os.getloadavg()[0], 2),
-            "database": "postgresql", "broker": "redis", "pool": "prefork"}
+    return {
+        "variants": len(variants()),
+        "replications": replications,
+        **trace,
+        "runs": runs,
+        "one_replication": phases,
+        "cpus": os.cpu_count(),
+        "load_average_before": round(load_before, 2),
+        "load_average_after": round(os.getloadavg()[0], 2),
+        "database": "postgresql",
+        "broker": "redis",
+        "pool": "prefork",
+    }
 
 
 def _record(figures: dict[str, Any]) -> None:
     """Merge into baselines.json, keeping what other benchmarks recorded."""
     data = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-    data["workers_openb"] = {**figures, "python": platform.python_version(),
-                             "machine": platform.machine(), "recorded": time.strftime("%Y-%m-%d")}
+    data["workers_openb"] = {
+        **figures,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "recorded": time.strftime("%Y-%m-%d"),
+    }
     BASELINES.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 

@@ -50,8 +50,9 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
     return float(_env_number(name, default, float, "a number", minimum))
 
 
-def _env_number(name: str, default: float, parse: Callable[[str], float], what: str,
-                minimum: float | None) -> float:
+def _env_number(
+    name: str, default: float, parse: Callable[[str], float], what: str, minimum: float | None
+) -> float:
     value = os.environ.get(name)
     if value is None or value.strip() == "":
         return default

@@ -30,8 +30,16 @@ class ExperimentAdmin(admin.ModelAdmin):
 
 class ReplicationInline(admin.TabularInline):
     model = Replication
-    fields = ("variant", "replication", "status", "progress", "attempt", "heartbeat_at",
-              "event_count", "wall_seconds")
+    fields = (
+        "variant",
+        "replication",
+        "status",
+        "progress",
+        "attempt",
+        "heartbeat_at",
+        "event_count",
+        "wall_seconds",
+    )
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -43,12 +51,29 @@ class ReplicationInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("pk", "experiment", "status", "progress", "created_by", "created_at",
-                    "finished_at")
+    list_display = (
+        "pk",
+        "experiment",
+        "status",
+        "progress",
+        "created_by",
+        "created_at",
+        "finished_at",
+    )
     list_filter = ("status",)
     search_fields = ("experiment__name", "error")
-    readonly_fields = ("experiment", "created_by", "spec", "product_version", "status",
-                       "progress", "aggregate", "created_at", "started_at", "finished_at")
+    readonly_fields = (
+        "experiment",
+        "created_by",
+        "spec",
+        "product_version",
+        "status",
+        "progress",
+        "aggregate",
+        "created_at",
+        "started_at",
+        "finished_at",
+    )
     inlines = [ReplicationInline]
     actions = ["cancel_runs", "sweep_stale_runs"]
 

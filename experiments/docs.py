@@ -20,8 +20,16 @@ from markdown_it import MarkdownIt
 
 # The order of the index: what a new user needs first. Pages not named here follow,
 # alphabetically, so a new page never goes missing from the index.
-ORDER = ("metrics", "application-model", "presets", "kubernetes-rules", "kubernetes",
-         "kubernetes-export", "decisions", "traces")
+ORDER = (
+    "metrics",
+    "application-model",
+    "presets",
+    "kubernetes-rules",
+    "kubernetes",
+    "kubernetes-export",
+    "decisions",
+    "traces",
+)
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _LINK = re.compile(r"^(?P<page>[a-z0-9][a-z0-9-]*)\.md(?P<anchor>#[\w-]*)?$")
 
@@ -39,8 +47,10 @@ def docs_dir() -> Path:
 
 def doc_index() -> list[DocPage]:
     """Every page in ``docs/``, in reading order."""
-    slugs = sorted((path.stem for path in docs_dir().glob("*.md") if _SLUG.match(path.stem)),
-                   key=lambda slug: (ORDER.index(slug) if slug in ORDER else len(ORDER), slug))
+    slugs = sorted(
+        (path.stem for path in docs_dir().glob("*.md") if _SLUG.match(path.stem)),
+        key=lambda slug: (ORDER.index(slug) if slug in ORDER else len(ORDER), slug),
+    )
     pages = (doc_page(slug) for slug in slugs)
     return [page for page in pages if page is not None]
 
@@ -61,8 +71,10 @@ def doc_page(slug: str) -> DocPage | None:
 def _render(path: str, stamp: int) -> DocPage:
     """Rendered once per file version (``stamp`` is the file's mtime)."""
     text = Path(path).read_text(encoding="utf-8")
-    title = next((line.lstrip("# ").strip() for line in text.splitlines()
-                  if line.startswith("# ")), Path(path).stem)
+    title = next(
+        (line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("# ")),
+        Path(path).stem,
+    )
     return DocPage(slug=Path(path).stem, title=title, html=_markdown().render(text))
 
 

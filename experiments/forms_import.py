@@ -63,8 +63,9 @@ class DurationField(forms.Field):
     def validate(self, value: Any) -> None:
         super().validate(value)
         if value is not None and self.min_value is not None and value < self.min_value:
-            raise forms.ValidationError(f"must be at least {self.min_value:g} seconds",
-                                        code="min_value")
+            raise forms.ValidationError(
+                f"must be at least {self.min_value:g} seconds", code="min_value"
+            )
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -131,8 +132,13 @@ class KindDefaultsMixin:
     def default_rows(self) -> Iterator[tuple[str, list[forms.BoundField]]]:
         """The per-kind table, a row per kind, in the columns' order."""
         for kind in KindDefaults.builtin().as_table():
-            yield kind, [self[default_field_name(kind, f)]  # type: ignore[index]
-                         for f in DEFAULT_FIELDS]
+            yield (
+                kind,
+                [
+                    self[default_field_name(kind, f)]  # type: ignore[index]
+                    for f in DEFAULT_FIELDS
+                ],
+            )
 
     def _edited_defaults(self) -> str:
         """Only the cells the user changed, as ``KIND.FIELD=VALUE`` lines. A cell the
@@ -156,51 +162,93 @@ class KindDefaultsMixin:
 
 
 class TraceImportForm(KindDefaultsMixin, forms.Form):
-    format = forms.ChoiceField(choices=[(f.name, f"{f.name}: {f.title}") for f in FORMATS.values()],
-                               initial="openb")
+    format = forms.ChoiceField(
+        choices=[(f.name, f"{f.name}: {f.title}") for f in FORMATS.values()], initial="openb"
+    )
     files = MultipleFileField(  # type: ignore[assignment]  # a form field, not BaseForm.files
-        help_text="The format's files, all at once (e.g. the openb node list and pod list).")
-    name = forms.CharField(required=False, max_length=200,
-                           help_text="Blank: named after the trace.")
+        help_text="The format's files, all at once (e.g. the openb node list and pod list)."
+    )
+    name = forms.CharField(
+        required=False, max_length=200, help_text="Blank: named after the trace."
+    )
     start_seconds = DurationField(
-        required=False, label="Start (trace time)",
+        required=False,
+        label="Start (trace time)",
         help_text="The trace time that becomes t = 0, e.g. 9964972 or 115d. Blank: where "
-                  "the recording starts.")
-    horizon_seconds = DurationField(required=False, min_value=1.0, label="Horizon",
-                                    help_text="e.g. 24h, 7d. Blank: what the trace covers.")
+        "the recording starts.",
+    )
+    horizon_seconds = DurationField(
+        required=False,
+        min_value=1.0,
+        label="Horizon",
+        help_text="e.g. 24h, 7d. Blank: what the trace covers.",
+    )
     compress = forms.FloatField(
-        required=False, initial=1.0, min_value=0.001, max_value=1000.0,
-        label="Compress arrivals (times)", widget=forms.TextInput(attrs={"inputmode": "decimal"}),
-        help_text="Arrivals N times as dense (durations kept): a recorded load is often light.")
+        required=False,
+        initial=1.0,
+        min_value=0.001,
+        max_value=1000.0,
+        label="Compress arrivals (times)",
+        widget=forms.TextInput(attrs={"inputmode": "decimal"}),
+        help_text="Arrivals N times as dense (durations kept): a recorded load is often light.",
+    )
     sample = forms.IntegerField(
-        required=False, min_value=1, label="Sample to N workloads",
+        required=False,
+        min_value=1,
+        label="Sample to N workloads",
         widget=forms.TextInput(attrs={"inputmode": "numeric"}),
-        help_text="Keep at most N workloads, drawn with the seed below. Blank: all.")
+        help_text="Keep at most N workloads, drawn with the seed below. Blank: all.",
+    )
     tags = forms.CharField(required=False, max_length=500, help_text="Comma-separated.")
 
     inject_urgent = forms.CharField(
-        required=False, max_length=40, label="Inject an urgent group",
-        help_text="MEMBERSxGPUS@ARRIVAL, e.g. 4x8@3600: an all-or-nothing group above every "
-                  "class.")
-    urgent_duration = DurationField(required=False, initial=URGENT_SECONDS, min_value=1.0,
-                                    label="Urgent group's work", help_text="e.g. 1h")
+        required=False,
+        max_length=40,
+        label="Inject an urgent group",
+        help_text="MEMBERSxGPUS@ARRIVAL, e.g. 4x8@3600: an all-or-nothing group above every class.",
+    )
+    urgent_duration = DurationField(
+        required=False,
+        initial=URGENT_SECONDS,
+        min_value=1.0,
+        label="Urgent group's work",
+        help_text="e.g. 1h",
+    )
     spot_reclaim = forms.CharField(
-        required=False, max_length=200, label="Spot reclaims",
+        required=False,
+        max_length=200,
+        label="Spot reclaims",
         help_text="SHARE@TIME, comma-separated, e.g. 10%@7200: one variant each, reclaiming "
-                  "that share of the GPU nodes.")
-    spot_notice = DurationField(required=False, initial=NOTICE_SECONDS, min_value=0.0,
-                                label="Spot notice", help_text="e.g. 2m")
-    seed = forms.IntegerField(required=False, initial=0, label="Seed",
-                              widget=forms.TextInput(attrs={"inputmode": "numeric"}),
-                              help_text="Picks the reclaimed nodes and the sample.")
+        "that share of the GPU nodes.",
+    )
+    spot_notice = DurationField(
+        required=False,
+        initial=NOTICE_SECONDS,
+        min_value=0.0,
+        label="Spot notice",
+        help_text="e.g. 2m",
+    )
+    seed = forms.IntegerField(
+        required=False,
+        initial=0,
+        label="Seed",
+        widget=forms.TextInput(attrs={"inputmode": "numeric"}),
+        help_text="Picks the reclaimed nodes and the sample.",
+    )
     compare_qos_map = forms.CharField(
-        required=False, max_length=100_000, label="Compare a QoS mapping",
+        required=False,
+        max_length=100_000,
+        label="Compare a QoS mapping",
         widget=forms.Textarea(attrs={"rows": 3, "class": "code"}),
         help_text="A variant with another mapping: QOS=CLASS[:VALUE[:POLICY]],... or a "
-                  "document like the one above.")
+        "document like the one above.",
+    )
     compare_policies = forms.MultipleChoiceField(
-        required=False, widget=forms.CheckboxSelectMultiple, label="Compare preemption policies",
-        help_text="One variant per policy.")
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Compare preemption policies",
+        help_text="One variant per policy.",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -209,11 +257,14 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
         for fmt in FORMATS.values():
             if fmt.qos_map is not None:
                 self.fields[qos_field_name(fmt.name)] = forms.CharField(
-                    required=False, max_length=100_000, label=f"QoS → PriorityClass ({fmt.name})",
+                    required=False,
+                    max_length=100_000,
+                    label=f"QoS → PriorityClass ({fmt.name})",
                     initial=yaml.safe_dump(fmt.qos_map.to_document(), sort_keys=False),
                     widget=forms.Textarea(attrs={"rows": 16, "class": "code"}),
                     help_text="The default mapping, as YAML; edit it, or replace it with "
-                              "QOS=CLASS[:VALUE[:POLICY]],...")
+                    "QOS=CLASS[:VALUE[:POLICY]],...",
+                )
         self.add_default_cells()
         self.file_errors: list[dict[str, Any]] = []
 
@@ -236,27 +287,38 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
         return items
 
     def qos_fields(self) -> list[tuple[str, forms.BoundField]]:
-        return [(fmt, self[qos_field_name(fmt)]) for fmt in FORMATS
-                if qos_field_name(fmt) in self.fields]
+        return [
+            (fmt, self[qos_field_name(fmt)])
+            for fmt in FORMATS
+            if qos_field_name(fmt) in self.fields
+        ]
 
     def import_arguments(self) -> dict[str, Any]:
         """Keyword arguments for ``experiment_import_with_scenarios`` (after is_valid)."""
         data = self.cleaned_data
         return {
-            "fmt": data["format"], "uploads": [(f, f.name) for f in data["files"]],
-            "qos_map": self._edited_qos_map(data["format"]), "defaults": self._edited_defaults(),
-            "name": data["name"].strip(), "horizon_seconds": data["horizon_seconds"],
-            "window": ImportWindow(start_seconds=data["start_seconds"],
-                                   compress=_or(data["compress"], 1.0), sample=data["sample"],
-                                   seed=_or(data["seed"], 0)),
+            "fmt": data["format"],
+            "uploads": [(f, f.name) for f in data["files"]],
+            "qos_map": self._edited_qos_map(data["format"]),
+            "defaults": self._edited_defaults(),
+            "name": data["name"].strip(),
+            "horizon_seconds": data["horizon_seconds"],
+            "window": ImportWindow(
+                start_seconds=data["start_seconds"],
+                compress=_or(data["compress"], 1.0),
+                sample=data["sample"],
+                seed=_or(data["seed"], 0),
+            ),
             "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
             "scenarios": ReplayScenarios(
                 inject_urgent=data["inject_urgent"],
                 urgent_duration=_or(data["urgent_duration"], URGENT_SECONDS),
                 spot_reclaims=tuple(data["spot_reclaim"]),
-                spot_notice=_or(data["spot_notice"], NOTICE_SECONDS), seed=_or(data["seed"], 0),
+                spot_notice=_or(data["spot_notice"], NOTICE_SECONDS),
+                seed=_or(data["seed"], 0),
                 compare_qos_map=_text(data["compare_qos_map"]),
-                compare_policies=tuple(data["compare_policies"])),
+                compare_policies=tuple(data["compare_policies"]),
+            ),
         }
 
     def _edited_qos_map(self, fmt: str) -> str:
@@ -287,21 +349,37 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
                 self.add_error(None, f"{path}: {message}" if path else message)
 
 
-
 def _default_cell(field: str, value: Any) -> forms.Field:
     """One editable cell of the defaults table, showing the built-in value."""
     label = DEFAULT_FIELDS[field][0]
     if field == "recovery":
-        return forms.ChoiceField(choices=[(m.value, m.value) for m in RecoveryModel],
-                                 initial=value, label=label, required=False)
+        return forms.ChoiceField(
+            choices=[(m.value, m.value) for m in RecoveryModel],
+            initial=value,
+            label=label,
+            required=False,
+        )
     if field == "controller":
-        return forms.ChoiceField(choices=[(c.value, c.value) for c in ControllerKind],
-                                 initial=value, label=label, required=False)
+        return forms.ChoiceField(
+            choices=[(c.value, c.value) for c in ControllerKind],
+            initial=value,
+            label=label,
+            required=False,
+        )
     if field == "checkpointOnSigterm":
-        return forms.ChoiceField(choices=[("false", "no"), ("true", "yes")],
-                                 initial=default_text(value), label=label, required=False)
-    return forms.CharField(required=False, max_length=30, initial=default_text(value),
-                           label=label, widget=forms.TextInput(attrs={"size": 6}))
+        return forms.ChoiceField(
+            choices=[("false", "no"), ("true", "yes")],
+            initial=default_text(value),
+            label=label,
+            required=False,
+        )
+    return forms.CharField(
+        required=False,
+        max_length=30,
+        initial=default_text(value),
+        label=label,
+        widget=forms.TextInput(attrs={"size": 6}),
+    )
 
 
 # ============================================================================ Kubernetes
@@ -320,8 +398,9 @@ class OptionalMultipleFileField(MultipleFileField):
     """Several files or none."""
 
     def clean(self, data: Any, initial: Any = None) -> list[UploadedFile]:
-        items = [item for item in (list(data) if isinstance(data, list | tuple) else [data])
-                 if item]
+        items = [
+            item for item in (list(data) if isinstance(data, list | tuple) else [data]) if item
+        ]
         if not items:
             return []
         return super().clean(items, initial)
@@ -333,26 +412,39 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
     defaults. Preview reads it all and shows what was read; save stores it."""
 
     manifests = forms.CharField(
-        required=False, max_length=MAX_PASTED_CHARS, label="Manifests (paste)",
+        required=False,
+        max_length=MAX_PASTED_CHARS,
+        label="Manifests (paste)",
         widget=forms.Textarea(attrs={"rows": 14, "class": "code", "spellcheck": "false"}),
         help_text="YAML or JSON, several documents separated by ---: PriorityClasses, "
-                  "Jobs, JobSets, Deployments, PodGroups, PDBs, Kueue queues...")
+        "Jobs, JobSets, Deployments, PodGroups, PDBs, Kueue queues...",
+    )
     files = OptionalMultipleFileField(  # type: ignore[assignment]  # a form field
-        required=False, label="…or upload manifest files",
-        help_text=f"Up to {MAX_FILES} .yaml / .yml / .json files.")
+        required=False,
+        label="…or upload manifest files",
+        help_text=f"Up to {MAX_FILES} .yaml / .yml / .json files.",
+    )
     snapshot = forms.FileField(
-        required=False, label="Cluster snapshot (optional)",
+        required=False,
+        label="Cluster snapshot (optional)",
         help_text="kubectl get nodes,pods -A -o yaml|json, a kwokctl snapshot export, or a "
-                  "kube-scheduler-simulator export. Without Nodes, a default pool is assumed.")
+        "kube-scheduler-simulator export. Without Nodes, a default pool is assumed.",
+    )
     snapshot_text = forms.CharField(
-        required=False, max_length=MAX_PASTED_CHARS, label="…or paste the snapshot",
-        widget=forms.Textarea(attrs={"rows": 4, "class": "code", "spellcheck": "false"}))
+        required=False,
+        max_length=MAX_PASTED_CHARS,
+        label="…or paste the snapshot",
+        widget=forms.Textarea(attrs={"rows": 4, "class": "code", "spellcheck": "false"}),
+    )
     carried = forms.CharField(required=False, widget=forms.HiddenInput)
-    name = forms.CharField(required=False, max_length=200,
-                           help_text="Blank: the name the manifests give, else "
-                                     "kubernetes-import.")
-    horizon_seconds = DurationField(required=False, min_value=1.0, label="Horizon",
-                                    help_text="e.g. 24h. Blank: one hour.")
+    name = forms.CharField(
+        required=False,
+        max_length=200,
+        help_text="Blank: the name the manifests give, else kubernetes-import.",
+    )
+    horizon_seconds = DurationField(
+        required=False, min_value=1.0, label="Horizon", help_text="e.g. 24h. Blank: one hour."
+    )
     tags = forms.CharField(required=False, max_length=500, help_text="Comma-separated.")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -369,8 +461,11 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
             return []
         if not isinstance(value, list):
             return []
-        return [(str(entry[0]), str(entry[1])) for entry in value
-                if isinstance(entry, list) and len(entry) == 2][:MAX_FILES + 1]
+        return [
+            (str(entry[0]), str(entry[1]))
+            for entry in value
+            if isinstance(entry, list) and len(entry) == 2
+        ][: MAX_FILES + 1]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -383,9 +478,11 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
         from the preview), then the pasted texts."""
         data = self.cleaned_data
         chosen = list(data.get("files") or []) + (
-            [data["snapshot"]] if data.get("snapshot") else [])
+            [data["snapshot"]] if data.get("snapshot") else []
+        )
         found: list[tuple[Any, str]] = [(f, f.name) for f in chosen] or [
-            (io.StringIO(text), name) for name, text in data.get("carried") or []]
+            (io.StringIO(text), name) for name, text in data.get("carried") or []
+        ]
         for field, name in (("manifests", PASTED_MANIFESTS), ("snapshot_text", PASTED_SNAPSHOT)):
             text = _text(data.get(field))
             if text:
@@ -397,7 +494,8 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
         and text; "" otherwise."""
         data = self.cleaned_data
         chosen = list(data.get("files") or []) + (
-            [data["snapshot"]] if data.get("snapshot") else [])
+            [data["snapshot"]] if data.get("snapshot") else []
+        )
         if not chosen:
             return self.data.get(self.add_prefix("carried"), "")
         entries, size = [], 0
@@ -417,8 +515,13 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
     def import_arguments(self) -> dict[str, Any]:
         """Keyword arguments for the import services (after is_valid)."""
         data = self.cleaned_data
-        return {"fmt": "k8s", "uploads": self.uploads(), "defaults": self._edited_defaults(),
-                "name": data["name"].strip(), "horizon_seconds": data["horizon_seconds"]}
+        return {
+            "fmt": "k8s",
+            "uploads": self.uploads(),
+            "defaults": self._edited_defaults(),
+            "name": data["name"].strip(),
+            "horizon_seconds": data["horizon_seconds"],
+        }
 
     def tag_list(self) -> list[str]:
         return [t.strip() for t in self.cleaned_data["tags"].split(",") if t.strip()]

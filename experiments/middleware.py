@@ -25,8 +25,10 @@ def size_text(size: int) -> str:
 
 def too_large_message(size: int) -> str:
     limit = settings.LAB_MAX_UPLOAD_BYTES
-    return (f"the request body is {size_text(size)}; the largest accepted is {size_text(limit)} "
-            "(LAB_MAX_UPLOAD_BYTES)")
+    return (
+        f"the request body is {size_text(size)}; the largest accepted is {size_text(limit)} "
+        "(LAB_MAX_UPLOAD_BYTES)"
+    )
 
 
 class RequestSizeLimitMiddleware:
@@ -75,8 +77,9 @@ class PrivateCacheControlMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         user = getattr(request, "user", None)  # DRF sets it on the request it wraps
-        authenticated = bool(user is not None and user.is_authenticated) or \
-            "HTTP_AUTHORIZATION" in request.META
+        authenticated = (
+            bool(user is not None and user.is_authenticated) or "HTTP_AUTHORIZATION" in request.META
+        )
         if authenticated:
             current = response.get("Cache-Control", "")
             if "no-store" not in current and "private" not in current:

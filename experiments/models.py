@@ -18,18 +18,23 @@ class Experiment(models.Model):
     """A named spec with an owner. ``name`` and ``description`` mirror the spec's own
     fields (the spec is the source of truth) so lists and search need no JSON."""
 
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                              related_name="experiments")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="experiments"
+    )
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     spec = models.JSONField(help_text="the validated spec, camelCase, defaults included")
-    source_preset = models.CharField(max_length=100, blank=True,
-                                     help_text="the preset it was started from, if any")
-    shared_with = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
-                                         related_name="experiments_shared_with_me")
+    source_preset = models.CharField(
+        max_length=100, blank=True, help_text="the preset it was started from, if any"
+    )
+    shared_with = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="experiments_shared_with_me"
+    )
     version = models.PositiveIntegerField(
-        default=1, help_text="one more at every change: an edit made on an older version is "
-                             "refused (If-Match, the editor's hidden field), not silently lost")
+        default=1,
+        help_text="one more at every change: an edit made on an older version is "
+        "refused (If-Match, the editor's hidden field), not silently lost",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -56,8 +61,9 @@ class ExperimentTag(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["experiment", "name"],
-                                               name="unique_tag_per_experiment")]
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "name"], name="unique_tag_per_experiment")
+        ]
         indexes = [models.Index(fields=["name"])]
 
     def __str__(self) -> str:
@@ -92,28 +98,36 @@ class Run(models.Model):
     """
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
-                                   null=True, blank=True, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     spec = models.JSONField(help_text="the spec as it was when the run started")
     product_version = models.CharField(max_length=100)
     task_token = models.CharField(
-        max_length=32, default=_new_token, editable=False,
-        help_text="makes the run's Celery task ids unique beyond this database's row ids")
+        max_length=32,
+        default=_new_token,
+        editable=False,
+        help_text="makes the run's Celery task ids unique beyond this database's row ids",
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)
     error = models.TextField(blank=True)
     aggregate = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="per variant, in run order: {variant, preemption, placement, metrics: "
-                  "{name: {mean, ci95, min, max, n}}}")
+        "{name: {mean, ci95, min, max, n}}}",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "created_at"]),
-                   models.Index(fields=["experiment", "-created_at"])]
+        indexes = [
+            models.Index(fields=["status", "created_at"]),
+            models.Index(fields=["experiment", "-created_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"Run {self.pk} of {self.experiment_id} ({self.status})"
@@ -161,19 +175,30 @@ class Replication(models.Model):
     event_count = models.PositiveIntegerField(default=0)
     wall_seconds = models.FloatField(default=0.0)
     timeline = models.JSONField(
-        null=True, blank=True, help_text="what the time charts draw "
+        null=True,
+        blank=True,
+        help_text="what the time charts draw "
         "(scheduler_core.timeline.Timeline.to_json), derived when the results are stored; "
-        "null for rows stored before it existed, derived on first view")
+        "null for rows stored before it existed, derived on first view",
+    )
     decisions = models.JSONField(
-        default=list, blank=True,
-        help_text="scheduler_core decision records, in order; a record's id is its index")
-    diagnosis = models.TextField(blank=True, help_text="why the urgent workloads never "
-                                 "preempted or never ran, in one sentence (or empty)")
+        default=list,
+        blank=True,
+        help_text="scheduler_core decision records, in order; a record's id is its index",
+    )
+    diagnosis = models.TextField(
+        blank=True,
+        help_text="why the urgent workloads never "
+        "preempted or never ran, in one sentence (or empty)",
+    )
 
     class Meta:
         ordering = ["run", "variant_index", "replication"]
-        constraints = [models.UniqueConstraint(fields=["run", "variant_index", "replication"],
-                                               name="unique_replication_per_run")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "variant_index", "replication"], name="unique_replication_per_run"
+            )
+        ]
         indexes = [models.Index(fields=["status", "heartbeat_at"])]
 
     def __str__(self) -> str:
@@ -195,16 +220,20 @@ class RunEvent(models.Model):
     value = models.FloatField(default=0.0)
     related = models.TextField(blank=True)
     message = models.TextField(blank=True)
-    decision = models.IntegerField(null=True, blank=True,
-                                   help_text="id of the decision record that explains it")
+    decision = models.IntegerField(
+        null=True, blank=True, help_text="id of the decision record that explains it"
+    )
 
     class Meta:
         ordering = ["replication", "seq"]
-        constraints = [models.UniqueConstraint(fields=["replication", "seq"],
-                                               name="unique_event_seq")]
-        indexes = [models.Index(fields=["replication", "time"]),
-                   models.Index(fields=["replication", "reason", "time"]),
-                   models.Index(fields=["replication", "workload", "time"])]
+        constraints = [
+            models.UniqueConstraint(fields=["replication", "seq"], name="unique_event_seq")
+        ]
+        indexes = [
+            models.Index(fields=["replication", "time"]),
+            models.Index(fields=["replication", "reason", "time"]),
+            models.Index(fields=["replication", "workload", "time"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.time:g}s {self.reason} {self.pod or self.workload}"

@@ -30,15 +30,19 @@ def experiment_visible_qs(*, user: User | AnonymousUser) -> QuerySet[Experiment]
     return experiments.filter(Q(owner=user) | Q(shared_with=user)).distinct()
 
 
-def experiment_list(*, user: User | AnonymousUser, filters: Mapping[str, str] | None = None,
-                    ) -> QuerySet[Experiment]:
+def experiment_list(
+    *,
+    user: User | AnonymousUser,
+    filters: Mapping[str, str] | None = None,
+) -> QuerySet[Experiment]:
     """Visible experiments, newest first; ``filters`` may hold ``q`` (name or
     description contains), ``tag`` and ``owner`` (username)."""
     filters = filters or {}
     experiments = experiment_visible_qs(user=user).prefetch_related("tags")
     if filters.get("q"):
-        experiments = experiments.filter(Q(name__icontains=filters["q"])
-                                         | Q(description__icontains=filters["q"]))
+        experiments = experiments.filter(
+            Q(name__icontains=filters["q"]) | Q(description__icontains=filters["q"])
+        )
     if filters.get("tag"):
         experiments = experiments.filter(tags__name=filters["tag"])
     if filters.get("owner"):
@@ -46,17 +50,21 @@ def experiment_list(*, user: User | AnonymousUser, filters: Mapping[str, str] | 
     # The newest run's status and id, so the list says at a glance what the last run did.
     newest = Run.objects.filter(experiment=OuterRef("pk")).order_by("-created_at", "-id")
     # Explicit order: Django drops Meta.ordering from GROUP BY queries (the count).
-    return experiments.annotate(run_count=Count("runs", distinct=True),
-                                last_run_status=Subquery(newest.values("status")[:1]),
-                                last_run_id=Subquery(newest.values("pk")[:1])) \
-        .order_by("-updated_at", "-id")
+    return experiments.annotate(
+        run_count=Count("runs", distinct=True),
+        last_run_status=Subquery(newest.values("status")[:1]),
+        last_run_id=Subquery(newest.values("pk")[:1]),
+    ).order_by("-updated_at", "-id")
 
 
 def presets_to_offer(*, user: User | AnonymousUser) -> list[sc.Preset]:
     """The presets not already in ``user``'s own list, so each preset is listed once:
     as the user's installed experiment (tagged ``preset``) or as a card to start from."""
-    installed = set(Experiment.objects.filter(owner_id=user.pk, tags__name=PRESET_TAG)
-                    .exclude(source_preset="").values_list("source_preset", flat=True))
+    installed = set(
+        Experiment.objects.filter(owner_id=user.pk, tags__name=PRESET_TAG)
+        .exclude(source_preset="")
+        .values_list("source_preset", flat=True)
+    )
     return [preset for preset in sc.list_presets() if preset.id not in installed]
 
 
@@ -96,8 +104,11 @@ def experiment_facts(*, experiment: Experiment) -> dict[str, Any]:
 def run_get(*, user: User | AnonymousUser, pk: int) -> Run | None:
     """A run whose experiment ``user`` may view, else None."""
     visible = experiment_visible_qs(user=user).values("pk")
-    return (Run.objects.select_related("experiment", "experiment__owner", "created_by")
-            .filter(pk=pk, experiment__in=visible).first())
+    return (
+        Run.objects.select_related("experiment", "experiment__owner", "created_by")
+        .filter(pk=pk, experiment__in=visible)
+        .first()
+    )
 
 
 def run_get_brief(*, user: User | AnonymousUser, pk: int) -> Run | None:
@@ -105,15 +116,32 @@ def run_get_brief(*, user: User | AnonymousUser, pk: int) -> Run | None:
     from the cache need neither, and a large spec (thousands of workloads) costs more to
     load than the rest of the request. ``run.spec`` still loads on first use."""
     visible = experiment_visible_qs(user=user).values("pk")
-    return (Run.objects.select_related("experiment", "created_by")
-            .only(*BRIEF_RUN_FIELDS).filter(pk=pk, experiment__in=visible).first())
+    return (
+        Run.objects.select_related("experiment", "created_by")
+        .only(*BRIEF_RUN_FIELDS)
+        .filter(pk=pk, experiment__in=visible)
+        .first()
+    )
 
 
 BRIEF_RUN_FIELDS = (
-    "experiment__id", "experiment__owner_id", "experiment__name", "experiment__version",
-    "experiment__updated_at", "created_by__id", "created_by__username", "status", "progress",
-    "error", "aggregate", "product_version", "task_token", "created_at", "started_at",
-    "finished_at")
+    "experiment__id",
+    "experiment__owner_id",
+    "experiment__name",
+    "experiment__version",
+    "experiment__updated_at",
+    "created_by__id",
+    "created_by__username",
+    "status",
+    "progress",
+    "error",
+    "aggregate",
+    "product_version",
+    "task_token",
+    "created_at",
+    "started_at",
+    "finished_at",
+)
 """What the cached reads use of a run (``can_edit`` needs only the owner's id)."""
 
 
@@ -127,16 +155,22 @@ def run_replication_count(*, run: Run) -> int:
 def run_list(*, experiment: Experiment) -> QuerySet[Run]:
     """An experiment's runs, newest first, without their specs and aggregates (a list
     shows neither, and on a large run each is megabytes)."""
-    return experiment.runs.select_related("created_by").defer("spec", "aggregate") \
+    return (
+        experiment.runs.select_related("created_by")
+        .defer("spec", "aggregate")
         .order_by("-created_at", "-id")
+    )
 
 
 def run_overview(*, user: User | AnonymousUser, status: str = "") -> QuerySet[Run]:
     """Every run ``user`` may see, newest first, for the Runs page; ``status`` narrows it
     to one state (an unknown state is ignored rather than showing nothing)."""
     visible = experiment_visible_qs(user=user).values("pk")
-    runs = (Run.objects.select_related("experiment", "created_by")
-            .filter(experiment__in=visible).order_by("-created_at", "-id"))
+    runs = (
+        Run.objects.select_related("experiment", "created_by")
+        .filter(experiment__in=visible)
+        .order_by("-created_at", "-id")
+    )
     if status in Status.values:
         runs = runs.filter(status=status)
     return runs
@@ -154,8 +188,9 @@ class VariantProgress:
 
 def run_progress(*, run: Run) -> list[VariantProgress]:
     """Per variant: how many replications finished, and the mean progress of all."""
-    rows = run.replications.order_by("variant_index", "replication") \
-        .values("variant_index", "variant", "status", "progress")
+    rows = run.replications.order_by("variant_index", "replication").values(
+        "variant_index", "variant", "status", "progress"
+    )
     grouped: dict[int, list[Mapping[str, Any]]] = {}
     for row in rows:
         grouped.setdefault(row["variant_index"], []).append(row)
@@ -166,8 +201,14 @@ def _variant_progress(index: int, reps: list[Mapping[str, Any]]) -> VariantProgr
     status = _variant_status({rep["status"] for rep in reps})
     succeeded = sum(rep["status"] == Status.SUCCEEDED for rep in reps)
     progress = sum(1.0 if rep["status"] == Status.SUCCEEDED else rep["progress"] for rep in reps)
-    return VariantProgress(index=index, name=reps[0]["variant"], total=len(reps),
-                           succeeded=succeeded, progress=progress / len(reps), status=str(status))
+    return VariantProgress(
+        index=index,
+        name=reps[0]["variant"],
+        total=len(reps),
+        succeeded=succeeded,
+        progress=progress / len(reps),
+        status=str(status),
+    )
 
 
 def _variant_status(statuses: set[str]) -> Status:
@@ -186,11 +227,21 @@ def run_status(*, run: Run) -> dict[str, Any]:
     variants = run_progress(run=run)
     overall = sum(v.progress * v.total for v in variants) / max(1, sum(v.total for v in variants))
     return {
-        "id": run.pk, "status": run.status, "is_terminal": run.is_terminal,
+        "id": run.pk,
+        "status": run.status,
+        "is_terminal": run.is_terminal,
         "progress": 1.0 if run.status == Status.SUCCEEDED else round(overall, 4),
         "error": run.error,
-        "variants": [{"name": v.name, "status": v.status, "progress": round(v.progress, 4),
-                      "succeeded": v.succeeded, "total": v.total} for v in variants],
+        "variants": [
+            {
+                "name": v.name,
+                "status": v.status,
+                "progress": round(v.progress, 4),
+                "succeeded": v.succeeded,
+                "total": v.total,
+            }
+            for v in variants
+        ],
     }
 
 
@@ -202,28 +253,37 @@ class MetricRow:
 
 def run_summary_table(*, run: Run) -> list[MetricRow]:
     """Metric rows by variant columns of {mean, ci95, min, max, n}, in METRIC_NAMES order."""
-    return [MetricRow(metric=name, cells=[variant["metrics"].get(name, {})
-                                          for variant in run.aggregate])
-            for name in sc.METRIC_NAMES]
+    return [
+        MetricRow(
+            metric=name, cells=[variant["metrics"].get(name, {}) for variant in run.aggregate]
+        )
+        for name in sc.METRIC_NAMES
+    ]
 
 
 def run_replications(*, run: Run) -> QuerySet[Replication]:
     """The run page's table of replications: without the per-workload records and
     distributions, which are megabytes on a large run (the charts read them on demand)."""
     return run.replications.order_by("variant_index", "replication").defer(
-        "workloads", "distributions", "by_priority_class", "timeline", "decisions")
+        "workloads", "distributions", "by_priority_class", "timeline", "decisions"
+    )
 
 
-def replication_events(*, replication: Replication, reason: str = "", workload: str = "",
-                       pod: str = "", node: str = "", after_setup: bool = False,
-                       ) -> QuerySet[RunEvent]:
+def replication_events(
+    *,
+    replication: Replication,
+    reason: str = "",
+    workload: str = "",
+    pod: str = "",
+    node: str = "",
+    after_setup: bool = False,
+) -> QuerySet[RunEvent]:
     """A replication's event log in simulator order, filtered on indexed columns;
     ``after_setup`` leaves out the setup rows (everything at t <= 0)."""
     events = replication.events.order_by("seq")
     if after_setup:
         events = events.filter(time__gt=0)
-    for field, value in (("reason", reason), ("workload", workload), ("pod", pod),
-                         ("node", node)):
+    for field, value in (("reason", reason), ("workload", workload), ("pod", pod), ("node", node)):
         if value:
             events = events.filter(**{field: value})
     return events

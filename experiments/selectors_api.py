@@ -26,20 +26,40 @@ from scheduler_core.stats import IntervalMethod, difference
 SUMMARY_STATS = ("mean", "ci95", "min", "max", "n")
 REGISTRY_COLUMNS = ("label", "unit", "better")
 """From the core's metric registry, so an export reads without the glossary beside it."""
-SUMMARY_COLUMNS = ("variant", "preemption", "placement", "metric", *SUMMARY_STATS,
-                   *REGISTRY_COLUMNS)
+SUMMARY_COLUMNS = (
+    "variant",
+    "preemption",
+    "placement",
+    "metric",
+    *SUMMARY_STATS,
+    *REGISTRY_COLUMNS,
+)
 RECORD_COLUMNS = ("variant", "replication", "seed", *RECORD_FIELDS)
-EVENT_COLUMNS = ("variant", "replication", "seq", "time", "reason", "workload", "pod", "node",
-                 "value", "related", "message")
+EVENT_COLUMNS = (
+    "variant",
+    "replication",
+    "seq",
+    "time",
+    "reason",
+    "workload",
+    "pod",
+    "node",
+    "value",
+    "related",
+    "message",
+)
 EVENT_CHUNK = 5000
 
 
 def run_visible_list(*, user: User | AnonymousUser) -> QuerySet[Run]:
     """Every run of every experiment ``user`` may view, newest first."""
     visible = selectors.experiment_visible_qs(user=user).values("pk")
-    return (Run.objects.select_related("experiment", "created_by")
-            .defer("spec", "aggregate", "experiment__spec")  # megabytes each on a large run
-            .filter(experiment__in=visible).order_by("-created_at", "-id"))
+    return (
+        Run.objects.select_related("experiment", "created_by")
+        .defer("spec", "aggregate", "experiment__spec")  # megabytes each on a large run
+        .filter(experiment__in=visible)
+        .order_by("-created_at", "-id")
+    )
 
 
 def run_has_results(*, run: Run) -> bool:
@@ -58,14 +78,22 @@ def run_variant_summaries(*, run: Run) -> list[dict[str, Any]]:
     and each replication's own summary, so a client can redo the statistics."""
     by_variant: dict[str, list[dict[str, Any]]] = {}
     for rep in run.replications.order_by("variant_index", "replication").values(
-            "variant", "replication", "seed", "summary"):
+        "variant", "replication", "seed", "summary"
+    ):
         by_variant.setdefault(rep["variant"], []).append(
-            {"replication": rep["replication"], "seed": rep["seed"], "summary": rep["summary"]})
-    return [{"variant": entry["variant"], "preemption": entry.get("preemption", ""),
-             "placement": entry.get("placement", ""), "metrics": entry.get("metrics", {}),
-             "unserved": sc.is_unserved(entry.get("metrics", {})),
-             "replications": by_variant.get(entry["variant"], [])}
-            for entry in run.aggregate]
+            {"replication": rep["replication"], "seed": rep["seed"], "summary": rep["summary"]}
+        )
+    return [
+        {
+            "variant": entry["variant"],
+            "preemption": entry.get("preemption", ""),
+            "placement": entry.get("placement", ""),
+            "metrics": entry.get("metrics", {}),
+            "unserved": sc.is_unserved(entry.get("metrics", {})),
+            "replications": by_variant.get(entry["variant"], []),
+        }
+        for entry in run.aggregate
+    ]
 
 
 def run_summary_rows(*, run: Run) -> Iterator[dict[str, Any]]:
@@ -75,10 +103,16 @@ def run_summary_rows(*, run: Run) -> Iterator[dict[str, Any]]:
         for name in names:
             stats = entry.get("metrics", {}).get(name, {})
             info = sc.metric_info(name)
-            yield {"variant": entry["variant"], "preemption": entry.get("preemption", ""),
-                   "placement": entry.get("placement", ""), "metric": name,
-                   **{stat: stats.get(stat) for stat in SUMMARY_STATS},
-                   "label": info.label, "unit": info.unit, "better": info.better.value}
+            yield {
+                "variant": entry["variant"],
+                "preemption": entry.get("preemption", ""),
+                "placement": entry.get("placement", ""),
+                "metric": name,
+                **{stat: stats.get(stat) for stat in SUMMARY_STATS},
+                "label": info.label,
+                "unit": info.unit,
+                "better": info.better.value,
+            }
 
 
 class _JSONArrayLength(Func):
@@ -110,7 +144,8 @@ class WorkloadRecords(Sequence[dict[str, Any]]):
 
     def __init__(self, replications: QuerySet[Replication]) -> None:
         rows = replications.annotate(length=_JSONArrayLength("workloads")).values_list(
-            "pk", "variant", "replication", "seed", "length")
+            "pk", "variant", "replication", "seed", "length"
+        )
         self._blocks: list[_Block] = []
         start = 0
         for pk, variant, number, seed, length in rows:
@@ -129,14 +164,17 @@ class WorkloadRecords(Sequence[dict[str, Any]]):
 
     def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(index, int):
-            window = self[index:index + 1] if index >= 0 else self[index:][:1]
+            window = self[index : index + 1] if index >= 0 else self[index:][:1]
             if not window:
                 raise IndexError(index)
             return window[0]
         start, stop, _ = index.indices(self._total)
         blocks = [b for b in self._blocks if b.start < stop and b.start + b.length > start]
-        return [row for block in blocks
-                for row in self._rows(block, start - block.start, stop - block.start)]
+        return [
+            row
+            for block in blocks
+            for row in self._rows(block, start - block.start, stop - block.start)
+        ]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for block in self._blocks:
@@ -145,13 +183,18 @@ class WorkloadRecords(Sequence[dict[str, Any]]):
     @staticmethod
     def _rows(block: _Block, start: int, stop: int) -> Iterator[dict[str, Any]]:
         records = Replication.objects.filter(pk=block.pk).values_list("workloads", flat=True)[0]
-        for record in records[max(0, start):stop]:
-            yield {"variant": block.variant, "replication": block.replication,
-                   "seed": block.seed, **record}
+        for record in records[max(0, start) : stop]:
+            yield {
+                "variant": block.variant,
+                "replication": block.replication,
+                "seed": block.seed,
+                **record,
+            }
 
 
-def run_workload_records(*, run: Run, variant: str = "",
-                         replication: int | None = None) -> WorkloadRecords:
+def run_workload_records(
+    *, run: Run, variant: str = "", replication: int | None = None
+) -> WorkloadRecords:
     """The run's per-workload records in (variant, replication) order, optionally for one
     variant and/or replication number."""
     replications = run.replications.order_by("variant_index", "replication").defer("timeline")
@@ -180,24 +223,42 @@ def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> QuerySe
     ``time_min``/``time_max`` (inclusive seconds)."""
     filters = filters or {}
     events = RunEvent.objects.filter(replication__run=run)
-    lookups = {"variant": "replication__variant", "replication": "replication__replication",
-               "workload": "workload", "pod": "pod", "node": "node", "reason": "reason",
-               "time_min": "time__gte", "time_max": "time__lte"}
+    lookups = {
+        "variant": "replication__variant",
+        "replication": "replication__replication",
+        "workload": "workload",
+        "pod": "pod",
+        "node": "node",
+        "reason": "reason",
+        "time_min": "time__gte",
+        "time_max": "time__lte",
+    }
     for key, lookup in lookups.items():
         value = filters.get(key)
         if value not in (None, ""):
             events = events.filter(**{lookup: value})
-    return (events.annotate(variant=F("replication__variant"),
-                            replication_number=F("replication__replication"))
-            .order_by("replication__variant_index", "replication__replication", "seq"))
+    return events.annotate(
+        variant=F("replication__variant"), replication_number=F("replication__replication")
+    ).order_by("replication__variant_index", "replication__replication", "seq")
 
 
-def run_event_rows(*, run: Run, filters: Mapping[str, Any] | None = None
-                   ) -> Iterator[dict[str, Any]]:
+def run_event_rows(
+    *, run: Run, filters: Mapping[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
     """The filtered event log as flat rows for exports, read in chunks."""
     values = run_events(run=run, filters=filters).values_list(  # type: ignore[misc]  # annotated by run_events
-        "variant", "replication_number", "seq", "time", "reason", "workload", "pod", "node",
-        "value", "related", "message")
+        "variant",
+        "replication_number",
+        "seq",
+        "time",
+        "reason",
+        "workload",
+        "pod",
+        "node",
+        "value",
+        "related",
+        "message",
+    )
     for row in values.iterator(chunk_size=EVENT_CHUNK):
         yield dict(zip(EVENT_COLUMNS, row, strict=True))
 
@@ -230,12 +291,14 @@ class ComparisonError(ValueError):
         super().__init__(message)
 
 
-def comparison_variants(*, user: User | AnonymousUser, pairs: Sequence[tuple[int, str]]
-                        ) -> list[ComparedVariant]:
+def comparison_variants(
+    *, user: User | AnonymousUser, pairs: Sequence[tuple[int, str]]
+) -> list[ComparedVariant]:
     """Each (run id, variant name) resolved to its aggregate; runs ``user`` may not see
     read exactly like runs that do not exist."""
-    return [_compared(user, index, run_id, variant)
-            for index, (run_id, variant) in enumerate(pairs)]
+    return [
+        _compared(user, index, run_id, variant) for index, (run_id, variant) in enumerate(pairs)
+    ]
 
 
 def _compared(user: User | AnonymousUser, index: int, run_id: int, variant: str) -> ComparedVariant:
@@ -247,16 +310,26 @@ def _compared(user: User | AnonymousUser, index: int, run_id: int, variant: str)
     entry = next((e for e in run.aggregate if e["variant"] == variant), None)
     if entry is None:
         known = ", ".join(e["variant"] for e in run.aggregate)
-        raise ComparisonError(index, "variant",
-                              f"run {run_id} has no variant '{variant}' (it has: {known})")
-    reps = run.replications.filter(variant=variant, status=Status.SUCCEEDED) \
-        .order_by("replication").values_list("replication", "seed", "summary")
+        raise ComparisonError(
+            index, "variant", f"run {run_id} has no variant '{variant}' (it has: {known})"
+        )
+    reps = (
+        run.replications.filter(variant=variant, status=Status.SUCCEEDED)
+        .order_by("replication")
+        .values_list("replication", "seed", "summary")
+    )
     # A replication without a stored seed pairs with nothing (keyed by run and number).
-    by_seed = {(seed if seed is not None else (run.pk, number)): summary
-               for number, seed, summary in reps}
-    return ComparedVariant(run=run, variant=variant, preemption=entry.get("preemption", ""),
-                           placement=entry.get("placement", ""), metrics=entry["metrics"],
-                           by_seed=by_seed)
+    by_seed = {
+        (seed if seed is not None else (run.pk, number)): summary for number, seed, summary in reps
+    }
+    return ComparedVariant(
+        run=run,
+        variant=variant,
+        preemption=entry.get("preemption", ""),
+        placement=entry.get("placement", ""),
+        metrics=entry["metrics"],
+        by_seed=by_seed,
+    )
 
 
 def comparison_table(*, compared: Sequence[ComparedVariant]) -> list[dict[str, Any]]:
@@ -264,56 +337,88 @@ def comparison_table(*, compared: Sequence[ComparedVariant]) -> list[dict[str, A
     baseline) with its 95% half-width: paired over the per-seed differences when both
     ran the same seeds (common random numbers), Welch's otherwise; ``interval`` says
     which. ``best`` marks the registry's best (never an unserved variant)."""
-    names = list(dict.fromkeys(name for c in compared for name in
-                               [*sc.SUMMARY_NAMES, *c.metrics]))
+    names = list(dict.fromkeys(name for c in compared for name in [*sc.SUMMARY_NAMES, *c.metrics]))
     baseline = compared[0]
     unserved = [c.unserved for c in compared]
     rows = []
     for name in names:
-        best = set(sc.best_indexes([c.metrics.get(name, {}).get("mean") for c in compared],
-                                   name, unserved=unserved))
-        rows.append({"metric": name, "values": [
-            _compared_value(c, baseline, name) | {"best": i in best}
-            for i, c in enumerate(compared)]})
+        best = set(
+            sc.best_indexes(
+                [c.metrics.get(name, {}).get("mean") for c in compared], name, unserved=unserved
+            )
+        )
+        rows.append(
+            {
+                "metric": name,
+                "values": [
+                    _compared_value(c, baseline, name) | {"best": i in best}
+                    for i, c in enumerate(compared)
+                ],
+            }
+        )
     return rows
 
 
-def _compared_value(compared: ComparedVariant, base: ComparedVariant, name: str,
-                    ) -> dict[str, Any]:
+def _compared_value(
+    compared: ComparedVariant,
+    base: ComparedVariant,
+    name: str,
+) -> dict[str, Any]:
     stats, base_stats = compared.metrics.get(name, {}), base.metrics.get(name, {})
     mean, base_mean = stats.get("mean"), base_stats.get("mean")
     delta = mean - base_mean if mean is not None and base_mean is not None else None
     both = delta is not None
     found = difference(base.samples(name), compared.samples(name))
     relative = delta / abs(base_mean) if delta is not None and base_mean else None
-    return {**{stat: stats.get(stat) for stat in SUMMARY_STATS},
-            "difference": delta,
-            "difference_ci95": found.half_width if both else None,
-            "interval": found.method.value if both else IntervalMethod.NONE.value,
-            "pairs": found.n if both and found.method is IntervalMethod.PAIRED else 0,
-            "relative_difference": relative}
+    return {
+        **{stat: stats.get(stat) for stat in SUMMARY_STATS},
+        "difference": delta,
+        "difference_ci95": found.half_width if both else None,
+        "interval": found.method.value if both else IntervalMethod.NONE.value,
+        "pairs": found.n if both and found.method is IntervalMethod.PAIRED else 0,
+        "relative_difference": relative,
+    }
 
 
-DECISION_COLUMNS = ("variant", "replication", "id", "time", "kind", "workload", "pod", "node",
-                    "rule", "cause", "message", "victims", "candidates", "reprieved", "units",
-                    "targets")
+DECISION_COLUMNS = (
+    "variant",
+    "replication",
+    "id",
+    "time",
+    "kind",
+    "workload",
+    "pod",
+    "node",
+    "rule",
+    "cause",
+    "message",
+    "victims",
+    "candidates",
+    "reprieved",
+    "units",
+    "targets",
+)
 
 
 def variant_diagnoses(*, run: Run) -> list[dict[str, Any]]:
     """Per variant with one, in run order: its distinct diagnosis sentences and how many
     replications gave each (the run page shows them above the charts)."""
-    rows = (run.replications.exclude(diagnosis="").order_by("variant_index", "replication")
-            .values_list("variant", "diagnosis"))
+    rows = (
+        run.replications.exclude(diagnosis="")
+        .order_by("variant_index", "replication")
+        .values_list("variant", "diagnosis")
+    )
     out: dict[str, dict[str, int]] = {}
     for variant, text in rows:
         counts = out.setdefault(variant, {})
         counts[text] = counts.get(text, 0) + 1
-    return [{"variant": v, "diagnoses": [{"text": t, "replications": n} for t, n in c.items()]}
-            for v, c in out.items()]
+    return [
+        {"variant": v, "diagnoses": [{"text": t, "replications": n} for t, n in c.items()]}
+        for v, c in out.items()
+    ]
 
 
-def run_decisions(*, run: Run, filters: Mapping[str, Any] | None = None
-                  ) -> list[dict[str, Any]]:
+def run_decisions(*, run: Run, filters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The decision records of every replication in run order, each with its variant and
     replication. ``filters``: ``variant``, ``replication``, ``id``; ``pod`` and
     ``workload`` (any pod or workload it concerns: preemptor, victims, reprieved, units,
@@ -325,8 +430,7 @@ def run_decisions(*, run: Run, filters: Mapping[str, Any] | None = None
     if filters.get("replication") is not None:
         replications = replications.filter(replication=filters["replication"])
     out = []
-    for variant, number, records in replications.values_list("variant", "replication",
-                                                             "decisions"):
+    for variant, number, records in replications.values_list("variant", "replication", "decisions"):
         for record in records or []:
             if _decision_matches(record, filters):
                 out.append({"variant": variant, "replication": number, **record})
@@ -343,28 +447,38 @@ def _decision_matches(record: Mapping[str, Any], filters: Mapping[str, Any]) -> 
     if workload and workload not in _decision_workloads(record):
         return False
     node = filters.get("node")
-    if node and node != record.get("node") and \
-            node not in {c.get("node") for c in record.get("candidates", [])}:
+    if (
+        node
+        and node != record.get("node")
+        and node not in {c.get("node") for c in record.get("candidates", [])}
+    ):
         return False
     reason = filters.get("reason")
     return not reason or reason in (record.get("kind"), record.get("cause"))
 
 
 def _decision_pods(record: Mapping[str, Any]) -> set[str]:
-    names = {record.get("pod", ""), *record.get("victims", []),
-             *(r.get("pod", "") for r in record.get("reprieved", []))}
+    names = {
+        record.get("pod", ""),
+        *record.get("victims", []),
+        *(r.get("pod", "") for r in record.get("reprieved", [])),
+    }
     for unit in record.get("units", []):
         names.update(unit.get("pods", []))
     return names
 
 
 def _decision_workloads(record: Mapping[str, Any]) -> set[str]:
-    return {record.get("workload", ""), *(t.get("workload") for t in record.get("targets", [])),
-            *(u.get("workload") for u in record.get("units", []))}
+    return {
+        record.get("workload", ""),
+        *(t.get("workload") for t in record.get("targets", [])),
+        *(u.get("workload") for u in record.get("units", [])),
+    }
 
 
-def run_decision_rows(*, run: Run, filters: Mapping[str, Any] | None = None
-                      ) -> Iterator[dict[str, Any]]:
+def run_decision_rows(
+    *, run: Run, filters: Mapping[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
     """Decisions as flat rows for exports: lists of names joined by spaces, the nested
     parts (candidates, reprieved, units, targets) as JSON text."""
     for record in run_decisions(run=run, filters=filters):

@@ -54,8 +54,11 @@ def run_cached(*, run: Run, kind: str, build: Callable[[], T], params: str = "")
     wait for it (while its builder holds the lock, up to ``WAIT_SECONDS``): fifty
     clients opening a run page at once must not draw its charts fifty times. With the
     cache down, every read is built."""
-    timeout = settings.LAB_READ_CACHE_SECONDS if run.is_terminal \
+    timeout = (
+        settings.LAB_READ_CACHE_SECONDS
+        if run.is_terminal
         else settings.LAB_READ_CACHE_ACTIVE_SECONDS
+    )
     if timeout <= 0:
         return build()
     key = read_key(run=run, kind=kind, params=params)

@@ -44,17 +44,22 @@ def run_variant_results(*, run: Run, label_prefix: str = "") -> list[VariantResu
         seeds[index].append(seed)
         for metric in sc.SUMMARY_NAMES:  # aligned with seeds even if a value is missing
             samples[index][metric].append(summary.get(metric))
-    return [VariantResults(label=label_prefix + entry["variant"], name=entry["variant"],
-                           preemption=entry.get("preemption", ""),
-                           placement=entry.get("placement", ""),
-                           aggregate=entry.get("metrics", {}), samples=dict(samples[index]),
-                           seeds=tuple(seeds[index]))
-            for index, entry in enumerate(run.aggregate)]
+    return [
+        VariantResults(
+            label=label_prefix + entry["variant"],
+            name=entry["variant"],
+            preemption=entry.get("preemption", ""),
+            placement=entry.get("placement", ""),
+            aggregate=entry.get("metrics", {}),
+            samples=dict(samples[index]),
+            seeds=tuple(seeds[index]),
+        )
+        for index, entry in enumerate(run.aggregate)
+    ]
 
 
 def _succeeded(run: Run) -> QuerySet[Replication]:
-    return run.replications.filter(status=Status.SUCCEEDED).order_by("variant_index",
-                                                                     "replication")
+    return run.replications.filter(status=Status.SUCCEEDED).order_by("variant_index", "replication")
 
 
 def run_replication_ids(*, run: Run, first_only: bool = False) -> dict[int, list[int]]:
@@ -72,58 +77,76 @@ def run_event_total(*, run: Run) -> int:
     return sum(_succeeded(run).values_list("event_count", flat=True))
 
 
-def replication_rows(*, replication_ids: Iterable[int], reasons: Sequence[str],
-                     ) -> dict[int, list[Row]]:
+def replication_rows(
+    *,
+    replication_ids: Iterable[int],
+    reasons: Sequence[str],
+) -> dict[int, list[Row]]:
     """Event rows with the given reasons per replication, in the simulator's order. One
     query, tuples only: a large run reads 100,000 rows here."""
-    return {pk: [row for _, row in rows]
-            for pk, rows in _rows(replication_ids=replication_ids, reasons=reasons).items()}
+    return {
+        pk: [row for _, row in rows]
+        for pk, rows in _rows(replication_ids=replication_ids, reasons=reasons).items()
+    }
 
 
 def stored_timeline(*, replication_id: int) -> dict[str, Any] | None:
     """The timeline the worker stored with a replication, or None: a row stored before
     timelines were, or by a version that read the log differently."""
-    data = Replication.objects.filter(pk=replication_id).values_list("timeline",
-                                                                     flat=True).first()
+    data = Replication.objects.filter(pk=replication_id).values_list("timeline", flat=True).first()
     return data if is_current(data) else None
 
 
-def stored_costs(*, replication_ids: Iterable[int],
-                 ) -> dict[int, tuple[list[Cost], list[Recovery]] | None]:
+def stored_costs(
+    *,
+    replication_ids: Iterable[int],
+) -> dict[int, tuple[list[Cost], list[Recovery]] | None]:
     """Cost increments and recoveries per replication, read out of the stored timelines
     without their spans (None where a replication has no current timeline)."""
     rows = Replication.objects.filter(pk__in=list(replication_ids)).values_list(
-        "pk", "timeline__version", "timeline__costs", "timeline__recoveries")
-    return {pk: (costs_from_json(costs or []), recoveries_from_json(recoveries or []))
-            if version == TIMELINE_VERSION else None
-            for pk, version, costs, recoveries in rows}
+        "pk", "timeline__version", "timeline__costs", "timeline__recoveries"
+    )
+    return {
+        pk: (costs_from_json(costs or []), recoveries_from_json(recoveries or []))
+        if version == TIMELINE_VERSION
+        else None
+        for pk, version, costs, recoveries in rows
+    }
 
 
 def timeline_source(*, replication_id: int) -> tuple[dict[str, Any], str, list[Row]]:
     """What deriving a replication's timeline takes: its run's frozen spec, its variant
     and the event rows the core reads (``scheduler_core.timeline.TIMELINE_REASONS``)."""
-    spec, variant = Replication.objects.filter(pk=replication_id).values_list(
-        "run__spec", "variant").get()
+    spec, variant = (
+        Replication.objects.filter(pk=replication_id).values_list("run__spec", "variant").get()
+    )
     rows = replication_rows(replication_ids=[replication_id], reasons=TIMELINE_REASONS)
     return spec, variant, rows.get(replication_id, [])
 
 
-def _rows(*, replication_ids: Iterable[int], reasons: Sequence[str],
-          ) -> dict[int, list[tuple[int, Row]]]:
+def _rows(
+    *,
+    replication_ids: Iterable[int],
+    reasons: Sequence[str],
+) -> dict[int, list[tuple[int, Row]]]:
     """(seq, row) per replication, in log order."""
     out: dict[int, list[tuple[int, Row]]] = defaultdict(list)
-    events = RunEvent.objects.filter(replication_id__in=list(replication_ids),
-                                     reason__in=[str(r) for r in reasons])
-    rows = events.order_by("replication_id", "seq").values_list("replication_id", "seq",
-                                                                *ROW_FIELDS)
+    events = RunEvent.objects.filter(
+        replication_id__in=list(replication_ids), reason__in=[str(r) for r in reasons]
+    )
+    rows = events.order_by("replication_id", "seq").values_list(
+        "replication_id", "seq", *ROW_FIELDS
+    )
     for replication_id, seq, *fields in rows.iterator(chunk_size=20_000):
         out[replication_id].append((seq, Row(*fields)))
     return out
 
 
 def replication_workloads(*, replication_id: int) -> list[dict[str, Any]]:
-    return Replication.objects.filter(pk=replication_id).values_list("workloads",
-                                                                     flat=True).first() or []
+    return (
+        Replication.objects.filter(pk=replication_id).values_list("workloads", flat=True).first()
+        or []
+    )
 
 
 def replication_of_run(*, run: Run, pk: int) -> Replication | None:
@@ -159,14 +182,16 @@ class ChosenVariant:
     results: VariantResults
 
 
-def compare_variants(*, user: User | AnonymousUser, refs: Sequence[VariantRef],
-                     ) -> tuple[list[ChosenVariant], int]:
+def compare_variants(
+    *,
+    user: User | AnonymousUser,
+    refs: Sequence[VariantRef],
+) -> tuple[list[ChosenVariant], int]:
     """The referenced variants of finished runs ``user`` may see, in the order given,
     and how many references were left out. A run the user may not see is left out
     exactly like one that does not exist, so a shared URL leaks nothing."""
     runs = _visible_finished_runs(user, {ref.run_id for ref in refs})
-    results = {pk: run_variant_results(run=run, label_prefix=f"#{pk} ")
-               for pk, run in runs.items()}
+    results = {pk: run_variant_results(run=run, label_prefix=f"#{pk} ") for pk, run in runs.items()}
     unique = list(dict.fromkeys(refs))
     chosen = []
     for ref in unique:
@@ -180,7 +205,8 @@ def compare_variants(*, user: User | AnonymousUser, refs: Sequence[VariantRef],
 def _visible_finished_runs(user: User | AnonymousUser, ids: set[int]) -> dict[int, Run]:
     visible = selectors.experiment_visible_qs(user=user).values("pk")
     runs = Run.objects.select_related("experiment").filter(
-        pk__in=ids, experiment__in=visible, status=Status.SUCCEEDED)
+        pk__in=ids, experiment__in=visible, status=Status.SUCCEEDED
+    )
     return {run.pk: run for run in runs}
 
 
@@ -191,9 +217,12 @@ def _variant_index(run: Run, name: str) -> int | None:
 def compare_candidates(*, user: User | AnonymousUser, limit: int = 40) -> list[Run]:
     """Recent finished runs the user may see, to pick variants from."""
     visible = selectors.experiment_visible_qs(user=user).values("pk")
-    return list(Run.objects.select_related("experiment")
-                .filter(experiment__in=visible, status=Status.SUCCEEDED)
-                .defer("spec").order_by("-created_at", "-id")[:limit])
+    return list(
+        Run.objects.select_related("experiment")
+        .filter(experiment__in=visible, status=Status.SUCCEEDED)
+        .defer("spec")
+        .order_by("-created_at", "-id")[:limit]
+    )
 
 
 def compare_parameters(*, chosen: Sequence[ChosenVariant]) -> tuple[list[dict[str, Any]], int]:
@@ -204,11 +233,16 @@ def compare_parameters(*, chosen: Sequence[ChosenVariant]) -> tuple[list[dict[st
         return [], 0
     flat = [_variant_parameters(c.run, c.ref.variant) for c in chosen]
     rows, more = parameter_diff(flat)
-    return [{"path": row.path,
-             "cells": [{"text": text, "changed": i > 0 and value != row.values[0]}
-                       for i, (text, value) in enumerate(zip(row.texts(), row.values,
-                                                             strict=True))]}
-            for row in rows], more
+    return [
+        {
+            "path": row.path,
+            "cells": [
+                {"text": text, "changed": i > 0 and value != row.values[0]}
+                for i, (text, value) in enumerate(zip(row.texts(), row.values, strict=True))
+            ],
+        }
+        for row in rows
+    ], more
 
 
 def _variant_parameters(run: Run, variant: str) -> dict[str, Any]:

@@ -27,8 +27,10 @@ def preview_context(result: ImportResult) -> dict[str, Any]:
         "counts": result.counts,
         "notes": result.notes,
         "cluster": _cluster(spec),
-        "classes": [(c.name, c.value, c.preemption_policy.value, c.global_default)
-                    for c in spec.priority_classes],
+        "classes": [
+            (c.name, c.value, c.preemption_policy.value, c.global_default)
+            for c in spec.priority_classes
+        ],
         "workloads": [_workload_row(w) for w in workloads[:MAX_WORKLOAD_ROWS]],
         "more_workloads": max(0, len(workloads) - MAX_WORKLOAD_ROWS),
         "workload_count": len(workloads),
@@ -46,7 +48,12 @@ def _cluster(spec: Any) -> dict[str, Any]:
 
 
 def _workload_row(workload: Any) -> dict[str, Any]:
-    return {"name": workload.name, "kind": workload.kind.value, "members": workload.members,
-            "gpus": workload.gpus, "priority_class": workload.priority_class_name or "",
-            "controller": workload.controller.kind.value,
-            "gang": workload.pod_group is not None and workload.pod_group.min_count > 1}
+    return {
+        "name": workload.name,
+        "kind": workload.kind.value,
+        "members": workload.members,
+        "gpus": workload.gpus,
+        "priority_class": workload.priority_class_name or "",
+        "controller": workload.controller.kind.value,
+        "gang": workload.pod_group is not None and workload.pod_group.min_count > 1,
+    }

@@ -25,16 +25,22 @@ class ManifestDownload:
     """Without the ``.yaml`` extension."""
 
 
-def experiment_manifests(*, experiment: Experiment, variant: str | None = None,
-                         fmt: str = "k8s", policy_only: bool = False) -> ManifestDownload:
+def experiment_manifests(
+    *,
+    experiment: Experiment,
+    variant: str | None = None,
+    fmt: str = "k8s",
+    policy_only: bool = False,
+) -> ManifestDownload:
     """The experiment's current spec (or one variant of it) as YAML. Raises
     ``sc.SpecError`` naming ``variant`` or ``format`` when either is unknown, and the
     spec's own errors when a stored spec no longer validates."""
     return _manifests(experiment.spec, f"experiment-{experiment.pk}", variant, fmt, policy_only)
 
 
-def run_manifests(*, run: Run, variant: str | None = None, fmt: str = "k8s",
-                  policy_only: bool = False) -> ManifestDownload:
+def run_manifests(
+    *, run: Run, variant: str | None = None, fmt: str = "k8s", policy_only: bool = False
+) -> ManifestDownload:
     """What a run ran: its frozen spec, not the experiment as edited since."""
     return _manifests(run.spec, f"run-{run.pk}", variant, fmt, policy_only)
 
@@ -48,17 +54,18 @@ def manifest_variants(*, spec_document: Mapping[str, Any]) -> list[str]:
         return []
 
 
-def _manifests(document: Mapping[str, Any], stem: str, variant: str | None, fmt: str,
-               policy_only: bool) -> ManifestDownload:
+def _manifests(
+    document: Mapping[str, Any], stem: str, variant: str | None, fmt: str, policy_only: bool
+) -> ManifestDownload:
     if fmt not in FORMATS:
-        raise sc.SpecError([{"path": "format", "message": f"unknown format '{fmt}' "
-                                                          f"(known: {', '.join(FORMATS)})"}])
+        raise sc.SpecError(
+            [{"path": "format", "message": f"unknown format '{fmt}' (known: {', '.join(FORMATS)})"}]
+        )
     spec = sc.parse_spec(document, check_variants=False)
     if fmt == "kwok":
         text = export_kwok_snapshot(spec, variant=variant)
     else:
-        text = export_manifests(spec, variant=variant,
-                                options=ExportOptions(nodes=not policy_only))
+        text = export_manifests(spec, variant=variant, options=ExportOptions(nodes=not policy_only))
     suffix = f"-{slugify(variant) or 'variant'}" if variant else ""
     kind = "kwok" if fmt == "kwok" else "manifests"
     return ManifestDownload(text, f"{stem}{suffix}-{kind}")

@@ -46,9 +46,15 @@ def spec_limit_errors(spec: sc.ExperimentSpec) -> SpecErrors:
         ("horizonSeconds", "seconds of horizon", spec.horizon_seconds, "LAB_MAX_HORIZON_SECONDS"),
         ("replications", "simulations (variants x replications)", tasks, "LAB_MAX_TASKS"),
     )
-    return [{"path": path, "message": f"{_number(value)} {what} is above the limit of "
-                                        f"{_number(limits[name])} ({name})"}
-            for path, what, value, name in checks if value > limits[name]]
+    return [
+        {
+            "path": path,
+            "message": f"{_number(value)} {what} is above the limit of "
+            f"{_number(limits[name])} ({name})",
+        }
+        for path, what, value, name in checks
+        if value > limits[name]
+    ]
 
 
 MAX_NAME_LENGTH = 200
@@ -57,8 +63,12 @@ MAX_NAME_LENGTH = 200
 def _name_errors(spec: sc.ExperimentSpec) -> SpecErrors:
     """The experiment's name is also its title in lists: keep it to a line."""
     if len(spec.name) > MAX_NAME_LENGTH:
-        return [{"path": "name", "message": f"at most {MAX_NAME_LENGTH} characters "
-                                            f"(this one has {len(spec.name)})"}]
+        return [
+            {
+                "path": "name",
+                "message": f"at most {MAX_NAME_LENGTH} characters (this one has {len(spec.name)})",
+            }
+        ]
     return []
 
 
@@ -90,7 +100,8 @@ def product_version() -> str:
         package = "source"
     commit = source_commit()
     return f"disruption-lab {package} / scheduler_core {sc.__version__}" + (
-        f" / git {commit}" if commit else "")
+        f" / git {commit}" if commit else ""
+    )
 
 
 @functools.cache
@@ -103,11 +114,20 @@ def source_commit() -> str:
         return from_env[:40]
     root = Path(__file__).resolve().parent.parent
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-                                capture_output=True, text=True, timeout=5, check=True)
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                 "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=5, check=True)
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return ""
     return commit.stdout.strip() + ("+dirty" if status.stdout.strip() else "")
@@ -120,5 +140,8 @@ def preset_or_none(preset_id: str) -> sc.Preset | None:
 
 def policy_choices() -> dict[str, list[str]]:
     """The registered plugin names, for the form's selects."""
-    return {"preemption": sorted(registry.preemption), "placement": sorted(registry.placement),
-            "disruptions": sorted(registry.disruptions)}
+    return {
+        "preemption": sorted(registry.preemption),
+        "placement": sorted(registry.placement),
+        "disruptions": sorted(registry.disruptions),
+    }

@@ -38,8 +38,13 @@ def aggregate_task_id(run: Run) -> str:
     return f"run-{run.pk}-{run.task_token}-aggregate"
 
 
-@shared_task(bind=True, name="experiments.tasks.simulate_replication", max_retries=None,
-             acks_late=True, reject_on_worker_lost=True)
+@shared_task(
+    bind=True,
+    name="experiments.tasks.simulate_replication",
+    max_retries=None,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
 def simulate_replication(self: Task, replication_id: int) -> int:
     """Simulate one (variant, replication). A duplicate delivery that finds the work in
     progress elsewhere waits and looks again, so the chord only counts it when done."""
@@ -51,8 +56,13 @@ def simulate_replication(self: Task, replication_id: int) -> int:
     return replication_id
 
 
-@shared_task(bind=True, name="experiments.tasks.aggregate_run", max_retries=None,
-             acks_late=True, reject_on_worker_lost=True)
+@shared_task(
+    bind=True,
+    name="experiments.tasks.aggregate_run",
+    max_retries=None,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
 def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
     """The chord's callback: aggregate the run once every replication has its result.
     A database blip is waited out (with back-off) rather than losing the run."""
@@ -67,14 +77,15 @@ def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
     return run_id
 
 
-@shared_task(name="experiments.tasks.build_export", acks_late=True,
-             reject_on_worker_lost=True)
-def build_export(run_id: int, task_token: str, table: str, fmt: str,
-                 filters: dict[str, Any], slot: str) -> str | None:
+@shared_task(name="experiments.tasks.build_export", acks_late=True, reject_on_worker_lost=True)
+def build_export(
+    run_id: int, task_token: str, table: str, fmt: str, filters: dict[str, Any], slot: str
+) -> str | None:
     """Write one export of a succeeded run to its file (issue #10 §4), once; ``slot``
     is the requesting user's build slot, let go when done."""
-    return export_build(run_id=run_id, task_token=task_token, table=table, fmt=fmt,
-                        filters=filters, slot=slot)
+    return export_build(
+        run_id=run_id, task_token=task_token, table=table, fmt=fmt, filters=filters, slot=slot
+    )
 
 
 @shared_task(name="experiments.tasks.sweep_stale_runs")
@@ -85,8 +96,10 @@ def sweep_stale_runs() -> list[int]:
 
 def enqueue_run(*, run: Run, replication_ids: list[int]) -> None:
     """Send a run's chord. Called by ``run_enqueue`` once its rows are committed."""
-    header = [simulate_replication.si(rid).set(task_id=replication_task_id(run, rid))
-              for rid in replication_ids]
+    header = [
+        simulate_replication.si(rid).set(task_id=replication_task_id(run, rid))
+        for rid in replication_ids
+    ]
     body = aggregate_run.s(run.pk).set(task_id=aggregate_task_id(run))
     chord(header)(body)
 

@@ -124,14 +124,21 @@ def queue_state(spec: AdmissionQueue) -> QueueState:
             groups.append((tuple(str(r) for r in group.covered_resources), flavors))
             for flavor in group.flavors:
                 for r in flavor.resources:
-                    quota[(flavor.name, r.name)] = Quota(r.nominal_quota, r.borrowing_limit,
-                                                         r.lending_limit)
+                    quota[(flavor.name, r.name)] = Quota(
+                        r.nominal_quota, r.borrowing_limit, r.lending_limit
+                    )
         return QueueState(spec, groups, quota)
     if spec.nominal_gpus is None:
         return QueueState(spec, [], {})
-    return QueueState(spec, [(("gpus",), (DEFAULT_FLAVOR,))],
-                      {(DEFAULT_FLAVOR, "gpus"): Quota(float(spec.nominal_gpus),
-                                                       spec.borrowing_limit_gpus, None)})
+    return QueueState(
+        spec,
+        [(("gpus",), (DEFAULT_FLAVOR,))],
+        {
+            (DEFAULT_FLAVOR, "gpus"): Quota(
+                float(spec.nominal_gpus), spec.borrowing_limit_gpus, None
+            )
+        },
+    )
 
 
 def requests(workload: Workload) -> dict[str, float]:
@@ -167,8 +174,9 @@ class Admission:
         self.admit_ready()
 
     def _enqueue(self, queue: QueueState, workload: Workload, since: float) -> None:
-        rank = workload.priority if queue.spec.order_by == "priority" else \
-            workload.spec.queue_priority
+        rank = (
+            workload.priority if queue.spec.order_by == "priority" else workload.spec.queue_priority
+        )
         key = (-rank, since, workload.idx)
         queue.waiting.append((key, workload))
         queue.waiting.sort(key=lambda item: item[0])
@@ -194,16 +202,16 @@ class Admission:
         self._release(queue, workload)
         self._enqueue(queue, workload, workload.arrival)
         if held:
-            self.host.queued(workload, queue.spec.name, "pods gone: quota released, waiting "
-                                                        "for admission")
+            self.host.queued(
+                workload, queue.spec.name, "pods gone: quota released, waiting for admission"
+            )
 
     def _release(self, queue: QueueState, workload: Workload) -> None:
         del queue.admitted[workload]
         for fr, value in queue.assigned.pop(workload).items():
             queue.usage[fr] = queue.usage.get(fr, 0.0) - value
 
-    def _reserve(self, queue: QueueState, workload: Workload,
-                 assignment: dict[FR, float]) -> None:
+    def _reserve(self, queue: QueueState, workload: Workload, assignment: dict[FR, float]) -> None:
         queue.admitted[workload] = self.host.now
         queue.assigned[workload] = assignment
         for fr, value in assignment.items():
@@ -237,8 +245,9 @@ class Admission:
     def _try_head(self, queue: QueueState) -> bool:
         """StrictFIFO tries the head only; BestEffortFIFO tries each waiting workload in
         order, so one that does not fit no longer blocks those behind it."""
-        heads = queue.waiting if queue.spec.queueing_strategy == "BestEffortFIFO" \
-            else queue.waiting[:1]
+        heads = (
+            queue.waiting if queue.spec.queueing_strategy == "BestEffortFIFO" else queue.waiting[:1]
+        )
         for entry in list(heads):
             workload = entry[1]
             assignment = self._admissible(queue, workload)
@@ -267,11 +276,16 @@ class Admission:
         limit = queue.spec.concurrency
         return limit is None or sum(w not in removed for w in queue.admitted) < limit
 
-    def _room(self, queue: QueueState, assignment: Mapping[FR, float],
-              removed: frozenset[Workload] | set[Workload]) -> bool:
+    def _room(
+        self,
+        queue: QueueState,
+        assignment: Mapping[FR, float],
+        removed: frozenset[Workload] | set[Workload],
+    ) -> bool:
         """Concurrency and quota allow the assignment, with ``removed`` already gone."""
-        return self._concurrency_ok(queue, frozenset(removed)) and \
-            all(v <= self._available(queue, fr, removed) + EPS for fr, v in assignment.items())
+        return self._concurrency_ok(queue, frozenset(removed)) and all(
+            v <= self._available(queue, fr, removed) + EPS for fr, v in assignment.items()
+        )
 
     # ------------------------------------------------------------------ quota
     def _cohort(self, queue: QueueState) -> list[QueueState]:
@@ -283,8 +297,9 @@ class Admission:
     def _members(self, queue: QueueState) -> list[QueueState]:
         return [queue, *self._cohort(queue)]
 
-    def _available(self, queue: QueueState, fr: FR,
-                   removed: Iterable[Workload] = (), extra: float = 0.0) -> float:
+    def _available(
+        self, queue: QueueState, fr: FR, removed: Iterable[Workload] = (), extra: float = 0.0
+    ) -> float:
         """Available(cq, fr) (§7.3, upstream ``available``): what the queue keeps for
         itself, plus what the cohort has unused, capped by the borrowing limit."""
         if not queue.limited:
@@ -326,11 +341,16 @@ class Admission:
     def _any_assignment(self, queue: QueueState, workload: Workload) -> dict[FR, float]:
         """The first flavor of each group: enough to measure a share before assigning."""
         wanted = requests(workload)
-        return {(flavors[0], r): wanted[r] for covered, flavors in queue.groups
-                for r in covered if wanted[r] > 0}
+        return {
+            (flavors[0], r): wanted[r]
+            for covered, flavors in queue.groups
+            for r in covered
+            if wanted[r] > 0
+        }
 
-    def _assign_flavors(self, queue: QueueState,
-                        workload: Workload) -> tuple[dict[FR, float], int, set[FR]]:
+    def _assign_flavors(
+        self, queue: QueueState, workload: Workload
+    ) -> tuple[dict[FR, float], int, set[FR]]:
         """The flavor assigner (docs/kubernetes-rules.md "Flavor fungibility"): per resource
         group, flavors in order; the representative mode of a flavor is its worst resource;
         the search stops at a flavor unless fungibility says to try the next one; else the
@@ -347,8 +367,9 @@ class Admission:
                 continue
             best: tuple[int, int, str, set[str]] | None = None
             for flavor in flavors:
-                mode, borrow, short = self._flavor_mode(queue, workload, flavor, asked,
-                                                        simulate=len(flavors) > 1)
+                mode, borrow, short = self._flavor_mode(
+                    queue, workload, flavor, asked, simulate=len(flavors) > 1
+                )
                 if not self._try_next(queue, mode, borrow):
                     best = (mode, borrow, flavor, short)
                     break
@@ -364,9 +385,15 @@ class Admission:
             worst = PREEMPT  # the preemption search itself will find none
         return assignment, worst, needed
 
-    def _flavor_mode(self, queue: QueueState, workload: Workload, flavor: str,
-                     asked: dict[str, float], *,
-                     simulate: bool = True) -> tuple[int, int, set[str]]:
+    def _flavor_mode(
+        self,
+        queue: QueueState,
+        workload: Workload,
+        flavor: str,
+        asked: dict[str, float],
+        *,
+        simulate: bool = True,
+    ) -> tuple[int, int, set[str]]:
         """fitsResourceQuota per resource, the worst one representing the flavor; also
         the resources that need preemption in it (mode Preempt, frsNeedPreemption).
         Without ``simulate`` (a group of one flavor: nothing to choose between) the
@@ -392,15 +419,15 @@ class Admission:
     def _may_preempt_while_borrowing(self, queue: QueueState) -> bool:
         policy = queue.spec.preemption
         bwc = policy.borrow_within_cohort
-        return (bwc is not None and bwc.policy != "Never") or \
-            (self.fair is not None and policy.reclaim_within_cohort != "Never")
+        return (bwc is not None and bwc.policy != "Never") or (
+            self.fair is not None and policy.reclaim_within_cohort != "Never"
+        )
 
     def _oracle(self, queue: QueueState, workload: Workload, part: dict[FR, float]) -> int:
         """SimulatePreemption for one (flavor, resource): targets found (from other
         queues only: reclaim), or none."""
         targets = self._targets(queue, workload, part, set(part))
-        self._simulated = ((queue.name, workload.idx, tuple(part.items()), tuple(part)),
-                           targets)
+        self._simulated = ((queue.name, workload.idx, tuple(part.items()), tuple(part)), targets)
         if not targets:
             return NO_CANDIDATES
         return RECLAIM if all(not t.own for t in targets) else PREEMPT
@@ -416,16 +443,20 @@ class Admission:
         return bool(borrow) and fungibility.when_can_borrow == "TryNextFlavor"
 
     # ------------------------------------------------------------------ preemption
-    def _preempt_for(self, queue: QueueState, head: Workload, assignment: dict[FR, float],
-                     needed: set[FR]) -> bool:
+    def _preempt_for(
+        self, queue: QueueState, head: Workload, assignment: dict[FR, float], needed: set[FR]
+    ) -> bool:
         """Find targets (§7.3 classic or §7.4 fair sharing) and issue them (§7.5); targets
         already evicted count as preempted. True when targets were found."""
         key = (queue.name, head.idx, tuple(assignment.items()), tuple(sorted(needed)))
         cached = self._simulated
         self._simulated = None
         # one flavor and one resource short: the oracle already searched exactly this
-        targets = cached[1] if cached is not None and cached[0] == key else \
-            self._targets(queue, head, assignment, needed)
+        targets = (
+            cached[1]
+            if cached is not None and cached[0] == key
+            else self._targets(queue, head, assignment, needed)
+        )
         if not targets:
             return False
         self._explain(queue, head, assignment, needed, targets)
@@ -436,25 +467,40 @@ class Admission:
             self._evicted(target.owner, target.workload)
         return True
 
-    def _explain(self, queue: QueueState, head: Workload, assignment: dict[FR, float],
-                 needed: set[FR], targets: list[Candidate]) -> None:
+    def _explain(
+        self,
+        queue: QueueState,
+        head: Workload,
+        assignment: dict[FR, float],
+        needed: set[FR],
+        targets: list[Candidate],
+    ) -> None:
         """The decision record: every candidate, taken (with its Preempted reason) or why
         not. Read before the targets are evicted, so validity is judged as it was."""
         recorder = getattr(self.host, "recorder", None)
         if recorder is None:
             return
         taken = {t.workload for t in targets}
-        rows = [QueueTarget(t.workload.name, t.owner.spec.name, t.reason, True,
-                            "evicted so the head fits") for t in targets]
+        rows = [
+            QueueTarget(
+                t.workload.name, t.owner.spec.name, t.reason, True, "evicted so the head fits"
+            )
+            for t in targets
+        ]
         for c in self._candidates(queue, head, assignment, needed):
             if c.workload in taken:
                 continue
-            why = "not needed: the head fits without it (fill-back or never reached)" \
-                if self._still_valid(c, False, taken, needed) else \
-                "not valid: its queue no longer borrows once the targets are gone"
+            why = (
+                "not needed: the head fits without it (fill-back or never reached)"
+                if self._still_valid(c, False, taken, needed)
+                else "not valid: its queue no longer borrows once the targets are gone"
+            )
             rows.append(QueueTarget(c.workload.name, c.owner.spec.name, c.reason, False, why))
-        rule = "Kueue fair sharing (§7.4)" if self.fair is not None else \
-            "Kueue classic preemption (§7.3)"
+        rule = (
+            "Kueue fair sharing (§7.4)"
+            if self.fair is not None
+            else "Kueue classic preemption (§7.3)"
+        )
         recorder.queue_preemption(self.host.now, head, queue.spec.name, rows, rule)
 
     def _evicted(self, queue: QueueState, workload: Workload) -> None:
@@ -463,12 +509,14 @@ class Admission:
         if not held or not workload.holding():
             self._requeue(queue, workload, held=held)
 
-    def _targets(self, queue: QueueState, head: Workload, assignment: dict[FR, float],
-                 needed: set[FR]) -> list[Candidate]:
+    def _targets(
+        self, queue: QueueState, head: Workload, assignment: dict[FR, float], needed: set[FR]
+    ) -> list[Candidate]:
         limit = queue.spec.concurrency
         concurrency_full = limit is not None and len(queue.admitted) >= limit
-        if not self._room(queue, assignment, frozenset()) and \
-                not any(v > self._available(queue, fr) + EPS for fr, v in assignment.items()):
+        if not self._room(queue, assignment, frozenset()) and not any(
+            v > self._available(queue, fr) + EPS for fr, v in assignment.items()
+        ):
             needed = set()  # only the concurrency limit (ours, not Kueue's) is in the way
         candidates = self._candidates(queue, head, assignment, needed)
         if not candidates or (concurrency_full and not any(c.own for c in candidates)):
@@ -481,21 +529,30 @@ class Admission:
                 return targets
         return []
 
-    def _attempts(self, queue: QueueState, candidates: list[Candidate],
-                  needed: set[FR]) -> list[bool]:
+    def _attempts(
+        self, queue: QueueState, candidates: list[Candidate], needed: set[FR]
+    ) -> list[bool]:
         """The ``allowBorrowing`` values to try, in upstream's order (§7.3 Attempts)."""
         forbidden = _borrow_forbidden(queue.spec)
-        under_nominal = all(queue.used(fr) < queue.nominal(fr) - EPS for fr in needed) \
-            if queue.limited else True
+        under_nominal = (
+            all(queue.used(fr) < queue.nominal(fr) - EPS for fr in needed)
+            if queue.limited
+            else True
+        )
         if all(c.own for c in candidates) or (forbidden and not under_nominal):
             return [True]
         if forbidden and not any(c.variant == HIERARCHICAL for c in candidates):
             return [False, True]
         return [True, False]
 
-    def _attempt(self, queue: QueueState, assignment: dict[FR, float],
-                 candidates: list[Candidate], borrowing: bool,
-                 needed: set[FR]) -> list[Candidate]:
+    def _attempt(
+        self,
+        queue: QueueState,
+        assignment: dict[FR, float],
+        candidates: list[Candidate],
+        borrowing: bool,
+        needed: set[FR],
+    ) -> list[Candidate]:
         """Remove valid candidates in order until the head fits, then fill back; nothing
         if it never fits (the snapshot is restored)."""
         removed: set[Workload] = set()
@@ -509,37 +566,51 @@ class Admission:
                 return self._fill_back(queue, assignment, targets, removed, borrowing)
         return []
 
-    def _fits(self, queue: QueueState, assignment: Mapping[FR, float], removed: set[Workload],
-              borrowing: bool) -> bool:
+    def _fits(
+        self,
+        queue: QueueState,
+        assignment: Mapping[FR, float],
+        removed: set[Workload],
+        borrowing: bool,
+    ) -> bool:
         """workloadFits(allowBorrowing) (§7.3): without borrowing the queue must stay
         within its nominal quota; then the quota (and concurrency) must allow the head."""
-        if not borrowing and any(queue.used(fr, removed) + v > queue.nominal(fr) + EPS
-                                 for fr, v in assignment.items()):
+        if not borrowing and any(
+            queue.used(fr, removed) + v > queue.nominal(fr) + EPS for fr, v in assignment.items()
+        ):
             return False
         return self._room(queue, assignment, removed)
 
-    def _candidates(self, queue: QueueState, head: Workload, assignment: dict[FR, float],
-                    needed: set[FR]) -> list[Candidate]:
+    def _candidates(
+        self, queue: QueueState, head: Workload, assignment: dict[FR, float], needed: set[FR]
+    ) -> list[Candidate]:
         """NewCandidateIterator (§7.3) / findCandidates (§7.4): own-queue candidates, and
         cohort candidates from queues that borrow a needed resource; each list in §7.2
         order; evicted ones first."""
         policy = queue.spec.preemption
-        own = [Candidate(queue, w, at, WITHIN_CQ) for w, at in queue.admitted.items()
-               if _uses_needed(queue, w, needed)
-               and _satisfies(policy.within_cluster_queue, head, w)]
+        own = [
+            Candidate(queue, w, at, WITHIN_CQ)
+            for w, at in queue.admitted.items()
+            if _uses_needed(queue, w, needed) and _satisfies(policy.within_cluster_queue, head, w)
+        ]
         cohort: list[Candidate] = []
         if policy.reclaim_within_cohort != "Never" and queue.spec.cohort is not None:
             frs = needed or set(assignment)
             advantage = queue.limited and all(
-                queue.used(fr) + v <= queue.nominal(fr) + EPS for fr, v in assignment.items())
+                queue.used(fr) + v <= queue.nominal(fr) + EPS for fr, v in assignment.items()
+            )
             for other in self._cohort(queue):
                 if not other.borrowing(frs):
                     continue  # within nominal: the walk skips it
                 for w, at in other.admitted.items():
-                    if _uses_needed(other, w, needed) and \
-                            _satisfies(policy.reclaim_within_cohort, head, w):
-                        variant = FAIR if self.fair is not None else \
-                            _classify(queue.spec, head, w, advantage)
+                    if _uses_needed(other, w, needed) and _satisfies(
+                        policy.reclaim_within_cohort, head, w
+                    ):
+                        variant = (
+                            FAIR
+                            if self.fair is not None
+                            else _classify(queue.spec, head, w, advantage)
+                        )
                         cohort.append(Candidate(other, w, at, variant))
         if self.fair is not None:
             return sorted([*cohort, *own], key=Candidate.fair_order)
@@ -550,8 +621,9 @@ class Admission:
         return [c for c in ordered if c.evicted] + [c for c in ordered if not c.evicted]
 
     @staticmethod
-    def _still_valid(candidate: Candidate, borrowing: bool, removed: set[Workload],
-                     needed: set[FR]) -> bool:
+    def _still_valid(
+        candidate: Candidate, borrowing: bool, removed: set[Workload], needed: set[FR]
+    ) -> bool:
         """candidateIsValid (§7.3), checked lazily against the simulated removals: own-queue
         candidates always; ReclaimWithoutBorrowing ones not while borrowing; a cohort
         candidate only while its queue still borrows a needed resource."""
@@ -563,9 +635,14 @@ class Admission:
         frs = needed or set(owner.assigned.get(candidate.workload, {}))
         return owner.borrowing(frs, removed)
 
-    def _fill_back(self, queue: QueueState, assignment: Mapping[FR, float],
-                   targets: list[Candidate], removed: set[Workload],
-                   borrowing: bool) -> list[Candidate]:
+    def _fill_back(
+        self,
+        queue: QueueState,
+        assignment: Mapping[FR, float],
+        targets: list[Candidate],
+        removed: set[Workload],
+        borrowing: bool,
+    ) -> list[Candidate]:
         """From the second-to-last target down: put each back if the head still fits
         without it (the last target added is never reconsidered)."""
         for i in range(len(targets) - 2, -1, -1):
@@ -579,8 +656,9 @@ class Admission:
         return targets
 
     # ------------------------------------------------------------------ §7.4 fair sharing
-    def _drs(self, queue: QueueState, removed: set[Workload],
-             extra: Mapping[FR, float] | None = None) -> float:
+    def _drs(
+        self, queue: QueueState, removed: set[Workload], extra: Mapping[FR, float] | None = None
+    ) -> float:
         """The queue's dominant resource share (§7.4): per resource, what it borrows over
         its quota (with ``extra`` added) per 1000 of what the cohort can lend, the largest
         of them, divided by the fair-sharing weight. 0 means not borrowing; a weight of 0
@@ -598,15 +676,23 @@ class Admission:
         for member in self._members(queue):
             for fr, q in member.quota.items():
                 lendable[fr[1]] = lendable.get(fr[1], 0.0) + q.lendable
-        ratio = max((b * 1000 / lendable[r] for r, b in borrowed.items()
-                     if lendable.get(r, 0) > 0), default=0.0)
+        ratio = max(
+            (b * 1000 / lendable[r] for r, b in borrowed.items() if lendable.get(r, 0) > 0),
+            default=0.0,
+        )
         weight = queue.spec.fair_sharing.weight
         if weight == 0:
             return math.inf
         return ratio / weight
 
-    def _fair_targets(self, queue: QueueState, head: Workload, assignment: dict[FR, float],
-                      candidates: list[Candidate], needed: set[FR]) -> list[Candidate]:
+    def _fair_targets(
+        self,
+        queue: QueueState,
+        head: Workload,
+        assignment: dict[FR, float],
+        candidates: list[Candidate],
+        needed: set[FR],
+    ) -> list[Candidate]:
         """fairPreemptions (§7.4) for one cohort level: repeatedly pick the queue with the
         highest share (the preemptor's own queue always in the running) and preempt its
         next workload: at once while the preemptor stays within its nominal quota for the
@@ -620,8 +706,9 @@ class Admission:
         pending = _by_queue(candidates)
         retry: dict[str, list[Candidate]] = {}
         frs = needed or set(assignment)
-        within_nominal = all(queue.used(fr) + assignment.get(fr, 0.0)
-                             <= queue.nominal(fr) + EPS for fr in frs)
+        within_nominal = all(
+            queue.used(fr) + assignment.get(fr, 0.0) <= queue.nominal(fr) + EPS for fr in frs
+        )
 
         def take(c: Candidate) -> bool:
             removed.add(c.workload)
@@ -659,8 +746,9 @@ class Admission:
                     return self._fill_back(queue, assignment, targets, removed, True)
         return []
 
-    def _next_target(self, queue: QueueState, pending: dict[str, list[Candidate]],
-                     removed: set[Workload]) -> QueueState | None:
+    def _next_target(
+        self, queue: QueueState, pending: dict[str, list[Candidate]], removed: set[Workload]
+    ) -> QueueState | None:
         """TargetClusterQueueOrdering (§7.4): the queue with the highest share among those
         that borrow (and the preemptor's own); equal shares go to the queue whose first
         candidate comes first in §7.2."""
@@ -692,8 +780,9 @@ def _flavors_text(queue: QueueState, assignment: Mapping[FR, float]) -> str:
     return "flavors: " + ", ".join(f"{r}={f}" for f, r in assignment)
 
 
-def _strategy_allows(strategy: str, preemptor_new: float, target_old: float,
-                     target_new: float) -> bool:
+def _strategy_allows(
+    strategy: str, preemptor_new: float, target_old: float, target_new: float
+) -> bool:
     """§7.4: LessThanOrEqualToFinalShare: preemptorNewShare <= targetNewShare;
     LessThanInitialShare: preemptorNewShare < targetOldShare."""
     if strategy == LTE_FINAL:
@@ -720,10 +809,13 @@ HIERARCHICAL = "HierarchicalReclaim"
 RECLAIM_WITHOUT_BORROWING = "ReclaimWithoutBorrowing"
 RECLAIM_WHILE_BORROWING = "ReclaimWhileBorrowing"
 FAIR = "FairSharing"
-_REASONS = {WITHIN_CQ: "InClusterQueue", HIERARCHICAL: "InCohortReclamation",
-            RECLAIM_WITHOUT_BORROWING: "InCohortReclamation",
-            RECLAIM_WHILE_BORROWING: "InCohortReclaimWhileBorrowing",
-            FAIR: "InCohortFairSharing"}
+_REASONS = {
+    WITHIN_CQ: "InClusterQueue",
+    HIERARCHICAL: "InCohortReclamation",
+    RECLAIM_WITHOUT_BORROWING: "InCohortReclamation",
+    RECLAIM_WHILE_BORROWING: "InCohortReclaimWhileBorrowing",
+    FAIR: "InCohortFairSharing",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -764,8 +856,7 @@ def _borrow_forbidden(queue: AdmissionQueue) -> bool:
     return bwc is None or bwc.policy == "Never"
 
 
-def _classify(queue: AdmissionQueue, head: Workload, candidate: Workload,
-              advantage: bool) -> str:
+def _classify(queue: AdmissionQueue, head: Workload, candidate: Workload, advantage: bool) -> str:
     """classifyPreemptionVariant (§7.3) for a cohort candidate that satisfies the policy."""
     if advantage:
         return HIERARCHICAL
@@ -773,7 +864,8 @@ def _classify(queue: AdmissionQueue, head: Workload, candidate: Workload,
         return RECLAIM_WITHOUT_BORROWING
     threshold = queue.preemption.borrow_within_cohort.max_priority_threshold  # type: ignore[union-attr]
     if candidate.priority >= head.priority or (
-            threshold is not None and candidate.priority > threshold):
+        threshold is not None and candidate.priority > threshold
+    ):
         return RECLAIM_WITHOUT_BORROWING
     return RECLAIM_WHILE_BORROWING
 
@@ -793,5 +885,6 @@ def _satisfies(policy: str, preemptor: Workload, candidate: Workload) -> bool:
         return preemptor.priority > candidate.priority
     if policy == "LowerOrNewerEqualPriority":
         return preemptor.priority > candidate.priority or (
-            preemptor.priority == candidate.priority and preemptor.arrival < candidate.arrival)
+            preemptor.priority == candidate.priority and preemptor.arrival < candidate.arrival
+        )
     return policy == "Any"

@@ -33,9 +33,17 @@ class Host(Protocol):
     now: float
     checkpoint_victims: bool
 
-    def emit(self, reason: ev.Reason, workload: Workload, pod: Pod | None = None, *,
-             time: float | None = None, value: float = 0.0, related: str = "",
-             message: str = "") -> None: ...
+    def emit(
+        self,
+        reason: ev.Reason,
+        workload: Workload,
+        pod: Pod | None = None,
+        *,
+        time: float | None = None,
+        value: float = 0.0,
+        related: str = "",
+        message: str = "",
+    ) -> None: ...
 
     def at(self, time: float, callback: Callable[..., None], *args: Any) -> None: ...
 
@@ -47,8 +55,19 @@ class Host(Protocol):
 class Progress:
     """Progress of one unit of work: an independent shard, or a whole group."""
 
-    __slots__ = ("computed", "durable", "interval", "p0", "pending", "rate", "required",
-                 "running", "seg_start", "token", "write")
+    __slots__ = (
+        "computed",
+        "durable",
+        "interval",
+        "p0",
+        "pending",
+        "rate",
+        "required",
+        "running",
+        "seg_start",
+        "token",
+        "write",
+    )
 
     def __init__(self, required: float | None, interval: float | None, write: float) -> None:
         self.required = required
@@ -121,14 +140,18 @@ class Progress:
         self.running = False
         self.token += 1
         cycle = (interval or 0.0) + self.write
-        return ((start + j * cycle, p0 + rate * j * interval)  # type: ignore[operator]
-                for j in range(1, count + 1))
+        return (
+            (start + j * cycle, p0 + rate * j * interval)  # type: ignore[operator]
+            for j in range(1, count + 1)
+        )
 
     def _written(self, j: int) -> bool:
         """Whether checkpoint ``j`` of the running segment comes before the work is done
         (the last stretch of work completes the pod; no checkpoint is written then)."""
-        return (self.required is None
-                or self.p0 + self.rate * j * self.interval < self.required - EPS)  # type: ignore[operator]
+        if self.required is None:
+            return True
+        assert self.interval is not None, "a segment that writes checkpoints has an interval"
+        return self.p0 + self.rate * j * self.interval < self.required - EPS
 
     def _written_in(self, x: float) -> int:
         """How many checkpoints the segment wrote in its first ``x`` seconds: the
@@ -175,14 +198,18 @@ class App(ABC):
 
     # ---------------------------------------------------------------- helpers
     def _new_progress(self) -> Progress:
-        return Progress(self.spec.duration_seconds, self.ckpt.interval_seconds,
-                        self.ckpt.write_seconds)
+        return Progress(
+            self.spec.duration_seconds, self.ckpt.interval_seconds, self.ckpt.write_seconds
+        )
 
     def _sigterm_checkpoint_fits(self, grace: float) -> bool:
         """A checkpoint on SIGTERM counts only if its write and the stop fit in the grace."""
         wanted = self.ckpt.on_sigterm or self.host.checkpoint_victims
-        return (wanted and self.ckpt.interval_seconds is not None
-                and self.ckpt.write_seconds + self.spec.stop_seconds <= grace + EPS)
+        return (
+            wanted
+            and self.ckpt.interval_seconds is not None
+            and self.ckpt.write_seconds + self.spec.stop_seconds <= grace + EPS
+        )
 
     # ---------------------------------------------------------------- costs
     def eviction_cost(self, pod: Pod, now: float) -> dict[str, float]:
@@ -220,9 +247,14 @@ class App(ABC):
     def _loading_loss(self, pod: Pod, cause: str) -> None:
         spent = self.host.now - pod.bound_at
         self.host.emit(ev.LOADING_LOST, self.workload, pod, value=spent * pod.gpus, related=cause)
-        self.host.emit(ev.DISRUPTED, self.workload, pod, value=spent * pod.gpus, related=cause,
-                       message=f"evicted after {spent:.0f}s of {self.spec.startup_seconds:.0f}s "
-                               "startup")
+        self.host.emit(
+            ev.DISRUPTED,
+            self.workload,
+            pod,
+            value=spent * pod.gpus,
+            related=cause,
+            message=f"evicted after {spent:.0f}s of {self.spec.startup_seconds:.0f}s startup",
+        )
 
     def _close_pending(self, progress: Progress, t: float) -> None:
         """Log recoveries that the segment ending at ``t`` achieved."""
@@ -241,8 +273,9 @@ class App(ABC):
                 item[2] = 1.0
                 self.host.emit(ev.RESUMED, self.workload, time=t, value=item[0])
 
-    def _disrupted_progress(self, progress: Progress, pod: Pod, grace: float, gpus: int,
-                            cause: str) -> bool:
+    def _disrupted_progress(
+        self, progress: Progress, pod: Pod, grace: float, gpus: int, cause: str
+    ) -> bool:
         """Stop ``progress`` at a disruption, checkpoint on SIGTERM when it fits, roll back
         to the last durable checkpoint and log the lost work. Returns True if a SIGTERM
         checkpoint is being written."""
@@ -253,12 +286,23 @@ class App(ABC):
         checkpointing = self._sigterm_checkpoint_fits(grace)
         if checkpointing:
             progress.durable = progress.p0
-            self.host.emit(ev.CHECKPOINT, self.workload, pod,
-                           time=now + self.ckpt.write_seconds, value=progress.p0,
-                           message="checkpoint on SIGTERM")
+            self.host.emit(
+                ev.CHECKPOINT,
+                self.workload,
+                pod,
+                time=now + self.ckpt.write_seconds,
+                value=progress.p0,
+                message="checkpoint on SIGTERM",
+            )
         lost = progress.rollback()
-        self.host.emit(ev.DISRUPTED, self.workload, pod, value=lost * gpus, related=cause,
-                       message=f"{lost:.0f}s of progress since the last checkpoint lost")
+        self.host.emit(
+            ev.DISRUPTED,
+            self.workload,
+            pod,
+            value=lost * gpus,
+            related=cause,
+            message=f"{lost:.0f}s of progress since the last checkpoint lost",
+        )
         if progress.required is None or at_disruption < progress.required - EPS:
             progress.pending.append([now, at_disruption, 0.0])
         return checkpointing
@@ -309,8 +353,9 @@ class PerMemberApp(App):
         if pod.state is PodState.STARTING:
             self._loading_loss(pod, cause)
             return self.stop_seconds(grace, False)
-        checkpointing = self._disrupted_progress(self.units[pod.member], pod, grace, pod.gpus,
-                                                 cause)
+        checkpointing = self._disrupted_progress(
+            self.units[pod.member], pod, grace, pod.gpus, cause
+        )
         if self.spec.recovery.model is RecoveryModel.INTERACTIVE:
             self.host.emit(ev.SESSION_LOST, self.workload, pod, value=1, related=cause)
         return self.stop_seconds(grace, checkpointing)
@@ -358,14 +403,21 @@ class ServingApp(App):
             if since is not None:
                 self.served += (now - since) * pod.gpus
             self.ready_since[pod.member] = None
-            self.host.emit(ev.DISRUPTED, self.workload, pod, value=0.0, related=cause,
-                           message="replica lost; serving capacity reduced")
+            self.host.emit(
+                ev.DISRUPTED,
+                self.workload,
+                pod,
+                value=0.0,
+                related=cause,
+                message="replica lost; serving capacity reduced",
+            )
         self.pending[pod.member].append(now)
         return self.stop_seconds(grace, False)
 
     def kept(self, t: float) -> float:
-        return self.served + sum((t - s) * self.member_gpus for s in self.ready_since
-                                 if s is not None)
+        return self.served + sum(
+            (t - s) * self.member_gpus for s in self.ready_since if s is not None
+        )
 
     def finish(self) -> tuple[float, float, float]:
         now = self.host.now
@@ -404,9 +456,13 @@ class GroupApp(App):
         """Close the interval in which ``stranded_gpus`` were held without progress."""
         now = self.host.now
         if self.stranded_gpus and now > self.stranded_since:
-            self.host.emit(ev.STRANDED, self.workload, time=now,
-                           value=self.stranded_gpus * (now - self.stranded_since),
-                           message=f"{self.stranded_gpus} GPU(s) held while the group waits")
+            self.host.emit(
+                ev.STRANDED,
+                self.workload,
+                time=now,
+                value=self.stranded_gpus * (now - self.stranded_since),
+                message=f"{self.stranded_gpus} GPU(s) held while the group waits",
+            )
         self.stranded_since = now
         idle = not self.unit.running and not self.finished
         self.stranded_gpus = sum(p.gpus for p in self.live.values()) if idle else 0
@@ -463,14 +519,25 @@ class GroupApp(App):
             return self.stop_seconds(grace, False)
         checkpointing = False
         if self.unit.running:
-            checkpointing = self._disrupted_progress(self.unit, pod, grace,
-                                                     self.workload.gpus_total, cause)
+            checkpointing = self._disrupted_progress(
+                self.unit, pod, grace, self.workload.gpus_total, cause
+            )
         elif cause != "group-restart":
-            self.host.emit(ev.DISRUPTED, self.workload, pod, value=0.0, related=cause,
-                           message="a member of a stalled group: nothing more to lose")
+            self.host.emit(
+                ev.DISRUPTED,
+                self.workload,
+                pod,
+                value=0.0,
+                related=cause,
+                message="a member of a stalled group: nothing more to lose",
+            )
         self._restart_segment()
-        if (not self.elastic and self.spec.controller.kind.value == "jobset"
-                and self.spec.controller.restart == "group" and cause != "group-restart"):
+        if (
+            not self.elastic
+            and self.spec.controller.kind.value == "jobset"
+            and self.spec.controller.restart == "group"
+            and cause != "group-restart"
+        ):
             self.host.restart_group(self.workload, cause)
         return self.stop_seconds(grace, checkpointing)
 

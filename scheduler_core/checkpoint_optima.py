@@ -33,8 +33,13 @@ def daly_interval(write_seconds: float, mtbf_seconds: float) -> float:
     return math.sqrt(2.0 * delta * mtbf) * (1.0 + math.sqrt(ratio) / 3.0 + ratio / 9.0) - delta
 
 
-def expected_wall_clock(work_seconds: float, interval_seconds: float, write_seconds: float,
-                        restart_seconds: float, mtbf_seconds: float) -> float:
+def expected_wall_clock(
+    work_seconds: float,
+    interval_seconds: float,
+    write_seconds: float,
+    restart_seconds: float,
+    mtbf_seconds: float,
+) -> float:
     """Daly's expected wall-clock time to finish ``work_seconds`` of work (2006):
     T_w = M * exp(R / M) * (exp((tau + delta) / M) - 1) * T_s / tau."""
     _check(write_seconds, mtbf_seconds)
@@ -42,15 +47,21 @@ def expected_wall_clock(work_seconds: float, interval_seconds: float, write_seco
         raise ValueError("the checkpoint interval must be positive")
     mtbf = mtbf_seconds
     segments = work_seconds / interval_seconds
-    return (mtbf * math.exp(restart_seconds / mtbf)
-            * math.expm1((interval_seconds + write_seconds) / mtbf) * segments)
+    return (
+        mtbf
+        * math.exp(restart_seconds / mtbf)
+        * math.expm1((interval_seconds + write_seconds) / mtbf)
+        * segments
+    )
 
 
-def expected_ettr(interval_seconds: float, write_seconds: float, restart_seconds: float,
-                  mtbf_seconds: float) -> float:
+def expected_ettr(
+    interval_seconds: float, write_seconds: float, restart_seconds: float, mtbf_seconds: float
+) -> float:
     """The ETTR the closed form predicts: work over expected wall-clock time."""
-    return 1.0 / expected_wall_clock(1.0, interval_seconds, write_seconds, restart_seconds,
-                                     mtbf_seconds)
+    return 1.0 / expected_wall_clock(
+        1.0, interval_seconds, write_seconds, restart_seconds, mtbf_seconds
+    )
 
 
 def _check(write_seconds: float, mtbf_seconds: float) -> None:

@@ -34,10 +34,21 @@ from scheduler_core.spec import (
 )
 from scheduler_core.traces.cli import register as register_import
 
-HEADLINE = ("time_to_victims_released", "time_to_group_useful", "lost_work",
-            "stranded_capacity", "pods_terminated", "preempted_while_loading",
-            "preemption_not_helpful", "time_to_recover", "gpu_utilization", "goodput",
-            "over_evicted_pods", "groups_broken", "thrashing_workloads")
+HEADLINE = (
+    "time_to_victims_released",
+    "time_to_group_useful",
+    "lost_work",
+    "stranded_capacity",
+    "pods_terminated",
+    "preempted_while_loading",
+    "preemption_not_helpful",
+    "time_to_recover",
+    "gpu_utilization",
+    "goodput",
+    "over_evicted_pods",
+    "groups_broken",
+    "thrashing_workloads",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,8 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except UnicodeDecodeError as exc:
-        print(f"error: the file is not UTF-8 text ({exc.reason} at byte {exc.start})",
-              file=sys.stderr)
+        print(
+            f"error: the file is not UTF-8 text ({exc.reason} at byte {exc.start})", file=sys.stderr
+        )
         return 2
     except ValueError as exc:  # a LAB_MAX_* environment variable that is not a number
         print(f"error: {exc}", file=sys.stderr)
@@ -71,8 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     presets = sub.add_parser("presets", help="list the built-in scenario presets")
     presets.add_argument("--show", metavar="ID", help="print one preset's YAML")
     presets.set_defaults(handler=_presets)
-    schema = sub.add_parser("schema", help="print the spec's JSON Schema (every field, "
-                            "its type and meaning)")
+    schema = sub.add_parser(
+        "schema", help="print the spec's JSON Schema (every field, its type and meaning)"
+    )
     schema.set_defaults(handler=_schema)
     validate = sub.add_parser("validate", help="check a spec; print its variants")
     validate.add_argument("spec", help="a YAML/JSON file, '-' for stdin, or a preset id")
@@ -84,12 +97,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--events", action="store_true", help="with --json: include event logs")
     run.add_argument("--variant", action="append", help="run only this variant (repeatable)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
-    run.add_argument("--explain", metavar="POD|WORKLOAD",
-                     help="print the decisions that concern this pod or workload (first "
-                          "replication of each variant) and each variant's diagnosis")
+    run.add_argument(
+        "--explain",
+        metavar="POD|WORKLOAD",
+        help="print the decisions that concern this pod or workload (first "
+        "replication of each variant) and each variant's diagnosis",
+    )
     run.set_defaults(handler=_run)
-    glossary = sub.add_parser("metrics", help="every metric: unit, which way is better, how "
-                              "it aggregates, what a missing value means")
+    glossary = sub.add_parser(
+        "metrics",
+        help="every metric: unit, which way is better, how "
+        "it aggregates, what a missing value means",
+    )
     glossary.add_argument("--json", action="store_true", help="print the registry as JSON")
     glossary.set_defaults(handler=_metrics)
     register_import(sub)
@@ -135,17 +154,21 @@ def _validate(args: argparse.Namespace) -> int:
     names = variant_names(spec)
     for warning in spec_warnings(spec):
         print(f"warning: {warning['path']}: {warning['message']}", file=sys.stderr)
-    print(f"ok: {spec.name}: {len(spec.workloads)} workloads, {len(names)} variant(s): "
-          + ", ".join(names))
+    print(
+        f"ok: {spec.name}: {len(spec.workloads)} workloads, {len(names)} variant(s): "
+        + ", ".join(names)
+    )
     print(describe_estimate(estimate_cost(spec)))
     return 0
 
 
 def describe_estimate(estimate: CostEstimate) -> str:
     """One line: what the run will cost, before it is started."""
-    return (f"estimate: {estimate.label()} per run: {estimate.replications} simulation(s), "
-            f"~{estimate.events:,} events, ~{estimate.seconds:,.0f} worker seconds, "
-            f"~{estimate.memory_mb_per_replication:,.0f} MB per replication")
+    return (
+        f"estimate: {estimate.label()} per run: {estimate.replications} simulation(s), "
+        f"~{estimate.events:,} events, ~{estimate.seconds:,.0f} worker seconds, "
+        f"~{estimate.memory_mb_per_replication:,.0f} MB per replication"
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -156,20 +179,28 @@ def _run(args: argparse.Namespace) -> int:
     if args.variant:
         unknown = set(args.variant) - set(variant_names(spec))
         if unknown:
-            raise SpecError([{"path": "--variant",
-                              "message": f"no variant named {', '.join(sorted(unknown))}"}])
+            raise SpecError(
+                [{"path": "--variant", "message": f"no variant named {', '.join(sorted(unknown))}"}]
+            )
     bar = None if args.quiet else ProgressBar(sys.stderr)
-    results = run_experiment(spec, seed=args.seed, variants=args.variant,
-                             progress=bar.update if bar else None,
-                             max_events=limits.max_events_per_replication)
+    results = run_experiment(
+        spec,
+        seed=args.seed,
+        variants=args.variant,
+        progress=bar.update if bar else None,
+        max_events=limits.max_events_per_replication,
+    )
     if bar:
         bar.close()
     if args.explain:
         print(format_explanation(results, args.explain))
         return 0
     if args.json:
-        payload = {"experiment": spec.name, "metrics": registry_document()["metrics"],
-                   "variants": [v.to_dict(include_events=args.events) for v in results]}
+        payload = {
+            "experiment": spec.name,
+            "metrics": registry_document()["metrics"],
+            "variants": [v.to_dict(include_events=args.events) for v in results],
+        }
         json.dump(_finite(payload), sys.stdout, indent=2, allow_nan=False)
         print()
     else:
@@ -203,8 +234,10 @@ def describe_decision(d: Decision) -> list[str]:
         lines.append(f"  decided by: {d.rule}")
     for c in d.candidates:
         cost = "" if c.cost is None else f", expected cost {c.cost:,.1f}"
-        lines.append(f"  candidate {c.node}: victims {', '.join(c.victims) or '-'}; "
-                     f"{c.pdb_violations} PDB violation(s){cost}")
+        lines.append(
+            f"  candidate {c.node}: victims {', '.join(c.victims) or '-'}; "
+            f"{c.pdb_violations} PDB violation(s){cost}"
+        )
     if d.victims:
         lines.append(f"  victims: {', '.join(d.victims)}")
     for r in d.reprieved:
@@ -212,8 +245,10 @@ def describe_decision(d: Decision) -> list[str]:
     for u in d.units:
         terms = ", ".join(f"{k} {v:,.1f}" for k, v in u.cost_terms)
         kind = "All-group" if u.whole_group else "unit"
-        lines.append(f"  {kind} {u.workload} [{' '.join(u.pods)}] priority {u.priority}: "
-                     f"{'evicted' if u.evicted else 'kept'}" + (f" ({terms})" if terms else ""))
+        lines.append(
+            f"  {kind} {u.workload} [{' '.join(u.pods)}] priority {u.priority}: "
+            f"{'evicted' if u.evicted else 'kept'}" + (f" ({terms})" if terms else "")
+        )
     for t in d.targets:
         state = f"taken ({t.reason})" if t.taken else f"not taken: {t.why}"
         lines.append(f"  target {t.workload} in {t.queue}: {state}")
@@ -245,10 +280,15 @@ def format_table(results: Sequence[VariantResult]) -> str:
         best = set(best_indexes([s["mean"] for s in stats], metric, unserved=unserved))
         cells = [_cell(s, metric, width, i in best) for i, s in enumerate(stats)]
         lines.append(metric_info(metric).title.ljust(label) + "  " + "  ".join(cells))
-    lines.append("* best (lower is better; higher for utilization, goodput and ETTR); "
-                 "± is the 95% Student-t half-width across replications")
-    lines += [f"! {name}: an urgent workload never became useful before the horizon "
-              "(never counted best)" for name, flag in zip(names, unserved, strict=True) if flag]
+    lines.append(
+        "* best (lower is better; higher for utilization, goodput and ETTR); "
+        "± is the 95% Student-t half-width across replications"
+    )
+    lines += [
+        f"! {name}: an urgent workload never became useful before the horizon (never counted best)"
+        for name, flag in zip(names, unserved, strict=True)
+        if flag
+    ]
     return "\n".join(lines)
 
 
@@ -274,9 +314,11 @@ def _metrics(args: argparse.Namespace) -> int:
         print()
         return 0
     for m in document["metrics"]:
-        print(f"{m['name']} ({m['unit']}, {m['better']} is better)\n  {m['definition']}\n"
-              f"  per replication: {m['workloads']}; across: {m['replications']}\n"
-              f"  no value reads: {m['null']}")
+        print(
+            f"{m['name']} ({m['unit']}, {m['better']} is better)\n  {m['definition']}\n"
+            f"  per replication: {m['workloads']}; across: {m['replications']}\n"
+            f"  no value reads: {m['null']}"
+        )
     return 0
 
 

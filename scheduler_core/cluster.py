@@ -21,15 +21,22 @@ from scheduler_core.model import Node, Pod, Workload
 from scheduler_core.spec import ExperimentSpec, NodeShape, Taint, Toleration
 from scheduler_core.status import SUCCESS, Code, Status
 
-INSUFFICIENT = Status(Code.UNSCHEDULABLE, "Insufficient nvidia.com/gpu, cpu or memory",
-                      "NodeResourcesFit")
-TOO_LARGE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                   "Pod requests more than the node's allocatable", "NodeResourcesFit")
-NOT_ELIGIBLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                      "node(s) didn't match node selector or had untolerated taint",
-                      "NodeAffinity/TaintToleration")
-UNSCHEDULABLE_NODE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were unschedulable",
-                            "NodeUnschedulable")
+INSUFFICIENT = Status(
+    Code.UNSCHEDULABLE, "Insufficient nvidia.com/gpu, cpu or memory", "NodeResourcesFit"
+)
+TOO_LARGE = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    "Pod requests more than the node's allocatable",
+    "NodeResourcesFit",
+)
+NOT_ELIGIBLE = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    "node(s) didn't match node selector or had untolerated taint",
+    "NodeAffinity/TaintToleration",
+)
+UNSCHEDULABLE_NODE = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were unschedulable", "NodeUnschedulable"
+)
 
 
 class FreeIndex:
@@ -64,7 +71,7 @@ class FreeIndex:
         must stop iterating before it changes the index."""
         start = bisect_left(self.counts, count)
         chosen = self.counts[start:]
-        for key in (reversed(chosen) if descending else chosen):
+        for key in reversed(chosen) if descending else chosen:
             yield from self.buckets[key]
 
 
@@ -92,8 +99,10 @@ class Cluster:
         self.total_gpus_at_start = sum(n.gpus for n in self.nodes)
         self.arrays = NodeArrays(self.nodes)
         """Bound pods per node as arrays, for the array-speed preemption decision."""
-        self.reach_array = np.array([[n.reachable[k] for n in self.nodes]
-                                     for k in range(len(self.thresholds))], dtype=np.int64)
+        self.reach_array = np.array(
+            [[n.reachable[k] for n in self.nodes] for k in range(len(self.thresholds))],
+            dtype=np.int64,
+        )
         """node.reachable as an array: [threshold, node]."""
         self.claimed_nodes: dict[Node, None] = {}
         """Nodes with nominated pods (kept by :meth:`nominations_changed`)."""
@@ -108,8 +117,17 @@ class Cluster:
     # ------------------------------------------------------------------ structure
     def _add_node(self, name: str, shape: NodeShape) -> None:
         taints = tuple(t for t in shape.taints if t.effect != "PreferNoSchedule")
-        node = Node(len(self.nodes), name, shape.gpus, shape.cpu, shape.memory, shape.max_pods,
-                    dict(shape.labels), taints, shape.spot)
+        node = Node(
+            len(self.nodes),
+            name,
+            shape.gpus,
+            shape.cpu,
+            shape.memory,
+            shape.max_pods,
+            dict(shape.labels),
+            taints,
+            shape.spot,
+        )
         if shape.gpus not in self.shape_gpus:
             self.shape_gpus.append(shape.gpus)
             self.buckets.append(FreeIndex())
@@ -260,8 +278,11 @@ class Cluster:
         Filter counts them as present (§3); lower-priority nominations may be taken."""
         claim = [0, 0.0, 0.0, 0]
         for other in node.nominated:
-            if other is not besides and other.workload is not besides \
-                    and other.priority >= priority:
+            if (
+                other is not besides
+                and other.workload is not besides
+                and other.priority >= priority
+            ):
                 claim[0] += other.gpus
                 claim[1] += other.cpu
                 claim[2] += other.mem
@@ -272,27 +293,37 @@ class Cluster:
         """What ``pod`` needs free on ``node``: its request plus the nominations it must
         leave room for."""
         claim = self.claimed(node, pod.priority, pod)
-        return (pod.gpus + int(claim[0]), pod.cpu + claim[1], pod.mem + claim[2],
-                1 + int(claim[3]))
+        return (pod.gpus + int(claim[0]), pod.cpu + claim[1], pod.mem + claim[2], 1 + int(claim[3]))
 
     @staticmethod
     def holds(pod: Pod, node: Node) -> bool:
         """Resources alone, nominations aside: can a pod recorded as bound here be here?"""
-        return (pod.gpus <= node.free_gpus and pod.cpu <= node.free_cpu + 1e-9
-                and pod.mem <= node.free_mem + 1e-9 and node.npods + 1 <= node.max_pods)
+        return (
+            pod.gpus <= node.free_gpus
+            and pod.cpu <= node.free_cpu + 1e-9
+            and pod.mem <= node.free_mem + 1e-9
+            and node.npods + 1 <= node.max_pods
+        )
 
     def fits(self, pod: Pod, node: Node) -> bool:
         """NodeResourcesFit with nominated pods (§3)."""
         gpus, cpu, mem, count = self.need(pod, node)
-        return (gpus <= node.free_gpus and cpu <= node.free_cpu + 1e-9
-                and mem <= node.free_mem + 1e-9 and node.npods + count <= node.max_pods)
+        return (
+            gpus <= node.free_gpus
+            and cpu <= node.free_cpu + 1e-9
+            and mem <= node.free_mem + 1e-9
+            and node.npods + count <= node.max_pods
+        )
 
-    def free_besides_claims(self, node: Node, priority: int,
-                            workload: Workload) -> list[float]:
+    def free_besides_claims(self, node: Node, priority: int, workload: Workload) -> list[float]:
         """[gpus, cpu, mem, pod slots] a member of ``workload`` may use on ``node``."""
         claim = self.claimed(node, priority, workload)
-        return [node.free_gpus - claim[0], node.free_cpu - claim[1], node.free_mem - claim[2],
-                node.max_pods - node.npods - claim[3]]
+        return [
+            node.free_gpus - claim[0],
+            node.free_cpu - claim[1],
+            node.free_mem - claim[2],
+            node.max_pods - node.npods - claim[3],
+        ]
 
     def filter(self, pod: Pod, node: Node) -> Status:
         """The whole Filter for one node: static checks, then resources."""

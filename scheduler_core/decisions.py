@@ -39,9 +39,14 @@ PREEMPTION = "Preemption"
 GROUP_PREEMPTION = "WorkloadPreemption"
 QUEUE_PREEMPTION = "QueuePreemption"
 
-RULES = ("fewest PDB violations", "lowest highest-victim priority",
-         "smallest sum of victim priorities", "fewest victims",
-         "latest start time of the highest-priority victims", "first remaining candidate")
+RULES = (
+    "fewest PDB violations",
+    "lowest highest-victim priority",
+    "smallest sum of victim priorities",
+    "fewest victims",
+    "latest start time of the highest-priority victims",
+    "first remaining candidate",
+)
 """pickOneNodeForPreemption's six rules, in order (kubernetes-preemption.md §4.4)."""
 ONLY_CANDIDATE = "only candidate"
 CHEAPEST = "cheapest expected eviction cost (checkpoint-aware)"
@@ -54,8 +59,10 @@ SPREAD = "the GPUs it needs are spread one per node (preemption cannot help)"
 WAITING = "still waiting for victims at the horizon"
 DISABLED = "preemption is disabled in this variant (policy none)"
 NO_NODE = "no node could ever hold it, even empty"
-QUEUED = ("it waited in its admission queue, where it has no pods yet, so its priority "
-          "could not preempt anyone")
+QUEUED = (
+    "it waited in its admission queue, where it has no pods yet, so its priority "
+    "could not preempt anyone"
+)
 GROUP_TOO_BIG = "the group can never fit (preemption cannot help)"
 VICTIMS_NOT_ENOUGH = "evicting every lower-priority pod would still not make room for it"
 
@@ -139,15 +146,21 @@ class Decision:
         return names
 
     def workloads(self) -> set[str]:
-        names = {self.workload, *(t.workload for t in self.targets),
-                 *(u.workload for u in self.units)}
+        names = {
+            self.workload,
+            *(t.workload for t in self.targets),
+            *(u.workload for u in self.units),
+        }
         names.discard("")
         return names
 
     def concerns(self, name: str) -> bool:
         """Does it concern pod or workload ``name`` (what `run --explain` asks)?"""
-        return name in self.pods() or name in self.workloads() or any(
-            p.rsplit("-", 1)[0] == name for p in self.pods())
+        return (
+            name in self.pods()
+            or name in self.workloads()
+            or any(p.rsplit("-", 1)[0] == name for p in self.pods())
+        )
 
 
 def qualified(pod: Pod) -> str:
@@ -177,8 +190,16 @@ def static_reason(pod: Pod, node: Node) -> str:
     return ""
 
 
-def _insufficient(gpus: float, cpu: float, mem: float, count: int, free_g: float,
-                  free_c: float, free_m: float, slots: int) -> tuple[str, ...]:
+def _insufficient(
+    gpus: float,
+    cpu: float,
+    mem: float,
+    count: int,
+    free_g: float,
+    free_c: float,
+    free_m: float,
+    slots: int,
+) -> tuple[str, ...]:
     """NodeResourcesFit's reasons: pod count first, then cpu, memory, extended resources;
     every resource that is short gives one (a node may give several)."""
     reasons = []
@@ -200,8 +221,9 @@ preemption FitError (§4.1 step 3), GPUs free with every lower-priority pod gone
 lower-priority pods, depends on the particular pod (nominations claim room))."""
 
 
-def _verdict(filter_: tuple[str, ...], preemption: tuple[str, ...], reach: float,
-             lower: bool, volatile: bool) -> Verdict:
+def _verdict(
+    filter_: tuple[str, ...], preemption: tuple[str, ...], reach: float, lower: bool, volatile: bool
+) -> Verdict:
     return (filter_, preemption, reach, lower, volatile)
 
 
@@ -216,10 +238,17 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
     if static:
         return _verdict((static,), (NOT_HELPFUL,), 0.0, False, False)
     volatile = bool(node.nominated)
-    gpus, cpu, mem, count = cluster.need(pod, node) if volatile else \
-        (pod.gpus, pod.cpu, pod.mem, 1)
-    reasons = _insufficient(gpus, cpu, mem, count, node.free_gpus, node.free_cpu,
-                            node.free_mem, node.max_pods - node.npods)
+    gpus, cpu, mem, count = cluster.need(pod, node) if volatile else (pod.gpus, pod.cpu, pod.mem, 1)
+    reasons = _insufficient(
+        gpus,
+        cpu,
+        mem,
+        count,
+        node.free_gpus,
+        node.free_cpu,
+        node.free_mem,
+        node.max_pods - node.npods,
+    )
     if pod.gpus > node.gpus or pod.cpu > node.cpu or pod.mem > node.mem:
         return _verdict(reasons, (NOT_HELPFUL,), 0.0, False, volatile)
     if not reasons:
@@ -230,15 +259,22 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
     prio = pod.priority
     free_g = node.reachable[cluster.threshold(prio)]
     if reasons == GPU_SHORT and free_g > node.free_gpus:
-        return _verdict(reasons, GPU_SHORT if gpus > free_g else (NO_VICTIMS,), free_g, True,
-                       volatile)
+        return _verdict(
+            reasons, GPU_SHORT if gpus > free_g else (NO_VICTIMS,), free_g, True, volatile
+        )
     lower = [p for p in node.pods if p.priority < prio]
     if not lower:
         return _verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile)
-    again = _insufficient(gpus, cpu, mem, count, free_g,
-                          node.free_cpu + sum(p.cpu for p in lower),
-                          node.free_mem + sum(p.mem for p in lower),
-                          node.max_pods - node.npods + len(lower))
+    again = _insufficient(
+        gpus,
+        cpu,
+        mem,
+        count,
+        free_g,
+        node.free_cpu + sum(p.cpu for p in lower),
+        node.free_mem + sum(p.mem for p in lower),
+        node.max_pods - node.npods + len(lower),
+    )
     return _verdict(reasons, again or (NO_VICTIMS,), free_g, True, volatile)
 
 
@@ -343,13 +379,18 @@ def group_capacity(cluster: Cluster, pod: Pod) -> str:
     nodes, _ = cluster.eligible_nodes(workload)
     room = 0
     for node in nodes:
-        room += min(int(node.gpus // pod.gpus) if pod.gpus else node.max_pods,
-                    int(node.cpu // pod.cpu) if pod.cpu else node.max_pods,
-                    int(node.mem // pod.mem) if pod.mem else node.max_pods, node.max_pods)
+        room += min(
+            int(node.gpus // pod.gpus) if pod.gpus else node.max_pods,
+            int(node.cpu // pod.cpu) if pod.cpu else node.max_pods,
+            int(node.mem // pod.mem) if pod.mem else node.max_pods,
+            node.max_pods,
+        )
     if room >= workload.min_count:
         return ""
-    return (f"{GROUP_TOO_BIG}: minCount {workload.min_count} members of {pod.gpus} GPU(s), "
-            f"but the whole cluster, empty, holds {room}")
+    return (
+        f"{GROUP_TOO_BIG}: minCount {workload.min_count} members of {pod.gpus} GPU(s), "
+        f"but the whole cluster, empty, holds {room}"
+    )
 
 
 # --------------------------------------------------------------------- the recorder
@@ -401,9 +442,16 @@ class Recorder:
         """A failure streak starts: record why, return kube-scheduler's message
         (``explicit``: the engine already has it, for a pod no node can ever hold)."""
         message, cause = (explicit, NO_NODE) if explicit else self._failure_message(pod, status)
-        self._add(time=now, kind=FAILED, workload=pod.workload.name, pod=pod.name,
-                  node=pod.nominated.name if pod.nominated else "", message=message,
-                  cause=cause, events=((now, FAILED, pod.name),))
+        self._add(
+            time=now,
+            kind=FAILED,
+            workload=pod.workload.name,
+            pod=pod.name,
+            node=pod.nominated.name if pod.nominated else "",
+            message=message,
+            cause=cause,
+            events=((now, FAILED, pod.name),),
+        )
         return message
 
     def _failure_message(self, pod: Pod, status: Status) -> tuple[str, str]:
@@ -411,8 +459,15 @@ class Recorder:
         return message, self._group_capacity(pod) or cause
 
     def _group_capacity(self, pod: Pod) -> str:
-        key = (pod.workload.constraints, pod.gpus, pod.cpu, pod.mem, pod.workload.min_count,
-               pod.workload.all_or_nothing, self.cluster.version)
+        key = (
+            pod.workload.constraints,
+            pod.gpus,
+            pod.cpu,
+            pod.mem,
+            pod.workload.min_count,
+            pod.workload.all_or_nothing,
+            self.cluster.version,
+        )
         found = self._capacity.get(key)
         if found is None:
             found = self._capacity[key] = group_capacity(self.cluster, pod)
@@ -437,31 +492,62 @@ class Recorder:
         return f"{message} preemption: {status.reason}", cause
 
     # ----------------------------------------------------------------- PostFilter
-    def preemption(self, now: float, pod: Pod, candidates: list[Any], chosen: Any, rule: str,
-                   costs: dict[int, float] | None = None) -> None:
+    def preemption(
+        self,
+        now: float,
+        pod: Pod,
+        candidates: list[Any],
+        chosen: Any,
+        rule: str,
+        costs: dict[int, float] | None = None,
+    ) -> None:
         """A single pod's PostFilter succeeded: every candidate, the rule, the reprieved."""
         victims = tuple([v.name for v in chosen.victims])
         nodes: list[tuple[Any, ...]]
         if costs is None:
-            nodes = [(c.node.name, tuple([v.name for v in c.victims]), c.pdb_violations)
-                     for c in candidates]
+            nodes = [
+                (c.node.name, tuple([v.name for v in c.victims]), c.pdb_violations)
+                for c in candidates
+            ]
         else:
-            nodes = [(c.node.name, tuple([v.name for v in c.victims]), c.pdb_violations,
-                      costs.get(id(c))) for c in candidates]
+            nodes = [
+                (
+                    c.node.name,
+                    tuple([v.name for v in c.victims]),
+                    c.pdb_violations,
+                    costs.get(id(c)),
+                )
+                for c in candidates
+            ]
         self._add(
-            time=now, kind=PREEMPTION, workload=pod.workload.name, pod=pod.name,
-            node=chosen.node.name, cause=f"{len(victims)} victim(s) on {chosen.node.name}",
+            time=now,
+            kind=PREEMPTION,
+            workload=pod.workload.name,
+            pod=pod.name,
+            node=chosen.node.name,
+            cause=f"{len(victims)} victim(s) on {chosen.node.name}",
             message=f"preempting {len(victims)} pod(s) on node {chosen.node.name} "
-                    f"for {qualified(pod)} ({rule})",
-            rule=rule, victims=victims, candidates=tuple(nodes),
+            f"for {qualified(pod)} ({rule})",
+            rule=rule,
+            victims=victims,
+            candidates=tuple(nodes),
             reprieved=tuple([(p.name, why) for p, why in chosen.reprieved]),
-            events=((now, R.VICTIMS_SELECTED.value, pod.name),
-                    *((now, R.PREEMPTED.value, v) for v in victims)))
+            events=(
+                (now, R.VICTIMS_SELECTED.value, pod.name),
+                *((now, R.PREEMPTED.value, v) for v in victims),
+            ),
+        )
 
-    def group_preemption(self, now: float, workload: Workload,
-                         assignment: list[tuple[Pod, Node]], units: list[Any],
-                         victims: list[Pod], weights: dict[str, float] | None,
-                         rule: str) -> None:
+    def group_preemption(
+        self,
+        now: float,
+        workload: Workload,
+        assignment: list[tuple[Pod, Node]],
+        units: list[Any],
+        victims: list[Pod],
+        weights: dict[str, float] | None,
+        rule: str,
+    ) -> None:
         """Workload-aware PodGroup preemption: the units considered and their fate."""
         evicted = {id(p) for p in victims}
         records = []
@@ -473,44 +559,80 @@ class Recorder:
                     for name, value in p.workload.app.eviction_cost(p, now).items():
                         total[name] = total.get(name, 0.0) + weights.get(name, 1.0) * value
                 terms = tuple(sorted(total.items()))
-            records.append(VictimUnit(unit.workload.name, tuple(p.name for p in unit.pods),
-                                      unit.priority, unit.workload.evict_whole,
-                                      any(id(p) in evicted for p in unit.pods), terms))
+            records.append(
+                VictimUnit(
+                    unit.workload.name,
+                    tuple(p.name for p in unit.pods),
+                    unit.priority,
+                    unit.workload.evict_whole,
+                    any(id(p) in evicted for p in unit.pods),
+                    terms,
+                )
+            )
         lead, lead_node = assignment[0]
         names = tuple(v.name for v in victims)
         nodes = sorted({n.name for _, n in assignment})
         self._add(
-            time=now, kind=GROUP_PREEMPTION, workload=workload.name, pod=lead.name,
-            node=lead_node.name, rule=rule, victims=names,
+            time=now,
+            kind=GROUP_PREEMPTION,
+            workload=workload.name,
+            pod=lead.name,
+            node=lead_node.name,
+            rule=rule,
+            victims=names,
             cause=f"{len(names)} victim(s) for the group",
             message=f"preempting {len(names)} pod(s) for group {workload.name} on "
-                    f"{', '.join(nodes)} ({rule})",
-            candidates=tuple((n, tuple(v.name for v in victims
-                                       if v.node is not None and v.node.name == n), 0)
-                             for n in nodes),
-            reprieved=tuple((p, "the group still fits with its unit back")
-                            for r in records if not r.evicted for p in r.pods),
+            f"{', '.join(nodes)} ({rule})",
+            candidates=tuple(
+                (n, tuple(v.name for v in victims if v.node is not None and v.node.name == n), 0)
+                for n in nodes
+            ),
+            reprieved=tuple(
+                (p, "the group still fits with its unit back")
+                for r in records
+                if not r.evicted
+                for p in r.pods
+            ),
             units=tuple(records),
-            events=((now, R.VICTIMS_SELECTED.value, lead.name),
-                    *((now, R.PREEMPTED.value, v) for v in names)))
+            events=(
+                (now, R.VICTIMS_SELECTED.value, lead.name),
+                *((now, R.PREEMPTED.value, v) for v in names),
+            ),
+        )
 
     # ----------------------------------------------------------------- Kueue
-    def queue_preemption(self, now: float, head: Workload, queue: str,
-                         targets: list[QueueTarget],
-                         rule: str = "Kueue classic preemption (§7.3)") -> None:
+    def queue_preemption(
+        self,
+        now: float,
+        head: Workload,
+        queue: str,
+        targets: list[QueueTarget],
+        rule: str = "Kueue classic preemption (§7.3)",
+    ) -> None:
         taken = [t for t in targets if t.taken]
         self._add(
-            time=now, kind=QUEUE_PREEMPTION, workload=head.name, node="",
+            time=now,
+            kind=QUEUE_PREEMPTION,
+            workload=head.name,
+            node="",
             cause=f"{len(taken)} workload(s) evicted from their queues",
             message=f"queue {queue} admits {head.name} by evicting "
-                    f"{', '.join(f'{t.workload} ({t.reason})' for t in taken)}",
-            rule=rule, victims=(), targets=tuple(targets),
-            events=tuple((now, R.SUSPENDED.value, t.workload) for t in taken))
+            f"{', '.join(f'{t.workload} ({t.reason})' for t in taken)}",
+            rule=rule,
+            victims=(),
+            targets=tuple(targets),
+            events=tuple((now, R.SUSPENDED.value, t.workload) for t in taken),
+        )
 
 
 # --------------------------------------------------------------------- run level
-def diagnose(urgent: list[str], decisions: list[Decision], useful: set[str],
-             horizon: float, queued: frozenset[str] = frozenset()) -> str:
+def diagnose(
+    urgent: list[str],
+    decisions: list[Decision],
+    useful: set[str],
+    horizon: float,
+    queued: frozenset[str] = frozenset(),
+) -> str:
     """One sentence when the urgent workloads never preempt or never become useful
     (``useful``: workloads with a pod that became Ready); "" when all went as intended.
 
@@ -539,8 +661,7 @@ def diagnose(urgent: list[str], decisions: list[Decision], useful: set[str],
         for name in urgent:
             if name in queued:
                 return f"{name}: {QUEUED}."
-        return f"{urgent[0]}: {FITS}." if len(urgent) == 1 else \
-            f"{', '.join(urgent)}: {FITS}."
+        return f"{urgent[0]}: {FITS}." if len(urgent) == 1 else f"{', '.join(urgent)}: {FITS}."
     return ""
 
 
@@ -566,9 +687,16 @@ class PodDescription:
     conditions: tuple[Condition, ...]
 
 
-_PHASE = {R.CREATED: "Pending", R.FAILED_SCHEDULING: "Pending", R.NOMINATED: "Pending",
-          R.SCHEDULED: "Pending", R.READY: "Running", R.KILLING: "Terminating",
-          R.RELEASED: "Terminated", R.COMPLETED: "Succeeded"}
+_PHASE = {
+    R.CREATED: "Pending",
+    R.FAILED_SCHEDULING: "Pending",
+    R.NOMINATED: "Pending",
+    R.SCHEDULED: "Pending",
+    R.READY: "Running",
+    R.KILLING: "Terminating",
+    R.RELEASED: "Terminated",
+    R.COMPLETED: "Succeeded",
+}
 
 
 def describe_pod(events: list[Any], pod: str) -> PodDescription:
@@ -597,10 +725,17 @@ def describe_pod(events: list[Any], pod: str) -> PodDescription:
         elif e.reason in (R.RELEASED, R.COMPLETED):
             ready = None
     conditions = (
-        Condition("PodScheduled", "True" if scheduled is not None else "False", scheduled,
-                  "" if scheduled is not None else "Unschedulable"),
+        Condition(
+            "PodScheduled",
+            "True" if scheduled is not None else "False",
+            scheduled,
+            "" if scheduled is not None else "Unschedulable",
+        ),
         Condition("Ready", "True" if ready is not None else "False", ready),
-        *((Condition("DisruptionTarget", "True", disrupted[0], disrupted[1]),)
-          if disrupted else ()),
+        *(
+            (Condition("DisruptionTarget", "True", disrupted[0], disrupted[1]),)
+            if disrupted
+            else ()
+        ),
     )
     return PodDescription(pod, workload, status, node, nominated, conditions)

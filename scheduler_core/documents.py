@@ -66,8 +66,9 @@ class _StrictLoader(_BASE_LOADER):
                 break
             if duplicate:
                 mark = key_node.start_mark
-                raise DocumentError(f"duplicate key '{key}' at line {mark.line + 1}, "
-                                    f"column {mark.column + 1}")
+                raise DocumentError(
+                    f"duplicate key '{key}' at line {mark.line + 1}, column {mark.column + 1}"
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -112,8 +113,9 @@ def _load_json(text: str) -> Any:
     except _DuplicateKeyError as exc:
         raise DocumentError(f"duplicate key '{exc.key}'{_json_key_line(text, exc.key)}") from None
     except json.JSONDecodeError as exc:
-        raise DocumentError(f"malformed JSON: line {exc.lineno}, column {exc.colno}: "
-                            f"{exc.msg}") from None
+        raise DocumentError(
+            f"malformed JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
     except RecursionError:
         raise DocumentError(f"nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as exc:  # NaN/Infinity, or an integer of more than 4,300 digits
@@ -197,8 +199,10 @@ def check_data(data: Any) -> None:
                 written += 1
             stack.append((child, _join(path, key), depth + 1, False))
     if expanded.get(id(data), 1) - written > MAX_ALIAS_EXPANSION:
-        raise DocumentError(f"YAML aliases expand the document by more than "
-                            f"{MAX_ALIAS_EXPANSION:,} values; write the values out")
+        raise DocumentError(
+            f"YAML aliases expand the document by more than "
+            f"{MAX_ALIAS_EXPANSION:,} values; write the values out"
+        )
 
 
 def _children(value: Mapping[Any, Any] | list[Any]) -> Any:

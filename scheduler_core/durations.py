@@ -23,13 +23,15 @@ def parse_duration(text: str) -> float:
     before the start). Raises ValueError naming the accepted forms."""
     match = _WHOLE.match(text)
     if not match:
-        raise ValueError(f"'{text}' is not a duration (use seconds or e.g. '30s', '5m', "
-                         "'2h', '1h30m', '1d')")
+        raise ValueError(
+            f"'{text}' is not a duration (use seconds or e.g. '30s', '5m', '2h', '1h30m', '1d')"
+        )
     sign = -1.0 if match.group(1) else 1.0
     if match.group(2) is not None:
         return sign * float(match.group(2))
-    return sign * sum(float(number) * UNIT_SECONDS[unit]
-                      for number, unit in _PART.findall(match.group(3)))
+    return sign * sum(
+        float(number) * UNIT_SECONDS[unit] for number, unit in _PART.findall(match.group(3))
+    )
 
 
 def format_duration(seconds: float) -> str:

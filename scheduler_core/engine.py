@@ -45,8 +45,11 @@ ProgressCallback = Callable[[float], None]
 Doomed = tuple[int, Status, int | None, str]
 """A class's failed verdict: (cluster epoch, status, random draw bound, message)."""
 NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
-GROUP_INCOMPLETE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                          "fewer than minCount pods of the group exist", "GangScheduling")
+GROUP_INCOMPLETE = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    "fewer than minCount pods of the group exist",
+    "GangScheduling",
+)
 
 
 class FailureStreak:
@@ -63,6 +66,7 @@ class FailureStreak:
         self.first = self.last = now
         self.count = 1
 
+
 PROGRESS_EVERY = 8192
 DISRUPTED_PODS_TIMEOUT = 120.0
 """The disruption controller drops a pdb.status.disruptedPods entry whose pod was not
@@ -74,8 +78,9 @@ def resolve_priority(spec: ExperimentSpec, workload: WorkloadSpec) -> tuple[int,
     """(value, never preempts, class name) as the Priority admission plugin assigns them (§1):
     the group's class for PodGroup members, system classes first, else the global default
     (the lowest-valued one if several), else 0."""
-    name = (workload.pod_group.priority_class_name if workload.pod_group else None) \
-        or workload.priority_class_name
+    name = (
+        workload.pod_group.priority_class_name if workload.pod_group else None
+    ) or workload.priority_class_name
     if name in SYSTEM_CLASSES:
         return SYSTEM_CLASSES[name], False, name
     classes = {pc.name: pc for pc in spec.priority_classes}
@@ -108,13 +113,19 @@ def _fewest_covering(node: Node, need: list[float], priority: int, ours: set[Pod
     free = (node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods)
     fewest = 0
     for i, (wanted, available) in enumerate(zip(need, free, strict=True)):
-        claimed = sum(_amounts(p)[i] for p in node.nominated
-                      if p not in ours and p.priority >= priority)
+        claimed = sum(
+            _amounts(p)[i] for p in node.nominated if p not in ours and p.priority >= priority
+        )
         leaving = sum(_amounts(p)[i] for p in node.pods if p.state is PodState.TERMINATING)
         short = wanted + claimed - available - leaving
-        sizes = sorted((_amounts(p)[i] for p in node.pods
-                        if p.priority < priority and p.state is not PodState.TERMINATING),
-                       reverse=True)
+        sizes = sorted(
+            (
+                _amounts(p)[i]
+                for p in node.pods
+                if p.priority < priority and p.state is not PodState.TERMINATING
+            ),
+            reverse=True,
+        )
         count = 0
         for size in sizes:
             if short <= 1e-9:
@@ -141,9 +152,15 @@ class Engine:
     """Queue twins as cohorts and replay doomed ones as a class. Off, every pod is queued
     and replayed on its own: the reference the differential tests compare against."""
 
-    def __init__(self, variant: ResolvedVariant, seed: int,
-                 progress: ProgressCallback | None = None, *,
-                 max_events: int | None = None, explain: bool = True) -> None:
+    def __init__(
+        self,
+        variant: ResolvedVariant,
+        seed: int,
+        progress: ProgressCallback | None = None,
+        *,
+        max_events: int | None = None,
+        explain: bool = True,
+    ) -> None:
         spec = variant.spec
         self.spec: ExperimentSpec = spec
         self.variant = variant
@@ -157,8 +174,9 @@ class Engine:
         self.max_events = max_events
         self.cluster = Cluster(spec, (resolve_priority(spec, w)[0] for w in spec.workloads))
         policy = spec.policy
-        self.queue = SchedulingQueue(policy.pod_initial_backoff_seconds,
-                                     policy.pod_max_backoff_seconds)
+        self.queue = SchedulingQueue(
+            policy.pod_initial_backoff_seconds, policy.pod_max_backoff_seconds
+        )
         policy = policy.model_copy(update={"placement": variant.placement})
         self.checkpoint_victims = policy.checkpoint_victims
         self.placement = registry.placement[variant.placement]()
@@ -200,7 +218,8 @@ class Engine:
             workload.app = make_app(self, workload)
             workload.fits_nowhere = not any(
                 wspec.gpus <= n.gpus and wspec.cpu <= n.cpu and wspec.memory <= n.mem
-                for n in self.cluster.nodes)
+                for n in self.cluster.nodes
+            )
             workloads.append(workload)
         return workloads
 
@@ -232,8 +251,13 @@ class Engine:
 
     def run(self) -> list[Event]:
         """Run to the horizon; returns the event log in time order."""
-        self.now = min([0.0, *(w.arrival for w in self.spec.workloads),
-                        *(p.started_at for p in self.spec.initial_state)])
+        self.now = min(
+            [
+                0.0,
+                *(w.arrival for w in self.spec.workloads),
+                *(p.started_at for p in self.spec.initial_state),
+            ]
+        )
         self._seed_events()
         heap = self._heap
         while heap and heap[0][0] <= self.horizon:
@@ -253,19 +277,37 @@ class Engine:
             self._progress(1.0)
         return ev.sort_log(self.log)
 
-    def emit(self, reason: ev.Reason, workload: Workload | None, pod: Pod | None = None, *,
-             time: float | None = None, value: float = 0.0, related: str = "",
-             message: str = "", node: Node | None = None, nodeless: bool = False) -> None:
+    def emit(
+        self,
+        reason: ev.Reason,
+        workload: Workload | None,
+        pod: Pod | None = None,
+        *,
+        time: float | None = None,
+        value: float = 0.0,
+        related: str = "",
+        message: str = "",
+        node: Node | None = None,
+        nodeless: bool = False,
+    ) -> None:
         where = None if nodeless else node or (pod.node if pod is not None else None)
         if self.max_events is not None and len(self.log) >= self.max_events:
             raise SimulationLimitError(
                 f"the replication logged more than {self.max_events:,} events by t="
-                f"{self.now:,.0f}s (LAB_MAX_EVENTS_PER_REPLICATION)")
-        self.log.append(Event(
-            self.now if time is None else time, reason,
-            workload.name if workload is not None else "",
-            pod.name if pod is not None else "",
-            where.name if where is not None else "", value, related, message))
+                f"{self.now:,.0f}s (LAB_MAX_EVENTS_PER_REPLICATION)"
+            )
+        self.log.append(
+            Event(
+                self.now if time is None else time,
+                reason,
+                workload.name if workload is not None else "",
+                pod.name if pod is not None else "",
+                where.name if where is not None else "",
+                value,
+                related,
+                message,
+            )
+        )
 
     # =================================================================== arrivals
     def _arrive(self, workload: Workload, placed: list[Any]) -> None:
@@ -318,8 +360,9 @@ class Engine:
         """Queue preemption: the workload is suspended and its pods deleted; it waits in
         its queue again and is not replaced by its controller meanwhile."""
         workload.suspended = True
-        self.emit(ev.SUSPENDED, workload, related=by.name,
-                  message=f"Preempted by {by.name} ({reason})")
+        self.emit(
+            ev.SUSPENDED, workload, related=by.name, message=f"Preempted by {by.name} ({reason})"
+        )
         for pod in list(workload.slots):
             if pod is not None:
                 self.evict(pod, workload.spec.termination_grace_period_seconds, "queue-preemption")
@@ -332,10 +375,15 @@ class Engine:
         hard = self._quota_hard.get(klass)
         if hard is not None and self._quota_used.get(klass, 0) + pod.gpus > hard:
             self._quota_blocked.setdefault(klass, []).append(pod)
-            self.emit(ev.QUOTA_EXCEEDED, pod.workload, pod, related=klass,
-                      message=f"exceeded quota for priority class {klass}: requested "
-                              f"nvidia.com/gpu={pod.gpus}, used {self._quota_used.get(klass, 0)}, "
-                              f"limited {hard}")
+            self.emit(
+                ev.QUOTA_EXCEEDED,
+                pod.workload,
+                pod,
+                related=klass,
+                message=f"exceeded quota for priority class {klass}: requested "
+                f"nvidia.com/gpu={pod.gpus}, used {self._quota_used.get(klass, 0)}, "
+                f"limited {hard}",
+            )
             return
         self._count_quota(pod)
         pod.submitted = True
@@ -367,8 +415,9 @@ class Engine:
     def _new_pod(self, workload: Workload, member: int, replacement: bool = False) -> Pod:
         """A pod object for a member slot; it exists for the scheduler once submitted."""
         suffix = f"-r{workload.pod_count - workload.spec.members}" if replacement else ""
-        pod = Pod(next(self._pod_seq), f"{workload.name}-{member}{suffix}", workload, member,
-                  self.now)
+        pod = Pod(
+            next(self._pod_seq), f"{workload.name}-{member}{suffix}", workload, member, self.now
+        )
         pod.replacement = replacement
         workload.pod_count += 1
         workload.slots[member] = pod
@@ -384,8 +433,13 @@ class Engine:
             if terminating_until is not None:
                 return  # being deleted anyway: it never holds the node here
             if self.spec.origin != "snapshot":
-                self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, node=node,
-                          message="initial state does not fit its node; queued instead")
+                self.emit(
+                    ev.FAILED_SCHEDULING,
+                    pod.workload,
+                    pod,
+                    node=node,
+                    message="initial state does not fit its node; queued instead",
+                )
             self.queue.add(pod, self.now)  # a snapshot's over-committed pod: Pending
             return
         self._bind(pod, node)
@@ -400,8 +454,9 @@ class Engine:
         pod.state = PodState.TERMINATING
         pod.preempted = True
         pod.stop_at = max(until, self.now)
-        self.emit(ev.KILLING, pod.workload, pod, value=pod.stop_at - self.now,
-                  related="initial-state")
+        self.emit(
+            ev.KILLING, pod.workload, pod, value=pod.stop_at - self.now, related="initial-state"
+        )
         self._replace_if_controlled(pod, terminating=True)
         self.at(pod.stop_at, self._stopped, pod)
 
@@ -454,10 +509,15 @@ class Engine:
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
             if pod.nominated is None and self.cluster.epoch == epoch:
-                self._doomed[pod.workload.signature] = (epoch, status, self._drawn,
-                                                        self._message(status))
-        self.queue.park(pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle,
-                        key=self._class_key(pod))
+                self._doomed[pod.workload.signature] = (
+                    epoch,
+                    status,
+                    self._drawn,
+                    self._message(status),
+                )
+        self.queue.park(
+            pod, self.now, moved_meanwhile=self.queue.move_cycle != cycle, key=self._class_key(pod)
+        )
 
     def _class_key(self, pod: Pod) -> tuple[object, ...] | None:
         """The class a parked pod may share a queue cohort with: its signature, unless it is
@@ -520,8 +580,11 @@ class Engine:
         """The Workload Scheduling Cycle (§5, KEP-4671 beta): the pending members are tried
         in one snapshot, each that fits is assumed; if minCount can run, all assumed members
         bind, else all are forgotten and PodGroupPostFilter runs once for the group."""
-        pending = [p for p in workload.slots
-                   if p is not None and p.state is PodState.PENDING and p.submitted]
+        pending = [
+            p
+            for p in workload.slots
+            if p is not None and p.state is PodState.PENDING and p.submitted
+        ]
         for pod in pending:
             self.queue.remove(pod)
         running = workload.running_members()
@@ -564,8 +627,9 @@ class Engine:
                 self.clear_nomination(pod)  # §5: no victims found, all NNNs of the group go
             self.queue.park(pod, self.now, moved_meanwhile=moved)
 
-    def _assume_topology(self, pods: list[Pod],
-                         topology: TopologyConstraint) -> list[tuple[Pod, Node | None]]:
+    def _assume_topology(
+        self, pods: list[Pod], topology: TopologyConstraint
+    ) -> list[tuple[Pod, Node | None]]:
         """TAS placement of the whole group at once on the live cluster (§8)."""
         nodes, _ = self.cluster.eligible_nodes(pods[0].workload)
         plan = place_with_topology(pods, nodes, self._free_for(pods[0]), topology)
@@ -610,14 +674,19 @@ class Engine:
         sorted, then why preemption cannot help."""
         counts: dict[str, int] = {}
         for node in self.cluster.nodes:
-            for name, need, has in (("cpu", pod.cpu, node.cpu), ("memory", pod.mem, node.mem),
-                                    ("nvidia.com/gpu", pod.gpus, node.gpus)):
+            for name, need, has in (
+                ("cpu", pod.cpu, node.cpu),
+                ("memory", pod.mem, node.mem),
+                ("nvidia.com/gpu", pod.gpus, node.gpus),
+            ):
                 if need > has:
                     counts[f"Insufficient {name}"] = counts.get(f"Insufficient {name}", 0) + 1
         n = len(self.cluster.nodes)
         reasons = ", ".join(f"{c} {r}" for r, c in sorted(counts.items()))
-        return (f"0/{n} nodes are available: {reasons}. preemption: 0/{n} nodes are "
-                f"available: {n} {NOT_HELPFUL_REASON}.")
+        return (
+            f"0/{n} nodes are available: {reasons}. preemption: 0/{n} nodes are "
+            f"available: {n} {NOT_HELPFUL_REASON}."
+        )
 
     def _message(self, status: Status) -> str:
         return f"0/{len(self.cluster.nodes)} nodes are available; {status.reason}"
@@ -633,8 +702,11 @@ class Engine:
             streak.last = self.now
             return
         self._end_streak(pod)
-        text = self.recorder.failure(self.now, pod, status, explicit) \
-            if self.recorder is not None else message
+        text = (
+            self.recorder.failure(self.now, pod, status, explicit)
+            if self.recorder is not None
+            else message
+        )
         pod.failures = FailureStreak(message, status.plugin, self.now, text)
         self._streaks[pod] = None
 
@@ -645,11 +717,26 @@ class Engine:
             return
         pod.failures = None
         self._streaks.pop(pod, None)
-        self.emit(ev.FAILED_SCHEDULING, pod.workload, pod, time=streak.first, value=streak.count,
-                  related=streak.plugin, message=streak.text, nodeless=True)
+        self.emit(
+            ev.FAILED_SCHEDULING,
+            pod.workload,
+            pod,
+            time=streak.first,
+            value=streak.count,
+            related=streak.plugin,
+            message=streak.text,
+            nodeless=True,
+        )
         if streak.message.rstrip(".").endswith(NOT_HELPFUL_REASON):
-            self.emit(ev.NOT_HELPFUL, pod.workload, pod, time=streak.first, value=streak.count,
-                      message=streak.text, nodeless=True)
+            self.emit(
+                ev.NOT_HELPFUL,
+                pod.workload,
+                pod,
+                time=streak.first,
+                value=streak.count,
+                message=streak.text,
+                nodeless=True,
+            )
 
     def _bind(self, pod: Pod, node: Node, *, assumed: bool = False) -> None:
         self._end_streak(pod)
@@ -673,8 +760,9 @@ class Engine:
 
     def _arm_timers(self) -> None:
         expiry = self.queue.next_backoff_expiry()
-        if expiry is not None and (self._wake_at is None or expiry < self._wake_at
-                                   or self._wake_at <= self.now):
+        if expiry is not None and (
+            self._wake_at is None or expiry < self._wake_at or self._wake_at <= self.now
+        ):
             self._wake_at = expiry
             self.at(expiry, self._noop)
         if not self._flush_scheduled and self.queue.has_parked():
@@ -741,18 +829,28 @@ class Engine:
         workload = lead.workload
         for pod, _ in assignments:
             self._end_streak(pod)
-        self.emit(ev.VICTIMS_SELECTED, workload, lead, node=lead_node, value=len(victims),
-                  message=", ".join(v.name for v in victims))
+        self.emit(
+            ev.VICTIMS_SELECTED,
+            workload,
+            lead,
+            node=lead_node,
+            value=len(victims),
+            message=", ".join(v.name for v in victims),
+        )
         self._account_eviction(assignments, victims)
         for victim in victims:
             if victim.state is PodState.TERMINATING:
                 continue
             victim.preempted = True
-            self.emit(ev.PREEMPTED, victim.workload, victim, related=lead.name,
-                      message=f"Preempted by {NAMESPACE}/{lead.name} on node "
-                              f"{victim.node.name if victim.node else ''}")
-            self.evict(victim, victim.workload.spec.termination_grace_period_seconds,
-                       "preemption")
+            self.emit(
+                ev.PREEMPTED,
+                victim.workload,
+                victim,
+                related=lead.name,
+                message=f"Preempted by {NAMESPACE}/{lead.name} on node "
+                f"{victim.node.name if victim.node else ''}",
+            )
+            self.evict(victim, victim.workload.spec.termination_grace_period_seconds, "preemption")
         for pod, node in assignments:
             self._nominate(pod, node)
 
@@ -764,8 +862,13 @@ class Engine:
         extra = len(fresh) - minimum_victims(assignments)
         lead = assignments[0][0]
         if extra > 0:
-            self.emit(ev.OVER_EVICTED, lead.workload, lead, value=extra,
-                      message=f"{extra} victim(s) beyond the minimum needed")
+            self.emit(
+                ev.OVER_EVICTED,
+                lead.workload,
+                lead,
+                value=extra,
+                message=f"{extra} victim(s) beyond the minimum needed",
+            )
         hit: dict[Workload, int] = {}
         for victim in victims:
             if victim.state is not PodState.TERMINATING:
@@ -774,8 +877,13 @@ class Engine:
             grouped = workload.in_group or workload.spec.recovery.model.value == "synchronous"
             running = workload.running_members()
             if grouped and running >= workload.min_count > running - lost:
-                self.emit(ev.GROUP_BROKEN, workload, value=running - lost, related=lead.name,
-                          message=f"{running - lost} of minCount {workload.min_count} left")
+                self.emit(
+                    ev.GROUP_BROKEN,
+                    workload,
+                    value=running - lost,
+                    related=lead.name,
+                    message=f"{running - lost} of minCount {workload.min_count} left",
+                )
 
     def _nominate(self, pod: Pod, node: Node) -> None:
         for other in list(node.nominated):
@@ -879,11 +987,16 @@ class Engine:
         it is terminating; `Failed` Jobs wait until it is gone; bare pods stay gone.
         Called at both moments; whichever matches the policy creates the replacement."""
         controller = pod.workload.spec.controller
-        if (controller.kind is ControllerKind.NONE or pod.workload.suspended
-                or pod.workload.slots[pod.member] is not pod):
+        if (
+            controller.kind is ControllerKind.NONE
+            or pod.workload.suspended
+            or pod.workload.slots[pod.member] is not pod
+        ):
             return
-        eager = (controller.kind is ControllerKind.DEPLOYMENT
-                 or controller.pod_replacement_policy == "TerminatingOrFailed")
+        eager = (
+            controller.kind is ControllerKind.DEPLOYMENT
+            or controller.pod_replacement_policy == "TerminatingOrFailed"
+        )
         if terminating == eager or (pod.state is PodState.GONE and not terminating):
             self._submit(self._new_pod(pod.workload, pod.member, replacement=True))
 
@@ -895,8 +1008,9 @@ class Engine:
     def _targets(self, event: TimelineEvent) -> list[Node]:
         nodes = [self.cluster.by_name[n] for n in event.nodes]
         if event.pool:
-            pool = [n for n in self.cluster.nodes
-                    if n.alive and n.name.rsplit("-", 1)[0] == event.pool]
+            pool = [
+                n for n in self.cluster.nodes if n.alive and n.name.rsplit("-", 1)[0] == event.pool
+            ]
             count = event.count or max(1, round(len(pool) * (event.fraction or 1.0)))
             nodes += sorted(self.rng.sample(pool, min(count, len(pool))), key=lambda n: n.idx)
         return [n for n in nodes if n.alive]

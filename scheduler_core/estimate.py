@@ -85,8 +85,7 @@ class _Replication:
     memory_mb: float
 
 
-def estimate_cost(spec: ExperimentSpec, *, variants: Sequence[str] | None = None
-                  ) -> CostEstimate:
+def estimate_cost(spec: ExperimentSpec, *, variants: Sequence[str] | None = None) -> CostEstimate:
     """Estimate a run's events, time and memory from the spec alone (no simulation).
 
     Each variant is resolved (its overrides can change the cluster, the workloads and
@@ -98,8 +97,7 @@ def estimate_cost(spec: ExperimentSpec, *, variants: Sequence[str] | None = None
     return estimate_resolved(spec, [resolve_variant(spec, v) for v in chosen])
 
 
-def estimate_resolved(spec: ExperimentSpec, resolved: Sequence[ResolvedVariant]
-                      ) -> CostEstimate:
+def estimate_resolved(spec: ExperimentSpec, resolved: Sequence[ResolvedVariant]) -> CostEstimate:
     """:func:`estimate_cost` for variants already resolved (validation has them)."""
     costs = [_replication(r.spec) for r in resolved] or [_replication(spec)]
     reps = spec.replications
@@ -109,7 +107,8 @@ def estimate_resolved(spec: ExperimentSpec, resolved: Sequence[ResolvedVariant]
         memory_mb_per_replication=max(c.memory_mb for c in costs),
         replications=len(costs) * reps,
         events=round(sum(c.events for c in costs) * reps),
-        seconds=sum(c.seconds for c in costs) * reps)
+        seconds=sum(c.seconds for c in costs) * reps,
+    )
 
 
 def _replication(spec: ExperimentSpec) -> _Replication:
@@ -118,12 +117,20 @@ def _replication(spec: ExperimentSpec) -> _Replication:
     horizon = spec.horizon_seconds
     checkpoints = sum(_checkpoints(w, horizon) for w in spec.workloads)
     disrupted, drain_retries = _disruptions(spec, nodes, pods)
-    events = (pods * EVENTS_PER_POD + len(spec.workloads) * EVENTS_PER_WORKLOAD
-              + checkpoints + disrupted * EVENTS_PER_DISRUPTED_POD)
-    seconds = (events * (SECONDS_PER_EVENT + nodes * SECONDS_PER_EVENT_PER_NODE)
-               + drain_retries * SECONDS_PER_DRAIN_RETRY + SECONDS_PER_REPLICATION)
-    memory = BASE_MB + (events * BYTES_PER_EVENT + pods * BYTES_PER_POD
-                        + nodes * BYTES_PER_NODE) / 2**20
+    events = (
+        pods * EVENTS_PER_POD
+        + len(spec.workloads) * EVENTS_PER_WORKLOAD
+        + checkpoints
+        + disrupted * EVENTS_PER_DISRUPTED_POD
+    )
+    seconds = (
+        events * (SECONDS_PER_EVENT + nodes * SECONDS_PER_EVENT_PER_NODE)
+        + drain_retries * SECONDS_PER_DRAIN_RETRY
+        + SECONDS_PER_REPLICATION
+    )
+    memory = (
+        BASE_MB + (events * BYTES_PER_EVENT + pods * BYTES_PER_POD + nodes * BYTES_PER_NODE) / 2**20
+    )
     return _Replication(events, seconds, memory)
 
 
@@ -135,8 +142,11 @@ def _checkpoints(workload: Workload, horizon: float) -> float:
     running = max(0.0, horizon - max(0.0, workload.arrival))
     if workload.duration_seconds is not None:
         running = min(running, workload.duration_seconds)
-    units = 1 if workload.recovery.model in (RecoveryModel.SYNCHRONOUS,
-                                             RecoveryModel.ELASTIC) else workload.members
+    units = (
+        1
+        if workload.recovery.model in (RecoveryModel.SYNCHRONOUS, RecoveryModel.ELASTIC)
+        else workload.members
+    )
     return units * running / (interval + workload.checkpoint.write_seconds)
 
 
@@ -160,6 +170,7 @@ def _disruptions(spec: ExperimentSpec, nodes: int, pods: int) -> tuple[float, fl
             retries += hit * window / DRAIN_RETRY_SECONDS
     if spec.failures:
         from scheduler_core.failures import expected_nodes_hit  # late: it builds on the spec
+
         disrupted += expected_nodes_hit(spec) * per_node
     return disrupted, retries
 
@@ -168,15 +179,30 @@ def budget_errors(estimate: CostEstimate, limits: Limits) -> list[dict[str, str]
     """The budgets the estimate is over, each with the number and the setting to raise."""
     checks = (
         (estimate.events, limits.max_run_events, "events", "LAB_MAX_RUN_EVENTS", number),
-        (estimate.seconds, limits.max_run_seconds, "worker seconds", "LAB_MAX_RUN_SECONDS",
-         lambda v: number(round(v))),
-        (estimate.memory_mb_per_replication, limits.max_replication_memory_mb,
-         "MB per replication", "LAB_MAX_REPLICATION_MEMORY_MB", lambda v: number(round(v))),
+        (
+            estimate.seconds,
+            limits.max_run_seconds,
+            "worker seconds",
+            "LAB_MAX_RUN_SECONDS",
+            lambda v: number(round(v)),
+        ),
+        (
+            estimate.memory_mb_per_replication,
+            limits.max_replication_memory_mb,
+            "MB per replication",
+            "LAB_MAX_REPLICATION_MEMORY_MB",
+            lambda v: number(round(v)),
+        ),
     )
-    return [{"path": "", "message": f"this run is estimated at {show(value)} {what}, above the "
-                                    f"budget of {show(budget)} ({setting})"}
-            for value, budget, what, setting, show in checks
-            if budget is not None and value > budget]
+    return [
+        {
+            "path": "",
+            "message": f"this run is estimated at {show(value)} {what}, above the "
+            f"budget of {show(budget)} ({setting})",
+        }
+        for value, budget, what, setting, show in checks
+        if budget is not None and value > budget
+    ]
 
 
 def _duration(seconds: float) -> str:

@@ -86,56 +86,101 @@ class ReasonInfo:
     doc: str = ""
 
 
-def _i(type_: str, source: str, doc: str, value: str = "", unit: str = "",
-       related: str = "") -> ReasonInfo:
+def _i(
+    type_: str, source: str, doc: str, value: str = "", unit: str = "", related: str = ""
+) -> ReasonInfo:
     return ReasonInfo(type_, source, value, unit, related, doc)
 
 
 R = Reason
 REASONS: dict[Reason, ReasonInfo] = {
     R.ARRIVED: _i(NORMAL, CONTROLLER, "workload submitted", "members", "pods"),
-    R.QUEUED: _i(NORMAL, QUEUE, "waiting in an admission queue (no pods yet)",
-                 related="the queue"),
-    R.ADMITTED: _i(NORMAL, QUEUE, "admitted by its queue: its pods are created",
-                   related="the queue"),
+    R.QUEUED: _i(NORMAL, QUEUE, "waiting in an admission queue (no pods yet)", related="the queue"),
+    R.ADMITTED: _i(
+        NORMAL, QUEUE, "admitted by its queue: its pods are created", related="the queue"
+    ),
     R.SUSPENDED: _i(WARNING, QUEUE, "evicted by queue preemption", related="the preemptor"),
-    R.QUOTA_EXCEEDED: _i(WARNING, CONTROLLER, "a ResourceQuota refused the pod; it is retried",
-                         related="the priority class"),
+    R.QUOTA_EXCEEDED: _i(
+        WARNING,
+        CONTROLLER,
+        "a ResourceQuota refused the pod; it is retried",
+        related="the priority class",
+    ),
     R.CREATED: _i(NORMAL, CONTROLLER, "pod created", "1 for a replacement, else 0", "flag"),
-    R.FAILED_SCHEDULING: _i(WARNING, SCHEDULER, "no node fits the pod",
-                            "identical attempts in a row", "attempts"),
-    R.NOT_HELPFUL: _i(WARNING, SCHEDULER, "preemption would not let the pod fit",
-                      "scheduling cycles in that streak", "cycles"),
+    R.FAILED_SCHEDULING: _i(
+        WARNING, SCHEDULER, "no node fits the pod", "identical attempts in a row", "attempts"
+    ),
+    R.NOT_HELPFUL: _i(
+        WARNING,
+        SCHEDULER,
+        "preemption would not let the pod fit",
+        "scheduling cycles in that streak",
+        "cycles",
+    ),
     R.NOMINATED: _i(NORMAL, SCHEDULER, "nominated to a node while its victims terminate"),
-    R.VICTIMS_SELECTED: _i(NORMAL, SCHEDULER, "on the preemptor: victims chosen on a node",
-                           "number of victims", "pods"),
+    R.VICTIMS_SELECTED: _i(
+        NORMAL, SCHEDULER, "on the preemptor: victims chosen on a node", "number of victims", "pods"
+    ),
     R.PREEMPTED: _i(WARNING, SCHEDULER, "on a victim", related="the preemptor pod"),
-    R.OVER_EVICTED: _i(WARNING, LAB, "on the preemptor: more victims than the minimum",
-                       "victims beyond the minimum", "pods"),
+    R.OVER_EVICTED: _i(
+        WARNING,
+        LAB,
+        "on the preemptor: more victims than the minimum",
+        "victims beyond the minimum",
+        "pods",
+    ),
     R.GROUP_BROKEN: _i(WARNING, LAB, "on a victim group", "members still running", "pods"),
     R.SCHEDULED: _i(NORMAL, SCHEDULER, "bound to a node", "GPUs bound", "GPUs"),
     R.READY: _i(NORMAL, KUBELET, "startup done: the pod makes progress"),
-    R.KILLING: _i(NORMAL, KUBELET, "SIGTERM sent; GPUs held until Released",
-                  "seconds until it stops", "s", related="the cause"),
+    R.KILLING: _i(
+        NORMAL,
+        KUBELET,
+        "SIGTERM sent; GPUs held until Released",
+        "seconds until it stops",
+        "s",
+        related="the cause",
+    ),
     R.RELEASED: _i(NORMAL, KUBELET, "stopped, GPUs free", "GPUs freed", "GPUs"),
     R.COMPLETED: _i(NORMAL, KUBELET, "pod finished its work", "GPUs freed", "GPUs"),
-    R.CHECKPOINT: _i(NORMAL, MODEL, "a checkpoint became durable",
-                     "durable progress, in seconds of full-strength work", "s"),
-    R.DISRUPTED: _i(WARNING, MODEL, "work lost to an interruption", "lost work", "GPU·s",
-                    related="the cause"),
-    R.LOADING_LOST: _i(WARNING, MODEL, "evicted before Ready (the loading treadmill)",
-                       "startup lost", "GPU·s"),
+    R.CHECKPOINT: _i(
+        NORMAL,
+        MODEL,
+        "a checkpoint became durable",
+        "durable progress, in seconds of full-strength work",
+        "s",
+    ),
+    R.DISRUPTED: _i(
+        WARNING, MODEL, "work lost to an interruption", "lost work", "GPU·s", related="the cause"
+    ),
+    R.LOADING_LOST: _i(
+        WARNING, MODEL, "evicted before Ready (the loading treadmill)", "startup lost", "GPU·s"
+    ),
     R.SESSION_LOST: _i(WARNING, MODEL, "an interactive session ended by the disruption"),
-    R.STRANDED: _i(WARNING, MODEL, "closes an interval in which the workload's live members "
-                   "held GPUs without progress", "GPUs held times the interval's length",
-                   "GPU·s"),
-    R.RESUMED: _i(NORMAL, MODEL, "useful progress again after a disruption",
-                  "time of the disruption it resumes from", "s"),
-    R.RECOVERED: _i(NORMAL, MODEL, "progress back where it was at a disruption",
-                    "time of the disruption it recovered from", "s"),
+    R.STRANDED: _i(
+        WARNING,
+        MODEL,
+        "closes an interval in which the workload's live members held GPUs without progress",
+        "GPUs held times the interval's length",
+        "GPU·s",
+    ),
+    R.RESUMED: _i(
+        NORMAL,
+        MODEL,
+        "useful progress again after a disruption",
+        "time of the disruption it resumes from",
+        "s",
+    ),
+    R.RECOVERED: _i(
+        NORMAL,
+        MODEL,
+        "progress back where it was at a disruption",
+        "time of the disruption it recovered from",
+        "s",
+    ),
     R.WORKLOAD_DONE: _i(NORMAL, CONTROLLER, "workload completed"),
-    R.USEFUL_AT_START: _i(NORMAL, LAB, "at t=0: progress made before the window", "progress",
-                          "GPU·s"),
+    R.USEFUL_AT_START: _i(
+        NORMAL, LAB, "at t=0: progress made before the window", "progress", "GPU·s"
+    ),
     R.USEFUL: _i(NORMAL, LAB, "at the end: progress kept", "progress", "GPU·s"),
     R.REMAINING: _i(NORMAL, LAB, "at the end: work still to do", "work", "GPU·s"),
     R.COMPUTED: _i(NORMAL, LAB, "at the end: progress computed in all", "progress", "GPU·s"),

@@ -52,12 +52,17 @@ class ReplicationResult:
 
     def to_dict(self, *, include_events: bool = True) -> dict[str, Any]:
         data = {
-            "variant": self.variant, "replication": self.replication, "seed": self.seed,
-            "preemption": self.preemption, "placement": self.placement,
-            "summary": self.summary, "distributions": self.distributions,
+            "variant": self.variant,
+            "replication": self.replication,
+            "seed": self.seed,
+            "preemption": self.preemption,
+            "placement": self.placement,
+            "summary": self.summary,
+            "distributions": self.distributions,
             "by_priority_class": self.by_priority_class,
             "workloads": [asdict(w) for w in self.workloads],
-            "events_processed": self.events_processed, "wall_seconds": self.wall_seconds,
+            "events_processed": self.events_processed,
+            "wall_seconds": self.wall_seconds,
             "diagnosis": self.diagnosis,
         }
         if include_events:
@@ -72,9 +77,16 @@ def replication_seed(base: int, replication: int) -> int:
     return base * SEED_STRIDE + replication
 
 
-def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, replication: int = 0,
-             *, seed: int | None = None, progress: Progress | None = None,
-             max_events: int | None = None, explain: bool = True) -> ReplicationResult:
+def simulate(
+    spec: ExperimentSpec,
+    variant: str | Variant | ResolvedVariant,
+    replication: int = 0,
+    *,
+    seed: int | None = None,
+    progress: Progress | None = None,
+    max_events: int | None = None,
+    explain: bool = True,
+) -> ReplicationResult:
     """Simulate one variant once. Deterministic: same inputs, identical result.
 
     ``max_events`` bounds the event log: past it the simulation stops with
@@ -86,16 +98,28 @@ def simulate(spec: ExperimentSpec, variant: str | Variant | ResolvedVariant, rep
     engine = Engine(resolved, run_seed, progress, max_events=max_events, explain=explain)
     log = engine.run()
     decisions = engine.decisions()
-    metrics = compute(log, workload_infos(resolved.spec), horizon=resolved.spec.horizon_seconds,
-                      total_gpus=engine.cluster.total_gpus_at_start)
+    metrics = compute(
+        log,
+        workload_infos(resolved.spec),
+        horizon=resolved.spec.horizon_seconds,
+        total_gpus=engine.cluster.total_gpus_at_start,
+    )
     return ReplicationResult(
-        variant=resolved.name, replication=replication, seed=run_seed,
-        preemption=resolved.preemption, placement=resolved.placement,
-        summary=metrics.summary, distributions=metrics.distributions,
-        by_priority_class=metrics.by_priority_class, workloads=metrics.workloads,
-        events=tuple(log), events_processed=engine.events_processed,
+        variant=resolved.name,
+        replication=replication,
+        seed=run_seed,
+        preemption=resolved.preemption,
+        placement=resolved.placement,
+        summary=metrics.summary,
+        distributions=metrics.distributions,
+        by_priority_class=metrics.by_priority_class,
+        workloads=metrics.workloads,
+        events=tuple(log),
+        events_processed=engine.events_processed,
         wall_seconds=time.perf_counter() - started,
-        decisions=tuple(decisions), diagnosis=engine.diagnosis(log, decisions))
+        decisions=tuple(decisions),
+        diagnosis=engine.diagnosis(log, decisions),
+    )
 
 
 def workload_infos(spec: ExperimentSpec) -> list[WorkloadInfo]:
@@ -106,8 +130,19 @@ def workload_infos(spec: ExperimentSpec) -> list[WorkloadInfo]:
     for w in spec.workloads:
         value, _, label = resolve_priority(spec, w)
         min_count = w.pod_group.min_count if w.pod_group else w.members
-        infos.append(WorkloadInfo(w.name, w.kind.value, label, value, w.members, w.gpus,
-                                  min_count, w.urgent, w.recovery.model.value))
+        infos.append(
+            WorkloadInfo(
+                w.name,
+                w.kind.value,
+                label,
+                value,
+                w.members,
+                w.gpus,
+                min_count,
+                w.urgent,
+                w.recovery.model.value,
+            )
+        )
     return infos
 
 
@@ -120,7 +155,9 @@ class VariantResult:
     def to_dict(self, *, include_events: bool = False) -> dict[str, Any]:
         first = self.replications[0]
         return {
-            "name": self.name, "preemption": first.preemption, "placement": first.placement,
+            "name": self.name,
+            "preemption": first.preemption,
+            "placement": first.placement,
             "summary": {k: v["mean"] for k, v in self.aggregate.items()},
             "aggregate": self.aggregate,
             "workloads": [asdict(w) for w in first.workloads],
@@ -134,7 +171,8 @@ def aggregate(replications: Sequence[Any]) -> dict[str, dict[str, float | None]]
     Takes anything with a ``summary`` mapping (results, stored rows) or the summary
     mappings themselves (what a database keeps)."""
     summaries: list[Mapping[str, float | None]] = [
-        r if isinstance(r, Mapping) else r.summary for r in replications]
+        r if isinstance(r, Mapping) else r.summary for r in replications
+    ]
     out: dict[str, dict[str, float | None]] = {}
     for name in SUMMARY_NAMES:
         values = [v for s in summaries if (v := s.get(name)) is not None]
@@ -142,15 +180,24 @@ def aggregate(replications: Sequence[Any]) -> dict[str, dict[str, float | None]]
             out[name] = {"mean": None, "ci95": None, "min": None, "max": None, "n": 0}
             continue
         mean, half = _ci(values)
-        out[name] = {"mean": mean, "ci95": half, "min": min(values), "max": max(values),
-                     "n": len(values)}
+        out[name] = {
+            "mean": mean,
+            "ci95": half,
+            "min": min(values),
+            "max": max(values),
+            "n": len(values),
+        }
     return out
 
 
-def run_experiment(spec: ExperimentSpec, *, seed: int | None = None,
-                   variants: Sequence[str] | None = None,
-                   progress: Progress | None = None,
-                   max_events: int | None = None) -> list[VariantResult]:
+def run_experiment(
+    spec: ExperimentSpec,
+    *,
+    seed: int | None = None,
+    variants: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    max_events: int | None = None,
+) -> list[VariantResult]:
     """Every variant x replication, in order; ``progress`` gets the overall fraction done;
     ``max_events`` bounds each replication's log (see :func:`simulate`)."""
     chosen = [v for v in expand_variants(spec) if variants is None or v.name in variants]
@@ -162,8 +209,9 @@ def run_experiment(spec: ExperimentSpec, *, seed: int | None = None,
         for r in range(spec.replications):
             done = i * spec.replications + r
             step = None if progress is None else _scaled(progress, done, total)
-            reps.append(simulate(spec, resolved, r, seed=seed, progress=step,
-                                 max_events=max_events))
+            reps.append(
+                simulate(spec, resolved, r, seed=seed, progress=step, max_events=max_events)
+            )
         results.append(VariantResult(variant.name, tuple(reps), aggregate(reps)))
     return results
 

@@ -57,7 +57,7 @@ def sample(dist: FailureDistribution, rng: random.Random) -> float:
         scale = mean / math.gamma(1.0 + 1.0 / dist.shape)
         return rng.weibullvariate(scale, dist.shape)
     if dist.distribution == "lognormal":
-        mu = math.log(mean) - dist.sigma ** 2 / 2.0
+        mu = math.log(mean) - dist.sigma**2 / 2.0
         return rng.lognormvariate(mu, dist.sigma)
     if dist.distribution == "empirical":
         return rng.choice(dist.samples_seconds)
@@ -74,24 +74,35 @@ def mean_of(dist: FailureDistribution) -> float:
 # ----------------------------------------------------------------------------- scope
 def cluster_nodes(spec: ExperimentSpec) -> list[ScopeNode]:
     """Every node in engine order (pools first), with its pool and labels."""
-    nodes = [ScopeNode(f"{p.name}-{i}", p.name, p.labels)
-             for p in spec.cluster.node_pools for i in range(p.count)]
+    nodes = [
+        ScopeNode(f"{p.name}-{i}", p.name, p.labels)
+        for p in spec.cluster.node_pools
+        for i in range(p.count)
+    ]
     return nodes + [ScopeNode(n.name, None, n.labels) for n in spec.cluster.nodes]
 
 
 def in_scope(model: FailureModel, nodes: Sequence[ScopeNode]) -> list[ScopeNode]:
     """The nodes of the model's pool (if any) that carry every label of its selector."""
-    return [n for n in nodes if (model.pool is None or n.pool == model.pool)
-            and all(n.labels.get(k) == v for k, v in model.selector.items())]
+    return [
+        n
+        for n in nodes
+        if (model.pool is None or n.pool == model.pool)
+        and all(n.labels.get(k) == v for k, v in model.selector.items())
+    ]
 
 
 def _scope_size(spec: ExperimentSpec, model: FailureModel) -> int:
     """How many nodes are in scope, counted per pool without building names (cheap)."""
+
     def matches(pool: str | None, labels: dict[str, str]) -> bool:
-        return ((model.pool is None or pool == model.pool)
-                and all(labels.get(k) == v for k, v in model.selector.items()))
-    return (sum(p.count for p in spec.cluster.node_pools if matches(p.name, p.labels))
-            + sum(1 for n in spec.cluster.nodes if matches(None, n.labels)))
+        return (model.pool is None or pool == model.pool) and all(
+            labels.get(k) == v for k, v in model.selector.items()
+        )
+
+    return sum(p.count for p in spec.cluster.node_pools if matches(p.name, p.labels)) + sum(
+        1 for n in spec.cluster.nodes if matches(None, n.labels)
+    )
 
 
 # ----------------------------------------------------------------------------- cost
@@ -147,14 +158,16 @@ def failure_errors(spec: ExperimentSpec) -> Iterator[dict[str, str]]:
         scope = in_scope(model, nodes)
         if not scope:
             where = f" in pool '{model.pool}'" if model.pool else ""
-            yield {"path": f"{path}.selector",
-                   "message": f"the selector {_selector_text(model.selector)} matches no "
-                              f"node{where}"}
+            yield {
+                "path": f"{path}.selector",
+                "message": f"the selector {_selector_text(model.selector)} matches no node{where}",
+            }
             continue
-        if model.kind == "correlated" and not any(model.domain_label in n.labels
-                                                   for n in scope):
-            yield {"path": f"{path}.domainLabel",
-                   "message": f"no node in scope has the label '{model.domain_label}'"}
+        if model.kind == "correlated" and not any(model.domain_label in n.labels for n in scope):
+            yield {
+                "path": f"{path}.domainLabel",
+                "message": f"no node in scope has the label '{model.domain_label}'",
+            }
         if model.kind == "trace":
             try:
                 trace_rows(model, scope)
@@ -185,17 +198,18 @@ def trace_rows(model: FailureModel, scope: Sequence[ScopeNode]) -> list[TraceRow
         if not any(cells) or (number == 1 and cells[0].lower() == "time"):
             continue
         if len(cells) not in (2, 3):
-            raise _row_error(number, f"expected time,target,duration, got {len(cells)} "
-                                     "column(s)")
+            raise _row_error(number, f"expected time,target,duration, got {len(cells)} column(s)")
         at = _row_seconds(cells[0], number, "time")
-        duration = _row_seconds(cells[2], number, "duration") if len(cells) == 3 \
-            and cells[2] else None
+        duration = (
+            _row_seconds(cells[2], number, "duration") if len(cells) == 3 and cells[2] else None
+        )
         rows.append(TraceRow(at, _row_targets(cells[1], scope, by_name, number), duration))
     return rows
 
 
-def _row_targets(target: str, scope: Sequence[ScopeNode], names: set[str],
-                 number: int) -> tuple[str, ...]:
+def _row_targets(
+    target: str, scope: Sequence[ScopeNode], names: set[str], number: int
+) -> tuple[str, ...]:
     if "=" in target:
         key, _, value = target.partition("=")
         hit = tuple(n.name for n in scope if n.labels.get(key.strip()) == value.strip())
@@ -245,8 +259,9 @@ def draw_events(spec: ExperimentSpec, seed: int) -> list[TimelineEvent]:
     return events
 
 
-def _model_events(model: FailureModel, scope: list[ScopeNode], rng: random.Random,
-                  horizon: float) -> Iterator[TimelineEvent]:
+def _model_events(
+    model: FailureModel, scope: list[ScopeNode], rng: random.Random, horizon: float
+) -> Iterator[TimelineEvent]:
     if model.kind == "trace":
         for row in trace_rows(model, scope):
             if row.at <= horizon:
@@ -272,8 +287,9 @@ def _domains(model: FailureModel, scope: list[ScopeNode]) -> list[list[str]]:
     return [by_value[v] for v in sorted(by_value)]
 
 
-def _renewal(model: FailureModel, members: list[str], rng: random.Random,
-             horizon: float) -> Iterator[TimelineEvent]:
+def _renewal(
+    model: FailureModel, members: list[str], rng: random.Random, horizon: float
+) -> Iterator[TimelineEvent]:
     """One domain on its own clock: up for a drawn time, down for a drawn repair, again.
     The inter-arrival is measured from the repair (the up time, MTTF in the strict sense)."""
     assert model.inter_arrival is not None
@@ -287,8 +303,9 @@ def _renewal(model: FailureModel, members: list[str], rng: random.Random,
         t += repair + sample(model.inter_arrival, rng)
 
 
-def _pooled(model: FailureModel, domains: list[list[str]], rng: random.Random,
-            horizon: float) -> Iterator[TimelineEvent]:
+def _pooled(
+    model: FailureModel, domains: list[list[str]], rng: random.Random, horizon: float
+) -> Iterator[TimelineEvent]:
     """One clock for the whole scope: each failure hits a random domain that is up."""
     assert model.inter_arrival is not None
     down_until: dict[str, float] = {}
@@ -313,15 +330,20 @@ def _hit(model: FailureModel, members: list[str], rng: random.Random) -> tuple[s
     return tuple(sorted(rng.sample(members, count), key=order.__getitem__))
 
 
-def _event(model: FailureModel, at: float, nodes: Iterable[str],
-           repair: float | None) -> TimelineEvent:
+def _event(
+    model: FailureModel, at: float, nodes: Iterable[str], repair: float | None
+) -> TimelineEvent:
     # Built without re-validation: every value comes from a validated spec (a draw is
     # finite and non-negative), and a replication may draw thousands of them.
     failure = model.disruption == "node-failure"
     return TimelineEvent.model_construct(
-        at=at, type=model.disruption, nodes=list(nodes), recover_after_seconds=repair,
+        at=at,
+        type=model.disruption,
+        nodes=list(nodes),
+        recover_after_seconds=repair,
         notice_seconds=model.notice_seconds,
-        toleration_seconds=model.toleration_seconds if failure else None)
+        toleration_seconds=model.toleration_seconds if failure else None,
+    )
 
 
 def with_failures(variant: ResolvedVariant, seed: int) -> ResolvedVariant:
@@ -332,5 +354,6 @@ def with_failures(variant: ResolvedVariant, seed: int) -> ResolvedVariant:
         return variant
     drawn = draw_events(spec, seed)
     timeline = spec.model_copy(update={"events": [*spec.events, *drawn], "failures": []})
-    return ResolvedVariant(name=variant.name, spec=timeline, preemption=variant.preemption,
-                           placement=variant.placement)
+    return ResolvedVariant(
+        name=variant.name, spec=timeline, preemption=variant.preemption, placement=variant.placement
+    )

@@ -36,6 +36,5 @@ def skip_randrange(rng: random.Random, n: int, count: int) -> None:
     limit = np.uint32(n)
     owed = count
     while owed:
-        words = np.frombuffer(rng.getrandbits(32 * owed).to_bytes(4 * owed, "little"),
-                              dtype="<u4")
+        words = np.frombuffer(rng.getrandbits(32 * owed).to_bytes(4 * owed, "little"), dtype="<u4")
         owed -= int(np.count_nonzero((words >> shift) < limit))

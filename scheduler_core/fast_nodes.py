@@ -19,8 +19,19 @@ EMPTY = np.iinfo(np.int64).max
 
 
 class NodeArrays:
-    __slots__ = ("free_cpu", "free_gpus", "free_mem", "max_pods", "npods", "pack", "prio", "seq",
-                 "slot_of", "used", "width")
+    __slots__ = (
+        "free_cpu",
+        "free_gpus",
+        "free_mem",
+        "max_pods",
+        "npods",
+        "pack",
+        "prio",
+        "seq",
+        "slot_of",
+        "used",
+        "width",
+    )
 
     def __init__(self, nodes: list[Node], width: int = 8) -> None:
         self.width = width
@@ -90,7 +101,6 @@ class NodeArrays:
         for name in ("prio", "pack", "seq"):
             array = getattr(self, name)
             fill = EMPTY if name == "prio" else 0
-            wider = np.full((array.shape[0], self.width, *array.shape[2:]), fill,
-                            dtype=array.dtype)
+            wider = np.full((array.shape[0], self.width, *array.shape[2:]), fill, dtype=array.dtype)
             wider[:, :old] = array
             setattr(self, name, wider)

@@ -62,7 +62,7 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     features: list[tuple[np.ndarray, ...]] = []
     count, start, size = 0, 0, max(FIRST_CHUNK, limit)
     while start < len(rotated) and count < limit:
-        chunk = rotated[start:start + size]
+        chunk = rotated[start : start + size]
         ok, scores = _evaluate(cluster.arrays, pod, chunk, need)
         found.append(chunk[ok])
         features.append(tuple(s[ok] for s in scores))
@@ -72,8 +72,9 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     if count == 0:
         return None
     chosen = np.concatenate(found)[:limit]
-    top, total, victims, latest = (np.concatenate(parts)[:limit] for parts in zip(*features,
-                                                                                  strict=True))
+    top, total, victims, latest = (
+        np.concatenate(parts)[:limit] for parts in zip(*features, strict=True)
+    )
     # §4.4 rules 2-6; rule 1 (PDB violations) is 0 for all. lexsort: last key first.
     best = np.lexsort((np.arange(len(chosen)), -latest, victims, total, top))[0]
     node = cluster.nodes[int(chosen[best])]
@@ -107,13 +108,15 @@ def _needs(host: PreemptionHost, pod: Pod, nodes: int) -> tuple[np.ndarray, ...]
     need_m = np.full(nodes, pod.mem, dtype=np.float64)
     need_n = np.ones(nodes, dtype=np.int64)
     for node in claimed:
-        need_g[node.idx], need_c[node.idx], need_m[node.idx], need_n[node.idx] = \
-            host.cluster.need(pod, node)
+        need_g[node.idx], need_c[node.idx], need_m[node.idx], need_n[node.idx] = host.cluster.need(
+            pod, node
+        )
     return need_g, need_c, need_m, need_n
 
 
-def _evaluate(arrays: object, pod: Pod, rows: np.ndarray,
-              need: tuple[np.ndarray, ...] | None) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+def _evaluate(
+    arrays: object, pod: Pod, rows: np.ndarray, need: tuple[np.ndarray, ...] | None
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """SelectVictimsOnNode for each of ``rows``: whether it is a candidate, and per row
     (top victim priority, sum of victim priorities + 2^31, victim count, latest start of
     the top-priority victims)."""
@@ -155,8 +158,7 @@ def _evaluate(arrays: object, pod: Pod, rows: np.ndarray,
     for j in range(depth):
         active = ok & (j < counts)
         g_back, c_back, m_back = g - s_g[:, j], c - s_c[:, j], m - s_m[:, j]
-        keep = active & (need_g <= g_back) & (need_c <= c_back) & (need_m <= m_back) \
-            & (need_n < n)
+        keep = active & (need_g <= g_back) & (need_c <= c_back) & (need_m <= m_back) & (need_n < n)
         g = np.where(keep, g_back, g)
         c = np.where(keep, c_back, c)
         m = np.where(keep, m_back, m)

@@ -48,8 +48,10 @@ class Limits:
     @property
     def has_budget(self) -> bool:
         """Whether a cost estimate must be checked at all (not for a plain library call)."""
-        return any(v is not None for v in (self.max_run_events, self.max_run_seconds,
-                                           self.max_replication_memory_mb))
+        return any(
+            v is not None
+            for v in (self.max_run_events, self.max_run_seconds, self.max_replication_memory_mb)
+        )
 
     @classmethod
     def from_settings(cls, values: Mapping[str, Any]) -> Limits:
@@ -95,24 +97,31 @@ def _env_value(name: str, raw: str, kind: Any) -> int | float | None:
     return value
 
 
-LIBRARY_LIMITS = Limits(max_nodes=200_000, max_workloads=1_000_000, max_pods=2_000_000,
-                        max_horizon_seconds=366 * 86400.0, max_tasks=100_000,
-                        max_timeline_events=100_000, max_events_per_replication=None,
-                        max_run_events=None,
-                        max_run_seconds=None, max_replication_memory_mb=None)
+LIBRARY_LIMITS = Limits(
+    max_nodes=200_000,
+    max_workloads=1_000_000,
+    max_pods=2_000_000,
+    max_horizon_seconds=366 * 86400.0,
+    max_tasks=100_000,
+    max_timeline_events=100_000,
+    max_events_per_replication=None,
+    max_run_events=None,
+    max_run_seconds=None,
+    max_replication_memory_mb=None,
+)
 """For a plain library call: far above any real cluster (10,000 nodes and 100,000 pods
 is the largest benchmark), low enough that a typo cannot exhaust the machine."""
 
 
-def count_errors(spec: ExperimentSpec, limits: Limits, *, tasks: int | None = None,
-                 prefix: str = "") -> list[dict[str, str]]:
+def count_errors(
+    spec: ExperimentSpec, limits: Limits, *, tasks: int | None = None, prefix: str = ""
+) -> list[dict[str, str]]:
     """The counts above their limits, each naming the field and the setting. Cheap: it
     reads counts only, so it runs before anything is built from them."""
     checks: list[tuple[str, str, float, int | float]] = []
     for i, pool in enumerate(spec.cluster.node_pools):
         if pool.count > limits.max_nodes:  # name the pool that is too big, not "cluster"
-            checks.append((f"cluster.nodePools[{i}].count", "nodes", pool.count,
-                           limits.max_nodes))
+            checks.append((f"cluster.nodePools[{i}].count", "nodes", pool.count, limits.max_nodes))
     nodes = sum(pool.count for pool in spec.cluster.node_pools) + len(spec.cluster.nodes)
     if not checks:
         checks.append(("cluster", "nodes", nodes, limits.max_nodes))
@@ -121,37 +130,55 @@ def count_errors(spec: ExperimentSpec, limits: Limits, *, tasks: int | None = No
     checks.append(("events", "timeline events", len(spec.events), limits.max_timeline_events))
     if spec.failures:
         from scheduler_core.failures import count_checks  # late: it builds on the spec
-        checks.extend((path, "expected failure events", count, limits.max_timeline_events)
-                      for path, count in count_checks(spec))
-    checks.append(("horizonSeconds", "seconds of horizon", spec.horizon_seconds,
-                   limits.max_horizon_seconds))
+
+        checks.extend(
+            (path, "expected failure events", count, limits.max_timeline_events)
+            for path, count in count_checks(spec)
+        )
+    checks.append(
+        ("horizonSeconds", "seconds of horizon", spec.horizon_seconds, limits.max_horizon_seconds)
+    )
     if tasks is not None:
-        checks.append(("replications", "simulations (variants x replications)", tasks,
-                       limits.max_tasks))
-    return [{"path": prefix + path,
-             "message": f"{number(value)} {what} is above the limit of {number(limit)} "
-                        f"({_SETTINGS[what]})"}
-            for path, what, value, limit in checks if value > limit]
+        checks.append(
+            ("replications", "simulations (variants x replications)", tasks, limits.max_tasks)
+        )
+    return [
+        {
+            "path": prefix + path,
+            "message": f"{number(value)} {what} is above the limit of {number(limit)} "
+            f"({_SETTINGS[what]})",
+        }
+        for path, what, value, limit in checks
+        if value > limit
+    ]
 
 
-def _member_checks(spec: ExperimentSpec,
-                   limits: Limits) -> Iterable[tuple[str, str, float, int | float]]:
+def _member_checks(
+    spec: ExperimentSpec, limits: Limits
+) -> Iterable[tuple[str, str, float, int | float]]:
     pods = 0
     for i, workload in enumerate(spec.workloads):
         pods += workload.members
         if workload.members > limits.max_pods:
-            yield (f"workloads[{i}].members", "pods (members of all workloads)",
-                   workload.members, limits.max_pods)
+            yield (
+                f"workloads[{i}].members",
+                "pods (members of all workloads)",
+                workload.members,
+                limits.max_pods,
+            )
             return
     yield ("workloads", "pods (members of all workloads)", pods, limits.max_pods)
 
 
-_SETTINGS = {"nodes": "LAB_MAX_NODES", "workloads": "LAB_MAX_WORKLOADS",
-             "pods (members of all workloads)": "LAB_MAX_PODS",
-             "timeline events": "LAB_MAX_TIMELINE_EVENTS",
-             "expected failure events": "LAB_MAX_TIMELINE_EVENTS",
-             "seconds of horizon": "LAB_MAX_HORIZON_SECONDS",
-             "simulations (variants x replications)": "LAB_MAX_TASKS"}
+_SETTINGS = {
+    "nodes": "LAB_MAX_NODES",
+    "workloads": "LAB_MAX_WORKLOADS",
+    "pods (members of all workloads)": "LAB_MAX_PODS",
+    "timeline events": "LAB_MAX_TIMELINE_EVENTS",
+    "expected failure events": "LAB_MAX_TIMELINE_EVENTS",
+    "seconds of horizon": "LAB_MAX_HORIZON_SECONDS",
+    "simulations (variants x replications)": "LAB_MAX_TASKS",
+}
 
 
 def number(value: float) -> str:

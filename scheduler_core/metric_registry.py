@@ -34,8 +34,10 @@ class Group(StrEnum):
 NEVER = "never (> horizon)"
 """How a time reads whose event did not happen before the horizon: never "0", never blank."""
 
-REPLICATIONS = ("mean across replications, with a 95% Student-t interval "
-                "(n - 1 degrees of freedom, exact quantile)")
+REPLICATIONS = (
+    "mean across replications, with a 95% Student-t interval "
+    "(n - 1 degrees of freedom, exact quantile)"
+)
 UNSERVED_METRIC = "urgent_never_useful"
 """The summary count behind the "urgent workload never useful" flag."""
 
@@ -69,81 +71,225 @@ _ALL_MEAN = "mean over the workloads where it applies"
 _SUM = "sum over every workload"
 
 
-def _m(name: str, label: str, unit: str, group: Group, definition: str, *,
-       better: Better = Better.LOWER, workloads: str = _SUM, null: str = "—",
-       ) -> MetricInfo:
-    return MetricInfo(name, label, unit, group, definition, better, workloads, null,
-                      time=unit == "s")
+def _m(
+    name: str,
+    label: str,
+    unit: str,
+    group: Group,
+    definition: str,
+    *,
+    better: Better = Better.LOWER,
+    workloads: str = _SUM,
+    null: str = "—",
+) -> MetricInfo:
+    return MetricInfo(
+        name, label, unit, group, definition, better, workloads, null, time=unit == "s"
+    )
 
 
 _ENTRIES = (
-    _m("time_to_victims_selected", "Time to victims selected", "s", Group.PREEMPTOR,
-       "Arrival of the preemptor until the scheduler first chose victims for it.",
-       workloads=_URGENT, null="none needed (no preemption)"),
-    _m("time_to_victims_released", "Time to victims released", "s", Group.PREEMPTOR,
-       "Arrival until every victim chosen for it has stopped and its GPUs are free.",
-       workloads=_URGENT, null="no victims released"),
-    _m("release_latency", "Release latency", "s", Group.PREEMPTOR,
-       "Victims selected until victims released: what grace periods cost the preemptor.",
-       workloads=_URGENT, null="no victims released"),
-    _m("time_to_group_scheduled", "Time to group scheduled", "s", Group.PREEMPTOR,
-       "Arrival until minCount of its members are bound to nodes.",
-       workloads=_URGENT, null=NEVER),
-    _m("time_to_group_useful", "Time to group useful", "s", Group.PREEMPTOR,
-       "Arrival until minCount members are running and Ready: useful progress begins.",
-       workloads=_URGENT, null=NEVER),
-    _m("preemption_not_helpful", "Preemption not helpful", "count", Group.PREEMPTOR,
-       "Scheduling cycles in which preemption found no victims that would make room.",
-       workloads="sum over the urgent workloads (every workload if none is urgent)"),
-    _m("lost_work", "Lost work", "GPU·s", Group.DISPLACED,
-       "Progress since the last durable checkpoint that a disruption threw away and must "
-       "be redone (a synchronous group loses every member's share)."),
-    _m("stranded_capacity", "Stranded capacity", "GPU·s", Group.DISPLACED,
-       "GPU-seconds held by surviving members of a broken synchronous group that cannot "
-       "progress until released or resumed."),
-    _m("time_to_resume", "Time to resume", "s", Group.DISPLACED,
-       "Disruption until the workload makes useful progress again.",
-       workloads=_ALL_MEAN, null="none resumed in the horizon"),
-    _m("time_to_recover", "Time to recover", "s", Group.DISPLACED,
-       "Disruption until the workload is back where it was (resume plus redoing the lost "
-       "work).", workloads=_ALL_MEAN, null="none recovered in the horizon"),
-    _m("pods_terminated", "Pods terminated", "count", Group.DISPLACED,
-       "Pods sent SIGTERM (preemption, eviction or node loss)."),
-    _m("restarts", "Restarts", "count", Group.DISPLACED,
-       "Replacement pods created by a controller."),
-    _m("preempted_while_loading", "Preempted while loading", "count", Group.DISPLACED,
-       "Evictions of pods not yet Ready: the loading treadmill."),
-    _m("sessions_lost", "Sessions lost", "count", Group.DISPLACED,
-       "Interactive sessions ended by a disruption."),
-    _m("gpu_utilization", "GPU utilization", "ratio", Group.CLUSTER,
-       "Allocated GPU-seconds over the GPU-seconds the cluster offered in the window.",
-       better=Better.HIGHER, workloads="whole cluster", null="no capacity offered"),
-    _m("goodput", "Goodput", "ratio", Group.CLUSTER,
-       "Useful-progress GPU-seconds over allocated GPU-seconds.",
-       better=Better.HIGHER, workloads="whole cluster", null="nothing allocated"),
-    _m("ettr", "ETTR", "ratio", Group.CLUSTER,
-       "Effective training time ratio: seconds of useful progress per wall-clock second "
-       "since submission (to completion or the horizon).", better=Better.HIGHER,
-       workloads="mean of the workloads' ETTRs weighted by their GPUs",
-       null="no workload with GPUs submitted"),
-    _m("wasted_gpu_seconds", "Wasted work", "GPU·s", Group.CLUSTER,
-       "Lost work + stranded capacity + startup time of Ready pods later evicted."),
-    _m("completion_time", "Completion time", "s", Group.CLUSTER,
-       "Arrival until the workload is done.", workloads=_ALL_MEAN + " (finished ones)",
-       null=NEVER),
-    _m("queue_wait", "Queue wait", "s", Group.CLUSTER,
-       "Arrival until the workload's first pod is bound.",
-       workloads=_ALL_MEAN + " (bound ones)", null=NEVER),
-    _m("over_evicted_pods", "Over-evicted pods", "count", Group.ACCOUNTING,
-       "Victims beyond the fewest that would have made room."),
-    _m("groups_broken", "Groups broken", "count", Group.ACCOUNTING,
-       "Gangs that lost a member while others kept running."),
-    _m("thrashing_workloads", "Thrashing workloads", "count", Group.ACCOUNTING,
-       "Workloads disrupted twice or more before getting back to useful progress.",
-       workloads="count of workloads"),
-    _m(UNSERVED_METRIC, "Urgent never useful", "count", Group.ACCOUNTING,
-       "Urgent workloads that never became useful before the horizon. A variant with any "
-       "is flagged everywhere and is never named best.", workloads="count of urgent workloads"),
+    _m(
+        "time_to_victims_selected",
+        "Time to victims selected",
+        "s",
+        Group.PREEMPTOR,
+        "Arrival of the preemptor until the scheduler first chose victims for it.",
+        workloads=_URGENT,
+        null="none needed (no preemption)",
+    ),
+    _m(
+        "time_to_victims_released",
+        "Time to victims released",
+        "s",
+        Group.PREEMPTOR,
+        "Arrival until every victim chosen for it has stopped and its GPUs are free.",
+        workloads=_URGENT,
+        null="no victims released",
+    ),
+    _m(
+        "release_latency",
+        "Release latency",
+        "s",
+        Group.PREEMPTOR,
+        "Victims selected until victims released: what grace periods cost the preemptor.",
+        workloads=_URGENT,
+        null="no victims released",
+    ),
+    _m(
+        "time_to_group_scheduled",
+        "Time to group scheduled",
+        "s",
+        Group.PREEMPTOR,
+        "Arrival until minCount of its members are bound to nodes.",
+        workloads=_URGENT,
+        null=NEVER,
+    ),
+    _m(
+        "time_to_group_useful",
+        "Time to group useful",
+        "s",
+        Group.PREEMPTOR,
+        "Arrival until minCount members are running and Ready: useful progress begins.",
+        workloads=_URGENT,
+        null=NEVER,
+    ),
+    _m(
+        "preemption_not_helpful",
+        "Preemption not helpful",
+        "count",
+        Group.PREEMPTOR,
+        "Scheduling cycles in which preemption found no victims that would make room.",
+        workloads="sum over the urgent workloads (every workload if none is urgent)",
+    ),
+    _m(
+        "lost_work",
+        "Lost work",
+        "GPU·s",
+        Group.DISPLACED,
+        "Progress since the last durable checkpoint that a disruption threw away and must "
+        "be redone (a synchronous group loses every member's share).",
+    ),
+    _m(
+        "stranded_capacity",
+        "Stranded capacity",
+        "GPU·s",
+        Group.DISPLACED,
+        "GPU-seconds held by surviving members of a broken synchronous group that cannot "
+        "progress until released or resumed.",
+    ),
+    _m(
+        "time_to_resume",
+        "Time to resume",
+        "s",
+        Group.DISPLACED,
+        "Disruption until the workload makes useful progress again.",
+        workloads=_ALL_MEAN,
+        null="none resumed in the horizon",
+    ),
+    _m(
+        "time_to_recover",
+        "Time to recover",
+        "s",
+        Group.DISPLACED,
+        "Disruption until the workload is back where it was (resume plus redoing the lost work).",
+        workloads=_ALL_MEAN,
+        null="none recovered in the horizon",
+    ),
+    _m(
+        "pods_terminated",
+        "Pods terminated",
+        "count",
+        Group.DISPLACED,
+        "Pods sent SIGTERM (preemption, eviction or node loss).",
+    ),
+    _m(
+        "restarts",
+        "Restarts",
+        "count",
+        Group.DISPLACED,
+        "Replacement pods created by a controller.",
+    ),
+    _m(
+        "preempted_while_loading",
+        "Preempted while loading",
+        "count",
+        Group.DISPLACED,
+        "Evictions of pods not yet Ready: the loading treadmill.",
+    ),
+    _m(
+        "sessions_lost",
+        "Sessions lost",
+        "count",
+        Group.DISPLACED,
+        "Interactive sessions ended by a disruption.",
+    ),
+    _m(
+        "gpu_utilization",
+        "GPU utilization",
+        "ratio",
+        Group.CLUSTER,
+        "Allocated GPU-seconds over the GPU-seconds the cluster offered in the window.",
+        better=Better.HIGHER,
+        workloads="whole cluster",
+        null="no capacity offered",
+    ),
+    _m(
+        "goodput",
+        "Goodput",
+        "ratio",
+        Group.CLUSTER,
+        "Useful-progress GPU-seconds over allocated GPU-seconds.",
+        better=Better.HIGHER,
+        workloads="whole cluster",
+        null="nothing allocated",
+    ),
+    _m(
+        "ettr",
+        "ETTR",
+        "ratio",
+        Group.CLUSTER,
+        "Effective training time ratio: seconds of useful progress per wall-clock second "
+        "since submission (to completion or the horizon).",
+        better=Better.HIGHER,
+        workloads="mean of the workloads' ETTRs weighted by their GPUs",
+        null="no workload with GPUs submitted",
+    ),
+    _m(
+        "wasted_gpu_seconds",
+        "Wasted work",
+        "GPU·s",
+        Group.CLUSTER,
+        "Lost work + stranded capacity + startup time of Ready pods later evicted.",
+    ),
+    _m(
+        "completion_time",
+        "Completion time",
+        "s",
+        Group.CLUSTER,
+        "Arrival until the workload is done.",
+        workloads=_ALL_MEAN + " (finished ones)",
+        null=NEVER,
+    ),
+    _m(
+        "queue_wait",
+        "Queue wait",
+        "s",
+        Group.CLUSTER,
+        "Arrival until the workload's first pod is bound.",
+        workloads=_ALL_MEAN + " (bound ones)",
+        null=NEVER,
+    ),
+    _m(
+        "over_evicted_pods",
+        "Over-evicted pods",
+        "count",
+        Group.ACCOUNTING,
+        "Victims beyond the fewest that would have made room.",
+    ),
+    _m(
+        "groups_broken",
+        "Groups broken",
+        "count",
+        Group.ACCOUNTING,
+        "Gangs that lost a member while others kept running.",
+    ),
+    _m(
+        "thrashing_workloads",
+        "Thrashing workloads",
+        "count",
+        Group.ACCOUNTING,
+        "Workloads disrupted twice or more before getting back to useful progress.",
+        workloads="count of workloads",
+    ),
+    _m(
+        UNSERVED_METRIC,
+        "Urgent never useful",
+        "count",
+        Group.ACCOUNTING,
+        "Urgent workloads that never became useful before the horizon. A variant with any "
+        "is flagged everywhere and is never named best.",
+        workloads="count of urgent workloads",
+    ),
 )
 
 REGISTRY: Mapping[str, MetricInfo] = {m.name: m for m in _ENTRIES}
@@ -154,8 +300,9 @@ def metric_info(name: str) -> MetricInfo:
     found = REGISTRY.get(name)
     if found is not None:
         return found
-    return MetricInfo(name, name.replace("_", " ").capitalize(), "", Group.ACCOUNTING,
-                      "", Better.LOWER, "", "—")
+    return MetricInfo(
+        name, name.replace("_", " ").capitalize(), "", Group.ACCOUNTING, "", Better.LOWER, "", "—"
+    )
 
 
 def null_reading(name: str) -> str:
@@ -164,16 +311,18 @@ def null_reading(name: str) -> str:
 
 def registry_document() -> dict[str, Any]:
     """The registry as JSON-ready data (the API's /metrics/ and the CLI's ``metrics``)."""
-    return {"metrics": [metric_info(name).as_dict() for name in SUMMARY_NAMES],
-            "interval_methods": {m.value: _METHODS[m] for m in IntervalMethod},
-            "never": NEVER}
+    return {
+        "metrics": [metric_info(name).as_dict() for name in SUMMARY_NAMES],
+        "interval_methods": {m.value: _METHODS[m] for m in IntervalMethod},
+        "never": NEVER,
+    }
 
 
 _METHODS = {
     IntervalMethod.PAIRED: "variants ran the same seeds (common random numbers): Student-t "
-                           "interval of the per-seed differences",
+    "interval of the per-seed differences",
     IntervalMethod.WELCH: "seeds differ: independent samples, Welch's t interval with "
-                          "Satterthwaite's degrees of freedom",
+    "Satterthwaite's degrees of freedom",
     IntervalMethod.NONE: "fewer than two replications with a value on a side: no interval",
 }
 
@@ -184,9 +333,13 @@ def _finite(value: object) -> float | None:
     return None
 
 
-def best_indexes(values: Sequence[float | None], metric: str, *,
-                 unserved: Sequence[bool] | None = None, tolerance: float = 1e-9,
-                 ) -> list[int]:
+def best_indexes(
+    values: Sequence[float | None],
+    metric: str,
+    *,
+    unserved: Sequence[bool] | None = None,
+    tolerance: float = 1e-9,
+) -> list[int]:
     """Positions holding the best value of ``metric`` (ties all win).
 
     A variant whose urgent workload never became useful (``unserved``) is never best:
@@ -194,8 +347,9 @@ def best_indexes(values: Sequence[float | None], metric: str, *,
     None win when fewer than two values compete (a lone number is not best of
     anything) or when all are equal (nothing stands out)."""
     flagged = unserved or [False] * len(values)
-    present = [(i, v) for i, raw in enumerate(values)
-               if (v := _finite(raw)) is not None and not flagged[i]]
+    present = [
+        (i, v) for i, raw in enumerate(values) if (v := _finite(raw)) is not None and not flagged[i]
+    ]
     if len(present) < 2:
         return []
     pick = max if metric_info(metric).better is Better.HIGHER else min

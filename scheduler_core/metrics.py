@@ -15,19 +15,49 @@ from scheduler_core import events as ev
 from scheduler_core.events import Event
 from scheduler_core.stats import mean_interval
 
-PREEMPTOR_METRICS = ("time_to_victims_selected", "time_to_victims_released", "release_latency",
-                     "time_to_group_scheduled", "time_to_group_useful")
-SUMMED = ("lost_work", "stranded_capacity", "pods_terminated",
-          "restarts", "preempted_while_loading", "sessions_lost", "wasted_gpu_seconds")
+PREEMPTOR_METRICS = (
+    "time_to_victims_selected",
+    "time_to_victims_released",
+    "release_latency",
+    "time_to_group_scheduled",
+    "time_to_group_useful",
+)
+SUMMED = (
+    "lost_work",
+    "stranded_capacity",
+    "pods_terminated",
+    "restarts",
+    "preempted_while_loading",
+    "sessions_lost",
+    "wasted_gpu_seconds",
+)
 MEANED = ("time_to_resume", "time_to_recover", "completion_time", "queue_wait")
 RATIOS = ("gpu_utilization", "goodput", "ettr")
-METRIC_NAMES = (*PREEMPTOR_METRICS, "preemption_not_helpful", "lost_work", "stranded_capacity",
-                "time_to_resume", "time_to_recover", "pods_terminated", "restarts",
-                "preempted_while_loading", "sessions_lost", "gpu_utilization", "goodput",
-                "ettr", "wasted_gpu_seconds", "completion_time", "queue_wait")
+METRIC_NAMES = (
+    *PREEMPTOR_METRICS,
+    "preemption_not_helpful",
+    "lost_work",
+    "stranded_capacity",
+    "time_to_resume",
+    "time_to_recover",
+    "pods_terminated",
+    "restarts",
+    "preempted_while_loading",
+    "sessions_lost",
+    "gpu_utilization",
+    "goodput",
+    "ettr",
+    "wasted_gpu_seconds",
+    "completion_time",
+    "queue_wait",
+)
 """One summary entry per metric of metrics.md, in its order."""
-ACCOUNTING_NAMES = ("over_evicted_pods", "groups_broken", "thrashing_workloads",
-                    "urgent_never_useful")
+ACCOUNTING_NAMES = (
+    "over_evicted_pods",
+    "groups_broken",
+    "thrashing_workloads",
+    "urgent_never_useful",
+)
 """Over-eviction and thrashing (issue #3 §4), and urgent workloads that never became
 useful before the horizon (the flag that keeps such a variant from "winning"), reported
 alongside metrics.md."""
@@ -138,8 +168,9 @@ class Metrics:
     workloads: tuple[WorkloadRecord, ...]
 
 
-def compute(log: Sequence[Event], infos: Sequence[WorkloadInfo], *, horizon: float,
-            total_gpus: int) -> Metrics:
+def compute(
+    log: Sequence[Event], infos: Sequence[WorkloadInfo], *, horizon: float, total_gpus: int
+) -> Metrics:
     """Read the log once; fold it into per-workload records and the variant's summary."""
     reader = _Reader({i.name: i for i in infos}, horizon)
     for event in log:
@@ -164,17 +195,29 @@ class _Reader:
         self.loading_event: tuple[str, float] | None = None
         self.allocated = 0.0
         self.handlers = {
-            ev.ARRIVED: self._arrived, ev.CREATED: self._created, ev.SCHEDULED: self._scheduled,
-            ev.READY: self._ready, ev.KILLING: self._killing, ev.RELEASED: self._freed,
-            ev.COMPLETED: self._completed, ev.VICTIMS_SELECTED: self._selected,
-            ev.PREEMPTED: self._preempted, ev.NOT_HELPFUL: self._not_helpful,
-            ev.DISRUPTED: self._disrupted, ev.LOADING_LOST: self._loading,
-            ev.SESSION_LOST: self._session, ev.STRANDED: self._stranded,
-            ev.RESUMED: self._resumed, ev.RECOVERED: self._recovered,
-            ev.WORKLOAD_DONE: self._done, ev.USEFUL: self._useful,
+            ev.ARRIVED: self._arrived,
+            ev.CREATED: self._created,
+            ev.SCHEDULED: self._scheduled,
+            ev.READY: self._ready,
+            ev.KILLING: self._killing,
+            ev.RELEASED: self._freed,
+            ev.COMPLETED: self._completed,
+            ev.VICTIMS_SELECTED: self._selected,
+            ev.PREEMPTED: self._preempted,
+            ev.NOT_HELPFUL: self._not_helpful,
+            ev.DISRUPTED: self._disrupted,
+            ev.LOADING_LOST: self._loading,
+            ev.SESSION_LOST: self._session,
+            ev.STRANDED: self._stranded,
+            ev.RESUMED: self._resumed,
+            ev.RECOVERED: self._recovered,
+            ev.WORKLOAD_DONE: self._done,
+            ev.USEFUL: self._useful,
             ev.USEFUL_AT_START: self._useful_at_start,
-            ev.REMAINING: self._remaining, ev.COMPUTED: self._computed,
-            ev.OVER_EVICTED: self._over_evicted, ev.GROUP_BROKEN: self._broken,
+            ev.REMAINING: self._remaining,
+            ev.COMPUTED: self._computed,
+            ev.OVER_EVICTED: self._over_evicted,
+            ev.GROUP_BROKEN: self._broken,
         }
 
     def read(self, event: Event) -> None:
@@ -254,8 +297,7 @@ class _Reader:
         a.disruptions += 1
         grouped = self.infos[e.workload].recovery in ("synchronous", "elastic")
         loading = self.loading_event == (e.pod, e.time)
-        if loading or (grouped and not a.resumed_since_disruption
-                       and e.time != a.last_disruption):
+        if loading or (grouped and not a.resumed_since_disruption and e.time != a.last_disruption):
             a.premature += 1
         a.resumed_since_disruption = False
         a.last_disruption = e.time
@@ -302,8 +344,10 @@ class _Reader:
 
     # -- results
     def allocated_gpu_seconds(self) -> float:
-        still = sum(gpus * _overlap(start, self.horizon, self.horizon)
-                    for start, gpus in self.bound_at.values())
+        still = sum(
+            gpus * _overlap(start, self.horizon, self.horizon)
+            for start, gpus in self.bound_at.values()
+        )
         return self.allocated + still
 
     def record(self, info: WorkloadInfo) -> WorkloadRecord:
@@ -312,26 +356,42 @@ class _Reader:
         released = [self.released[v] for v in a.victims if v in self.released]
         all_released = max(released) if a.victims and len(released) == len(a.victims) else None
         return WorkloadRecord(
-            workload=info.name, kind=info.kind, priority_class=info.priority_class,
-            priority=info.priority, members=info.members, gpus_per_member=info.gpus,
-            urgent=info.urgent, recovery=info.recovery, arrival=arrival,
+            workload=info.name,
+            kind=info.kind,
+            priority_class=info.priority_class,
+            priority=info.priority,
+            members=info.members,
+            gpus_per_member=info.gpus,
+            urgent=info.urgent,
+            recovery=info.recovery,
+            arrival=arrival,
             time_to_victims_selected=_since(arrival, a.first_selected),
             time_to_victims_released=_since(arrival, all_released),
             release_latency=_since(a.first_selected, all_released),
             time_to_group_scheduled=_since(arrival, a.scheduled_at),
             time_to_group_useful=_since(arrival, a.useful_at),
-            preemption_not_helpful=a.not_helpful, victims=len(a.victims),
-            lost_work=a.lost, stranded_capacity=a.stranded, disruptions=a.disruptions,
-            time_to_resume=_mean(a.resume), time_to_recover=_mean(a.recover),
-            pods_terminated=a.terminated, restarts=a.restarts,
-            preempted_while_loading=a.loading, sessions_lost=a.sessions,
+            preemption_not_helpful=a.not_helpful,
+            victims=len(a.victims),
+            lost_work=a.lost,
+            stranded_capacity=a.stranded,
+            disruptions=a.disruptions,
+            time_to_resume=_mean(a.resume),
+            time_to_recover=_mean(a.recover),
+            pods_terminated=a.terminated,
+            restarts=a.restarts,
+            preempted_while_loading=a.loading,
+            sessions_lost=a.sessions,
             wasted_gpu_seconds=a.lost + a.stranded + a.wasted_startup,
-            over_evicted_pods=a.over_evicted, groups_broken=a.broken,
+            over_evicted_pods=a.over_evicted,
+            groups_broken=a.broken,
             premature_disruptions=a.premature,
-            completion_time=_since(arrival, a.done), queue_wait=_since(arrival, a.first_bound),
-            useful_work=a.useful - a.useful_at_start, remaining_work=a.remaining,
+            completion_time=_since(arrival, a.done),
+            queue_wait=_since(arrival, a.first_bound),
+            useful_work=a.useful - a.useful_at_start,
+            remaining_work=a.remaining,
             computed_work=a.computed - a.useful_at_start,
-            ettr=self._ettr(info, a))
+            ettr=self._ettr(info, a),
+        )
 
     def _ettr(self, info: WorkloadInfo, a: _Acc) -> float | None:
         """Useful progress over wall-clock in the window since submission; None before
@@ -346,8 +406,9 @@ class _Reader:
         """Wall-clock seconds from submission (or t=0) to completion (or the horizon)."""
         if a.arrival is None:
             return None
-        wall = min(a.done if a.done is not None else self.horizon, self.horizon) \
-            - max(a.arrival, 0.0)
+        wall = min(a.done if a.done is not None else self.horizon, self.horizon) - max(
+            a.arrival, 0.0
+        )
         return wall if wall > 0 else None
 
 
@@ -386,8 +447,9 @@ def _focus(records: Sequence[WorkloadRecord]) -> Sequence[WorkloadRecord]:
     return urgent or records
 
 
-def _summary(records: Sequence[WorkloadRecord], allocated: float,
-             available: float) -> dict[str, float | None]:
+def _summary(
+    records: Sequence[WorkloadRecord], allocated: float, available: float
+) -> dict[str, float | None]:
     focus = _focus(records)
     summary: dict[str, float | None] = {}
     for name in METRIC_NAMES:
@@ -408,8 +470,9 @@ def _summary(records: Sequence[WorkloadRecord], allocated: float,
     summary["over_evicted_pods"] = float(sum(r.over_evicted_pods for r in records))
     summary["groups_broken"] = float(sum(r.groups_broken for r in records))
     summary["thrashing_workloads"] = float(sum(1 for r in records if r.premature_disruptions >= 2))
-    summary["urgent_never_useful"] = float(sum(1 for r in records
-                                               if r.urgent and r.time_to_group_useful is None))
+    summary["urgent_never_useful"] = float(
+        sum(1 for r in records if r.urgent and r.time_to_group_useful is None)
+    )
     return {name: summary[name] for name in SUMMARY_NAMES}
 
 
@@ -427,8 +490,12 @@ def _distributions(records: Sequence[WorkloadRecord]) -> dict[str, dict[str, flo
     for name in (*PREEMPTOR_METRICS, *MEANED, "lost_work", "stranded_capacity"):
         values = sorted(v for r in records if (v := getattr(r, name)) is not None)
         if values:
-            out[name] = {"mean": sum(values) / len(values), "p50": percentile(values, 50),
-                         "p95": percentile(values, 95), "max": values[-1]}
+            out[name] = {
+                "mean": sum(values) / len(values),
+                "p50": percentile(values, 50),
+                "p95": percentile(values, 95),
+                "max": values[-1],
+            }
     return out
 
 

@@ -28,12 +28,40 @@ class PodState(IntEnum):
 
 
 class Node:
-    __slots__ = ("alive", "cordoned", "cpu", "free_cpu", "free_gpus", "free_mem", "gpus",
-                 "idx", "labels", "max_pods", "mem", "name", "nominated", "npods", "pods",
-                 "reachable", "shape", "spot", "taints")
+    __slots__ = (
+        "alive",
+        "cordoned",
+        "cpu",
+        "free_cpu",
+        "free_gpus",
+        "free_mem",
+        "gpus",
+        "idx",
+        "labels",
+        "max_pods",
+        "mem",
+        "name",
+        "nominated",
+        "npods",
+        "pods",
+        "reachable",
+        "shape",
+        "spot",
+        "taints",
+    )
 
-    def __init__(self, idx: int, name: str, gpus: int, cpu: float, mem: float, max_pods: int,
-                 labels: dict[str, str], taints: tuple[Taint, ...], spot: bool) -> None:
+    def __init__(
+        self,
+        idx: int,
+        name: str,
+        gpus: int,
+        cpu: float,
+        mem: float,
+        max_pods: int,
+        labels: dict[str, str],
+        taints: tuple[Taint, ...],
+        spot: bool,
+    ) -> None:
         self.idx = idx
         self.name = name
         self.gpus, self.cpu, self.mem, self.max_pods = gpus, cpu, mem, max_pods
@@ -59,13 +87,35 @@ class Node:
 
 
 class Pod:
-    __slots__ = ("attempts", "backoff_until", "bound_at", "cpu", "created", "failures", "gpus",
-                 "mem", "member", "name", "node", "nominated", "parked_at", "preempted",
-                 "priority", "queue_ts", "ready_at", "replacement", "seq", "state", "stop_at",
-                 "submitted", "workload")
+    __slots__ = (
+        "attempts",
+        "backoff_until",
+        "bound_at",
+        "cpu",
+        "created",
+        "failures",
+        "gpus",
+        "mem",
+        "member",
+        "name",
+        "node",
+        "nominated",
+        "parked_at",
+        "preempted",
+        "priority",
+        "queue_ts",
+        "ready_at",
+        "replacement",
+        "seq",
+        "state",
+        "stop_at",
+        "submitted",
+        "workload",
+    )
 
-    def __init__(self, seq: int, name: str, workload: Workload, member: int,
-                 created: float) -> None:
+    def __init__(
+        self, seq: int, name: str, workload: Workload, member: int, created: float
+    ) -> None:
         spec = workload.spec
         self.seq = seq
         self.name = name
@@ -110,12 +160,29 @@ class Pod:
 class Workload:
     """A submitted workload and its member slots; ``app`` models the application inside."""
 
-    __slots__ = ("all_or_nothing", "app", "arrival", "constraints", "evict_whole",
-                 "fits_nowhere", "idx", "min_count", "name", "never_preempts", "pod_count",
-                 "priority", "priority_class", "signature", "slots", "spec", "suspended")
+    __slots__ = (
+        "all_or_nothing",
+        "app",
+        "arrival",
+        "constraints",
+        "evict_whole",
+        "fits_nowhere",
+        "idx",
+        "min_count",
+        "name",
+        "never_preempts",
+        "pod_count",
+        "priority",
+        "priority_class",
+        "signature",
+        "slots",
+        "spec",
+        "suspended",
+    )
 
-    def __init__(self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str,
-                 never_preempts: bool) -> None:
+    def __init__(
+        self, idx: int, spec: WorkloadSpec, priority: int, priority_class: str, never_preempts: bool
+    ) -> None:
         self.idx = idx
         self.spec = spec
         self.name = spec.name
@@ -126,8 +193,13 @@ class Workload:
         self.slots: list[Pod | None] = [None] * spec.members
         """The current pod of each member slot (a replacement takes the slot over)."""
         self.pod_count = 0
-        self.constraints = (tuple(sorted(spec.node_selector.items())), tuple(spec.tolerations),
-                            spec.gpus, spec.cpu, spec.memory)
+        self.constraints = (
+            tuple(sorted(spec.node_selector.items())),
+            tuple(spec.tolerations),
+            spec.gpus,
+            spec.cpu,
+            spec.memory,
+        )
         """What decides which nodes a member may use at all."""
         self.signature = (self.constraints, priority, never_preempts)
         """Members of workloads with equal signatures get equal scheduling verdicts."""
@@ -153,13 +225,21 @@ class Workload:
 
     def holding(self) -> list[Pod]:
         """Members bound to a node (starting, ready or terminating)."""
-        return [p for p in self.slots if p is not None and p.node is not None
-                and p.state in (PodState.STARTING, PodState.READY, PodState.TERMINATING)]
+        return [
+            p
+            for p in self.slots
+            if p is not None
+            and p.node is not None
+            and p.state in (PodState.STARTING, PodState.READY, PodState.TERMINATING)
+        ]
 
     def running_members(self) -> int:
         """Members bound and not terminating: what counts towards minCount."""
-        return sum(1 for p in self.slots
-                   if p is not None and p.state in (PodState.STARTING, PodState.READY))
+        return sum(
+            1
+            for p in self.slots
+            if p is not None and p.state in (PodState.STARTING, PodState.READY)
+        )
 
     def __repr__(self) -> str:
         return f"Workload({self.name})"

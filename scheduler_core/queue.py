@@ -51,12 +51,35 @@ class Cohort:
     be listed twice. ``message`` is the streak message every member's open streak has
     (None if unknown or mixed): only then can a replay bump them all at once."""
 
-    __slots__ = ("attempts", "backoff_until", "base", "bumps", "clean", "entry", "gpus", "head",
-                 "key", "last_bump", "message", "parked_at", "pods", "priority", "queue_ts",
-                 "sorted", "where")
+    __slots__ = (
+        "attempts",
+        "backoff_until",
+        "base",
+        "bumps",
+        "clean",
+        "entry",
+        "gpus",
+        "head",
+        "key",
+        "last_bump",
+        "message",
+        "parked_at",
+        "pods",
+        "priority",
+        "queue_ts",
+        "sorted",
+        "where",
+    )
 
-    def __init__(self, key: Key | None, pod: Pod, attempts: int, queue_ts: float,
-                 backoff_until: float, parked_at: float) -> None:
+    def __init__(
+        self,
+        key: Key | None,
+        pod: Pod,
+        attempts: int,
+        queue_ts: float,
+        backoff_until: float,
+        parked_at: float,
+    ) -> None:
         self.key = key
         self.priority = pod.priority
         self.gpus = pod.gpus
@@ -83,9 +106,9 @@ class Cohort:
         base = self.base
         if not self.sorted:
             if self.clean:
-                self.pods = sorted(self.pods[self.head:], key=_seq)
+                self.pods = sorted(self.pods[self.head :], key=_seq)
             else:
-                live = {p.seq: p for p in self.pods[self.head:] if p.seq in base}
+                live = {p.seq: p for p in self.pods[self.head :] if p.seq in base}
                 self.pods = sorted(live.values(), key=_seq)
                 self.clean = True
             self.head = 0
@@ -99,9 +122,9 @@ class Cohort:
         """Live members in ``seq`` order."""
         self.first()
         if self.clean and len(self.pods) - self.head == len(self.base):
-            return self.pods[self.head:]
+            return self.pods[self.head :]
         base = self.base
-        return [p for p in self.pods[self.head:] if p.seq in base]
+        return [p for p in self.pods[self.head :] if p.seq in base]
 
     def extend(self, pods: list[Pod]) -> None:
         """Append members (their ``base`` entries are the caller's)."""
@@ -162,13 +185,19 @@ class SchedulingQueue:
             heapq.heappush(self._backoff, waiting)
             cohort.where, cohort.entry = BACKOFF, waiting
         else:
-            active: _Active = (-cohort.priority, cohort.queue_ts, cohort.first().seq,
-                               next(self._tie), cohort)
+            active: _Active = (
+                -cohort.priority,
+                cohort.queue_ts,
+                cohort.first().seq,
+                next(self._tie),
+                cohort,
+            )
             heapq.heappush(self._active, active)
             cohort.where, cohort.entry = ACTIVE, active
 
-    def park(self, pod: Pod, now: float, *, moved_meanwhile: bool = False,
-             key: Key | None = None) -> None:
+    def park(
+        self, pod: Pod, now: float, *, moved_meanwhile: bool = False, key: Key | None = None
+    ) -> None:
         """A failed attempt: count it, start the backoff, wait for a cluster event.
 
         If a cluster event moved pods during this pod's own cycle (its victims already
@@ -378,13 +407,19 @@ class SchedulingQueue:
         cohort.first()
         pods, base = cohort.pods, cohort.base
         cut = bisect_left(pods, key[2], lo=cohort.head, key=_seq)
-        before = [p for p in pods[cohort.head:cut] if p.seq in base]
+        before = [p for p in pods[cohort.head : cut] if p.seq in base]
         after = [p for p in pods[cut:] if p.seq in base]
         if not after:
             return cohort
         moving = after if len(after) <= len(before) else before
-        part = Cohort(cohort.key, moving[0], cohort.attempts, cohort.queue_ts,
-                      cohort.backoff_until, cohort.parked_at)
+        part = Cohort(
+            cohort.key,
+            moving[0],
+            cohort.attempts,
+            cohort.queue_ts,
+            cohort.backoff_until,
+            cohort.parked_at,
+        )
         part.bumps, part.last_bump, part.message = cohort.bumps, cohort.last_bump, cohort.message
         part.pods = moving
         part.base = {p.seq: base.pop(p.seq) for p in moving}

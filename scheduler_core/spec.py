@@ -64,14 +64,14 @@ MAX_COUNT = 2**31 - 1
 """Every other count (quotas, budgets, queue sizes): a 32-bit integer, like Kubernetes'."""
 
 
-
 class SpecError(ValueError):
     """A spec that cannot be run. ``errors`` lists ``{"path": ..., "message": ...}``."""
 
     def __init__(self, errors: list[dict[str, str]]) -> None:
         self.errors = errors
-        super().__init__("; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"]
-                                   for e in errors))
+        super().__init__(
+            "; ".join(f"{e['path']}: {e['message']}" if e["path"] else e["message"] for e in errors)
+        )
 
 
 def _parse_duration(value: Any) -> Any:
@@ -80,8 +80,9 @@ def _parse_duration(value: Any) -> Any:
 
 
 Seconds = Annotated[float, BeforeValidator(_parse_duration), Field(ge=0, le=MAX_SECONDS)]
-SignedSeconds = Annotated[float, BeforeValidator(_parse_duration),
-                          Field(ge=-MAX_SECONDS, le=MAX_SECONDS)]
+SignedSeconds = Annotated[
+    float, BeforeValidator(_parse_duration), Field(ge=-MAX_SECONDS, le=MAX_SECONDS)
+]
 
 
 def _strict_int(value: Any) -> Any:
@@ -219,7 +220,8 @@ class PriorityClass(Model):
         if value > HIGHEST_USER_DEFINABLE_PRIORITY:
             raise ValueError(
                 f"{value} is above {HIGHEST_USER_DEFINABLE_PRIORITY:,}, the highest value a "
-                "user-defined PriorityClass may have")
+                "user-defined PriorityClass may have"
+            )
         if value < -(2**31):
             raise ValueError("must fit in a 32-bit integer")
         return value
@@ -227,7 +229,8 @@ class PriorityClass(Model):
 
 class Checkpoint(Model):
     interval_seconds: Seconds | None = Field(
-        default=None, description="seconds of running between checkpoints; null: never")
+        default=None, description="seconds of running between checkpoints; null: never"
+    )
     write_seconds: Seconds = 0.0
     on_sigterm: bool = False
 
@@ -235,15 +238,18 @@ class Checkpoint(Model):
     @classmethod
     def _positive_interval(cls, value: float | None) -> float | None:
         if value is not None and value < MIN_CHECKPOINT_INTERVAL_SECONDS:
-            raise ValueError(f"must be at least {MIN_CHECKPOINT_INTERVAL_SECONDS:g} s "
-                             "(or null for no checkpoints)")
+            raise ValueError(
+                f"must be at least {MIN_CHECKPOINT_INTERVAL_SECONDS:g} s "
+                "(or null for no checkpoints)"
+            )
         return value
 
 
 class Recovery(Model):
     model: RecoveryModel = RecoveryModel.INDEPENDENT
     min_members: PositiveCount | None = Field(
-        default=None, description="elastic: fewest live members that still make progress")
+        default=None, description="elastic: fewest live members that still make progress"
+    )
 
 
 class Controller(Model):
@@ -251,16 +257,19 @@ class Controller(Model):
     pod_replacement_policy: Literal["TerminatingOrFailed", "Failed"] = "TerminatingOrFailed"
     restart: Literal["member", "group"] = Field(
         default="member",
-        description="jobset: recreate only the failed member (in-place) or the whole group")
+        description="jobset: recreate only the failed member (in-place) or the whole group",
+    )
 
 
 class PodDisruptionBudget(Model):
     min_available: WholeCount | None = None
     max_unavailable: WholeCount | None = None
     disrupted_pods: WholeCount = Field(
-        default=0, description="status.disruptedPods at t=0: pods whose eviction was "
+        default=0,
+        description="status.disruptedPods at t=0: pods whose eviction was "
         "accepted but which are not deleted yet; they count against the budget until the "
-        "disruption controller drops them (2 minutes)")
+        "disruption controller drops them (2 minutes)",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> PodDisruptionBudget:
@@ -272,11 +281,13 @@ class PodDisruptionBudget(Model):
 class TopologyConstraint(Model):
     """Kueue TAS-style placement of a group over node labels (kubernetes-preemption.md §8)."""
 
-    levels: list[str] = Field(min_length=1, description="label keys, outermost first: "
-                              "e.g. [block, rack]")
+    levels: list[str] = Field(
+        min_length=1, description="label keys, outermost first: e.g. [block, rack]"
+    )
     required: str | None = Field(default=None, description="all in one domain of this level")
-    preferred: str | None = Field(default=None, description="one domain if possible, else "
-                                  "the level above, else spread")
+    preferred: str | None = Field(
+        default=None, description="one domain if possible, else the level above, else spread"
+    )
     algorithm: Literal["BestFit", "LeastFreeCapacity"] = "BestFit"
 
     @model_validator(mode="after")
@@ -293,7 +304,8 @@ class TopologyConstraint(Model):
 class PodGroup(Model):
     min_count: PositiveCount
     scheduling: Literal["gang", "basic"] = Field(
-        default="gang", description="gang: minCount members together or none; basic: one by one")
+        default="gang", description="gang: minCount members together or none; basic: one by one"
+    )
     disruption_mode: Literal["Single", "All"] = "Single"
     priority_class_name: str | None = None
     topology: TopologyConstraint | None = None
@@ -311,8 +323,10 @@ class BorrowWithinCohort(Model):
 
     policy: Literal["Never", "LowerPriority"] = "Never"
     max_priority_threshold: Annotated[int, BeforeValidator(_strict_int)] | None = Field(
-        default=None, description="only candidates at or below this priority may be "
-        "preempted while the head borrows")
+        default=None,
+        description="only candidates at or below this priority may be "
+        "preempted while the head borrows",
+    )
 
 
 class QueuePreemption(Model):
@@ -326,9 +340,11 @@ class QueuePreemption(Model):
     def _borrow_needs_reclaim(self) -> QueuePreemption:
         """Kueue's validation: borrowWithinCohort may not be combined with
         reclaimWithinCohort Never (§7.1)."""
-        if (self.borrow_within_cohort is not None
-                and self.borrow_within_cohort.policy != "Never"
-                and self.reclaim_within_cohort == "Never"):
+        if (
+            self.borrow_within_cohort is not None
+            and self.borrow_within_cohort.policy != "Never"
+            and self.reclaim_within_cohort == "Never"
+        ):
             raise ValueError("borrowWithinCohort needs reclaimWithinCohort other than Never")
         return self
 
@@ -349,12 +365,15 @@ class FlavorResourceQuota(Model):
     @model_validator(mode="after")
     def _lending_within_nominal(self) -> FlavorResourceQuota:
         if self.name == "gpus" and any(
-                v is not None and not float(v).is_integer()
-                for v in (self.nominal_quota, self.borrowing_limit, self.lending_limit)):
+            v is not None and not float(v).is_integer()
+            for v in (self.nominal_quota, self.borrowing_limit, self.lending_limit)
+        ):
             raise ValueError("a GPU quota must be a whole number")
         if self.lending_limit is not None and self.lending_limit > self.nominal_quota:
-            raise ValueError(f"lendingLimit ({self.lending_limit:g}) is above nominalQuota "
-                             f"({self.nominal_quota:g})")
+            raise ValueError(
+                f"lendingLimit ({self.lending_limit:g}) is above nominalQuota "
+                f"({self.nominal_quota:g})"
+            )
         return self
 
 
@@ -378,8 +397,10 @@ class ResourceGroup(Model):
         for i, flavor in enumerate(self.flavors):
             names = [r.name for r in flavor.resources]
             if set(names) != covered or len(names) != len(covered):
-                raise ValueError(f"flavors[{i}] ('{flavor.name}') must list exactly the "
-                                 f"coveredResources {sorted(covered)}, got {names}")
+                raise ValueError(
+                    f"flavors[{i}] ('{flavor.name}') must list exactly the "
+                    f"coveredResources {sorted(covered)}, got {names}"
+                )
         return self
 
 
@@ -396,20 +417,28 @@ class FlavorFungibility(Model):
     """Kueue ``flavorFungibility`` (docs/kubernetes-rules.md "Flavor fungibility"): whether
     the flavor search stops at a flavor that needs borrowing or preemption."""
 
-    when_can_borrow: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = \
+    when_can_borrow: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = (
         "MayStopSearch"
-    when_can_preempt: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = \
+    )
+    when_can_preempt: Annotated[FungibilityBorrow, BeforeValidator(_fungibility_alias)] = (
         "TryNextFlavor"
+    )
 
 
 class QueueFairSharing(Model):
-    weight: float = Field(default=1.0, ge=0, le=MAX_COUNT,
-                          description="a larger weight lowers the queue's share (DRS / weight)")
+    weight: float = Field(
+        default=1.0,
+        ge=0,
+        le=MAX_COUNT,
+        description="a larger weight lowers the queue's share (DRS / weight)",
+    )
 
 
 FairSharingStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 DEFAULT_FAIR_SHARING_STRATEGIES: tuple[FairSharingStrategy, ...] = (
-    "LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    "LessThanOrEqualToFinalShare",
+    "LessThanInitialShare",
+)
 
 
 class FairSharingConfig(Model):
@@ -417,16 +446,22 @@ class FairSharingConfig(Model):
     it, cohort preemption follows dominant resource shares instead of classic preemption."""
 
     preemption_strategies: list[FairSharingStrategy] = Field(
-        default_factory=lambda: list(DEFAULT_FAIR_SHARING_STRATEGIES))
+        default_factory=lambda: list(DEFAULT_FAIR_SHARING_STRATEGIES)
+    )
 
     @model_validator(mode="after")
     def _allowed_lists(self) -> FairSharingConfig:
-        allowed = (["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
-                   ["LessThanOrEqualToFinalShare", "LessThanInitialShare"])
+        allowed = (
+            ["LessThanOrEqualToFinalShare"],
+            ["LessThanInitialShare"],
+            ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+        )
         if self.preemption_strategies not in allowed:
-            raise ValueError("preemptionStrategies must be [LessThanOrEqualToFinalShare], "
-                             "[LessThanInitialShare] or [LessThanOrEqualToFinalShare, "
-                             "LessThanInitialShare]")
+            raise ValueError(
+                "preemptionStrategies must be [LessThanOrEqualToFinalShare], "
+                "[LessThanInitialShare] or [LessThanOrEqualToFinalShare, "
+                "LessThanInitialShare]"
+            )
         return self
 
 
@@ -435,36 +470,49 @@ class AdmissionQueue(Model):
     waits here has no pods yet, so no PriorityClass can help it; its queue priority can."""
 
     name: str = Field(min_length=1)
-    concurrency: PositiveCount | None = Field(default=None,
-                                              description="workloads admitted at once")
+    concurrency: PositiveCount | None = Field(
+        default=None, description="workloads admitted at once"
+    )
     nominal_gpus: WholeCount | None = Field(default=None, description="GPUs admitted at once")
     cohort: str | None = Field(default=None, description="queues that lend unused quota")
     borrowing_limit_gpus: WholeCount | None = None
     order_by: Literal["queuePriority", "priority"] = Field(
-        default="queuePriority", description="queuePriority (Polyaxon-like) or the workload's "
-        "PriorityClass (Kueue's StrictFIFO), then arrival")
+        default="queuePriority",
+        description="queuePriority (Polyaxon-like) or the workload's "
+        "PriorityClass (Kueue's StrictFIFO), then arrival",
+    )
     preemption: QueuePreemption = Field(default_factory=QueuePreemption)
     queueing_strategy: Literal["StrictFIFO", "BestEffortFIFO"] = Field(
-        default="StrictFIFO", description="StrictFIFO: a head that does not fit blocks the "
-        "queue; BestEffortFIFO: the workloads behind it may be admitted meanwhile")
+        default="StrictFIFO",
+        description="StrictFIFO: a head that does not fit blocks the "
+        "queue; BestEffortFIFO: the workloads behind it may be admitted meanwhile",
+    )
     resource_groups: list[ResourceGroup] = Field(
-        default_factory=list, max_length=16, description="Kueue quota per flavor and "
-        "resource (instead of nominalGpus); resources no group covers are not limited")
+        default_factory=list,
+        max_length=16,
+        description="Kueue quota per flavor and "
+        "resource (instead of nominalGpus); resources no group covers are not limited",
+    )
     flavor_fungibility: FlavorFungibility = Field(default_factory=FlavorFungibility)
     fair_sharing: QueueFairSharing = Field(default_factory=QueueFairSharing)
 
     @model_validator(mode="after")
     def _one_way_to_give_quota(self) -> AdmissionQueue:
-        if self.resource_groups and (self.nominal_gpus is not None
-                                     or self.borrowing_limit_gpus is not None):
-            raise ValueError("give the quota either as nominalGpus/borrowingLimitGpus or as "
-                             "resourceGroups, not both")
+        if self.resource_groups and (
+            self.nominal_gpus is not None or self.borrowing_limit_gpus is not None
+        ):
+            raise ValueError(
+                "give the quota either as nominalGpus/borrowingLimitGpus or as "
+                "resourceGroups, not both"
+            )
         seen: set[str] = set()
         for i, group in enumerate(self.resource_groups):
             overlap = seen & set(group.covered_resources)
             if overlap:
-                raise ValueError(f"resourceGroups[{i}] covers {sorted(overlap)}, already "
-                                 "covered by an earlier group")
+                raise ValueError(
+                    f"resourceGroups[{i}] covers {sorted(overlap)}, already "
+                    "covered by an earlier group"
+                )
             seen |= set(group.covered_resources)
         return self
 
@@ -486,10 +534,12 @@ class Workload(Model):
     priority_class_name: str | None = None
     arrival: SignedSeconds = 0.0
     duration_seconds: Seconds | None = Field(
-        default=None, description="seconds of work at full strength; null: runs to the horizon")
+        default=None, description="seconds of work at full strength; null: runs to the horizon"
+    )
     termination_grace_period_seconds: Seconds = 30.0
     stop_seconds: Seconds = Field(
-        default=5.0, description="how long the application really needs to stop after SIGTERM")
+        default=5.0, description="how long the application really needs to stop after SIGTERM"
+    )
     startup_seconds: Seconds = Field(default=0.0, description="image pull + loading until Ready")
     checkpoint: Checkpoint = Field(default_factory=Checkpoint)
     recovery: Recovery = Field(default_factory=Recovery)
@@ -506,11 +556,13 @@ class Workload(Model):
     def _consistent(self) -> Workload:
         if self.pod_group and self.pod_group.min_count > self.members:
             raise ValueError(
-                f"podGroup.minCount ({self.pod_group.min_count}) is above members ({self.members})")
+                f"podGroup.minCount ({self.pod_group.min_count}) is above members ({self.members})"
+            )
         if self.recovery.min_members and self.recovery.min_members > self.members:
             raise ValueError(
                 f"recovery.minMembers ({self.recovery.min_members}) is above members "
-                f"({self.members})")
+                f"({self.members})"
+            )
         return self
 
 
@@ -523,11 +575,14 @@ class InitialPod(Model):
     started_at: SignedSeconds = Field(default=0.0, le=0, description="<= 0: before the run starts")
     member: WholeCount | None = None
     terminating_until: Seconds | None = Field(
-        default=None, description="the pod has a deletionTimestamp: it frees its resources "
-        "at this time (seconds from t=0)")
+        default=None,
+        description="the pod has a deletionTimestamp: it frees its resources "
+        "at this time (seconds from t=0)",
+    )
     nominated: bool = Field(
-        default=False, description="the pod is not bound: it is pending, with "
-        "status.nominatedNodeName = node")
+        default=False,
+        description="the pod is not bound: it is pending, with status.nominatedNodeName = node",
+    )
 
     @model_validator(mode="after")
     def _one_state(self) -> InitialPod:
@@ -552,12 +607,16 @@ class TimelineEvent(Model):
     notice_seconds: Seconds = 120.0
     recover_after_seconds: Seconds | None = None
     timeout_seconds: Seconds | None = Field(
-        default=DEFAULT_DRAIN_TIMEOUT_SECONDS, description="drain: give up evicting after "
-        "this long, like kubectl drain --timeout (null: keep retrying to the horizon)")
+        default=DEFAULT_DRAIN_TIMEOUT_SECONDS,
+        description="drain: give up evicting after "
+        "this long, like kubectl drain --timeout (null: keep retrying to the horizon)",
+    )
     toleration_seconds: Seconds | None = Field(
-        default=None, description="node-failure: the node goes NotReady and its pods are "
+        default=None,
+        description="node-failure: the node goes NotReady and its pods are "
         "evicted this long after it is marked so (Kubernetes' default tolerations: 300); "
-        "null: the pods vanish with the node at once")
+        "null: the pods vanish with the node at once",
+    )
 
     @model_validator(mode="after")
     def _targets(self) -> TimelineEvent:
@@ -571,7 +630,8 @@ class Variant(Model):
     preemption: str | None = None
     placement: str | None = None
     set: dict[str, Any] = Field(
-        default_factory=dict, description="overrides: 'workloads.<name>.<field>' -> value")
+        default_factory=dict, description="overrides: 'workloads.<name>.<field>' -> value"
+    )
 
 
 class Policy(Model):
@@ -582,11 +642,15 @@ class Policy(Model):
     pod_initial_backoff_seconds: Seconds = 1.0
     pod_max_backoff_seconds: Seconds = 10.0
     checkpoint_aware_weights: dict[str, float] = Field(
-        default_factory=dict, description="checkpoint-aware cost weights: lostWork, "
-        "strandedCapacity, startup, recovery, session")
+        default_factory=dict,
+        description="checkpoint-aware cost weights: lostWork, "
+        "strandedCapacity, startup, recovery, session",
+    )
     checkpoint_victims: bool = Field(
-        default=False, description="ask every victim to checkpoint in its grace period when "
-        "the write fits (ours, not a Kubernetes behaviour)")
+        default=False,
+        description="ask every victim to checkpoint in its grace period when "
+        "the write fits (ours, not a Kubernetes behaviour)",
+    )
 
     @field_validator("checkpoint_aware_weights")
     @classmethod
@@ -594,8 +658,9 @@ class Policy(Model):
         known = {"lostWork", "strandedCapacity", "startup", "recovery", "session"}
         unknown = sorted(set(weights) - known)
         if unknown:
-            raise ValueError(f"unknown weight(s) {', '.join(unknown)} (known: "
-                             f"{', '.join(sorted(known))})")
+            raise ValueError(
+                f"unknown weight(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
         if any(v < 0 for v in weights.values()):
             raise ValueError("weights must not be negative")
         return weights
@@ -603,8 +668,9 @@ class Policy(Model):
     @model_validator(mode="after")
     def _candidates(self) -> Policy:
         if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
-            raise ValueError("minCandidateNodesPercentage and minCandidateNodesAbsolute "
-                             "may not both be 0")
+            raise ValueError(
+                "minCandidateNodesPercentage and minCandidateNodesAbsolute may not both be 0"
+            )
         return self
 
 
@@ -618,25 +684,28 @@ class FailureDistribution(Model):
 
     distribution: FailureDistributionName = "exponential"
     mean_seconds: SignedSeconds | None = Field(
-        default=None, description="the mean (for an inter-arrival: the MTBF)")
+        default=None, description="the mean (for an inter-arrival: the MTBF)"
+    )
     shape: float = Field(default=1.0, gt=0, le=100, description="weibull: shape k")
     sigma: float = Field(default=1.0, gt=0, le=10, description="lognormal: sigma of log")
-    samples_seconds: list[Seconds] = Field(default_factory=list, max_length=100_000,
-                                           description="empirical: durations to draw from")
+    samples_seconds: list[Seconds] = Field(
+        default_factory=list, max_length=100_000, description="empirical: durations to draw from"
+    )
 
     @model_validator(mode="after")
     def _parameters(self) -> FailureDistribution:
         if self.distribution == "empirical":
             if self.mean_seconds is not None:
-                raise ValueError("an empirical distribution takes samplesSeconds, not "
-                                 "meanSeconds")
+                raise ValueError("an empirical distribution takes samplesSeconds, not meanSeconds")
             if not self.samples_seconds or sum(self.samples_seconds) <= 0:
                 raise ValueError("samplesSeconds needs at least one positive duration")
         elif self.mean_seconds is None:
             raise ValueError(f"a {self.distribution} distribution needs meanSeconds")
         elif self.mean_seconds <= 0:
-            raise ValueError(f"meanSeconds must be positive, got {self.mean_seconds:g} (a mean "
-                             "time between failures or to repair cannot be zero or negative)")
+            raise ValueError(
+                f"meanSeconds must be positive, got {self.mean_seconds:g} (a mean "
+                "time between failures or to repair cannot be zero or negative)"
+            )
         return self
 
 
@@ -647,29 +716,45 @@ class FailureModel(Model):
     name: str = ""
     kind: Literal["random", "correlated", "trace"] = "random"
     pool: str | None = Field(default=None, description="only this node pool (default: all)")
-    selector: dict[str, str] = Field(default_factory=dict,
-                                     description="only nodes with all these labels")
+    selector: dict[str, str] = Field(
+        default_factory=dict, description="only nodes with all these labels"
+    )
     per: Literal["node", "scope"] = Field(
-        default="node", description="node: every node (correlated: every domain) fails on "
-        "its own clock; scope: one clock for all of them, a random one failing")
+        default="node",
+        description="node: every node (correlated: every domain) fails on "
+        "its own clock; scope: one clock for all of them, a random one failing",
+    )
     inter_arrival: FailureDistribution | None = None
     repair: FailureDistribution | None = Field(
-        default=None, description="time until the node is back; null: it never returns")
-    domain_label: str | None = Field(default=None, description="correlated: the label whose "
-                                     "value is the failure domain (rack, switch)")
-    fraction: float = Field(default=1.0, gt=0, le=1,
-                            description="correlated: share of the domain's hosts that fail")
-    csv: str = Field(default="", max_length=10_000_000, description="trace: rows of "
-                     "time,target,duration; target a node name or label=value")
+        default=None, description="time until the node is back; null: it never returns"
+    )
+    domain_label: str | None = Field(
+        default=None,
+        description="correlated: the label whose value is the failure domain (rack, switch)",
+    )
+    fraction: float = Field(
+        default=1.0, gt=0, le=1, description="correlated: share of the domain's hosts that fail"
+    )
+    csv: str = Field(
+        default="",
+        max_length=10_000_000,
+        description="trace: rows of time,target,duration; target a node name or label=value",
+    )
     toleration_seconds: Seconds = Field(
-        default=300.0, description="pods on the NotReady node are evicted after this "
-        "(the default node.kubernetes.io/not-ready and unreachable tolerations)")
+        default=300.0,
+        description="pods on the NotReady node are evicted after this "
+        "(the default node.kubernetes.io/not-ready and unreachable tolerations)",
+    )
     disruption: Literal["node-failure", "spot-reclaim", "drain"] = Field(
-        default="node-failure", description="spot-reclaim: the provider takes the node "
+        default="node-failure",
+        description="spot-reclaim: the provider takes the node "
         "back after noticeSeconds (its pods get SIGTERM); repair is the recapture time. "
-        "drain: planned maintenance (kubectl drain, PDBs honoured); repair is its length")
-    notice_seconds: Seconds = Field(default=120.0, description="spot-reclaim: the "
-                                    "provider's notice (AWS 120 s, GCP and Azure 30 s)")
+        "drain: planned maintenance (kubectl drain, PDBs honoured); repair is its length",
+    )
+    notice_seconds: Seconds = Field(
+        default=120.0,
+        description="spot-reclaim: the provider's notice (AWS 120 s, GCP and Azure 30 s)",
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> FailureModel:
@@ -691,9 +776,11 @@ class ExperimentSpec(Model):
     name: str = "experiment"
     description: str = ""
     origin: Literal["spec", "snapshot"] = Field(
-        default="spec", description="snapshot: recorded from a live cluster, which may be "
+        default="spec",
+        description="snapshot: recorded from a live cluster, which may be "
         "over-committed or hold a pod larger than every node (after a node shrank); those "
-        "are warnings (see spec_warnings) and the pod stays Pending, not errors")
+        "are warnings (see spec_warnings) and the pod stays Pending, not errors",
+    )
     horizon_seconds: Seconds = Field(default=3600.0, gt=0)
     seed: Annotated[int, BeforeValidator(_strict_int), Field(ge=0, le=MAX_SEED)] = 0
     replications: PositiveCount = 1
@@ -703,8 +790,10 @@ class ExperimentSpec(Model):
     initial_state: list[InitialPod] = Field(default_factory=list)
     queues: list[AdmissionQueue] = Field(default_factory=list)
     fair_sharing: FairSharingConfig | None = Field(
-        default=None, description="Kueue's fairSharing configuration: cohorts preempt by "
-        "dominant resource share (docs/kubernetes-rules.md, Fair sharing)")
+        default=None,
+        description="Kueue's fairSharing configuration: cohorts preempt by "
+        "dominant resource share (docs/kubernetes-rules.md, Fair sharing)",
+    )
     resource_quotas: list[ResourceQuota] = Field(default_factory=list)
     events: list[TimelineEvent] = Field(default_factory=list)
     failures: list[FailureModel] = Field(default_factory=list)
@@ -722,8 +811,10 @@ class ExperimentSpec(Model):
                 raise ValueError(f"'{key}' needs at least one value")
             for i, value in enumerate(values):
                 if isinstance(value, dict | list):
-                    raise ValueError(f"'{key}'[{i}] must be a single value (a number, string "
-                                     "or boolean), not a list or mapping")
+                    raise ValueError(
+                        f"'{key}'[{i}] must be a single value (a number, string "
+                        "or boolean), not a list or mapping"
+                    )
         return grid
 
 
@@ -770,8 +861,13 @@ def check_document(data: Any) -> None:
         raise SpecError([{"path": exc.path, "message": exc.message}]) from None
 
 
-def parse_spec(document: str | Mapping[str, Any], *, check_variants: bool = True,
-               limits: Limits | None = None, checked: bool = False) -> ExperimentSpec:
+def parse_spec(
+    document: str | Mapping[str, Any],
+    *,
+    check_variants: bool = True,
+    limits: Limits | None = None,
+    checked: bool = False,
+) -> ExperimentSpec:
     """Validate a spec (text or an already-parsed mapping) completely, or raise SpecError.
 
     Two stages: the shape (pydantic), then the rules that span fields (class names,
@@ -798,6 +894,7 @@ def parse_spec(document: str | Mapping[str, Any], *, check_variants: bool = True
             check_document(data)
     if isinstance(data, Mapping) and "synthetic" in data:
         from scheduler_core.synthetic import expand  # late: it builds on this module
+
         data = expand(data)
     if not isinstance(data, Mapping):
         raise SpecError([{"path": "", "message": "the spec must be a mapping (YAML object)"}])
@@ -815,10 +912,13 @@ def parse_spec(document: str | Mapping[str, Any], *, check_variants: bool = True
     if errors:
         raise SpecError(errors)
     if check_variants:
-        resolved = [resolve_variant(spec, variant, _index=index, limits=limits)
-                    for index, variant in enumerate(expand_variants(spec))]
+        resolved = [
+            resolve_variant(spec, variant, _index=index, limits=limits)
+            for index, variant in enumerate(expand_variants(spec))
+        ]
         if limits.has_budget:
             from scheduler_core.estimate import budget_errors, estimate_resolved
+
             errors = budget_errors(estimate_resolved(spec, resolved), limits)
             if errors:
                 raise SpecError(errors)
@@ -841,13 +941,16 @@ def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
     yield from _node_errors(spec)
     if spec.failures:
         from scheduler_core.failures import failure_errors  # late: it builds on this module
+
         yield from failure_errors(spec)
     yield from _policy_errors(spec.policy, "policy", registry)
     for i, event in enumerate(spec.events):
         if event.type not in registry.disruptions:
-            yield {"path": f"events[{i}].type",
-                   "message": f"unknown disruption source '{event.type}' "
-                              f"(known: {', '.join(sorted(registry.disruptions))})"}
+            yield {
+                "path": f"events[{i}].type",
+                "message": f"unknown disruption source '{event.type}' "
+                f"(known: {', '.join(sorted(registry.disruptions))})",
+            }
     for i, variant in enumerate(spec.variants):
         yield from _policy_errors(variant, f"variants[{i}]", registry)
     yield from _variant_name_errors(spec)
@@ -855,13 +958,17 @@ def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
 
 def _policy_errors(policy: Any, path: str, registry: Any) -> Iterable[dict[str, str]]:
     if policy.preemption is not None and policy.preemption not in registry.preemption:
-        yield {"path": f"{path}.preemption",
-               "message": f"unknown preemption policy '{policy.preemption}' "
-                          f"(known: {', '.join(sorted(registry.preemption))})"}
+        yield {
+            "path": f"{path}.preemption",
+            "message": f"unknown preemption policy '{policy.preemption}' "
+            f"(known: {', '.join(sorted(registry.preemption))})",
+        }
     if policy.placement is not None and policy.placement not in registry.placement:
-        yield {"path": f"{path}.placement",
-               "message": f"unknown placement scoring '{policy.placement}' "
-                          f"(known: {', '.join(sorted(registry.placement))})"}
+        yield {
+            "path": f"{path}.placement",
+            "message": f"unknown placement scoring '{policy.placement}' "
+            f"(known: {', '.join(sorted(registry.placement))})",
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -880,29 +987,41 @@ def _typed_class_view(spec: ExperimentSpec) -> _ClassView:
         if wl.priority_class_name is not None:
             refs.append((f"workloads[{i}].priorityClassName", wl.priority_class_name))
         if wl.pod_group and wl.pod_group.priority_class_name is not None:
-            refs.append((f"workloads[{i}].podGroup.priorityClassName",
-                         wl.pod_group.priority_class_name))
-    return _ClassView([(i, pc.name, pc.global_default)
-                       for i, pc in enumerate(spec.priority_classes)], refs)
+            refs.append(
+                (f"workloads[{i}].podGroup.priorityClassName", wl.pod_group.priority_class_name)
+            )
+    return _ClassView(
+        [(i, pc.name, pc.global_default) for i, pc in enumerate(spec.priority_classes)], refs
+    )
 
 
 def _raw_class_view(data: Mapping[str, Any]) -> _ClassView:
     """The same view of a document whatever else is wrong with it: entries whose name is
     not a string are skipped (their shape error is reported already)."""
+
     def items(key: str) -> list[tuple[int, Mapping[str, Any]]]:
         value = data.get(key)
-        return [(i, item) for i, item in enumerate(value) if isinstance(item, Mapping)] \
-            if isinstance(value, list) else []
+        return (
+            [(i, item) for i, item in enumerate(value) if isinstance(item, Mapping)]
+            if isinstance(value, list)
+            else []
+        )
 
-    classes = [(i, pc["name"], pc.get("globalDefault") is True)
-               for i, pc in items("priorityClasses") if isinstance(pc.get("name"), str)]
+    classes = [
+        (i, pc["name"], pc.get("globalDefault") is True)
+        for i, pc in items("priorityClasses")
+        if isinstance(pc.get("name"), str)
+    ]
     refs = []
     for i, wl in items("workloads"):
         group = wl.get("podGroup")
-        for field, name in (("priorityClassName", wl.get("priorityClassName")),
-                            ("podGroup.priorityClassName",
-                             group.get("priorityClassName") if isinstance(group, Mapping)
-                             else None)):
+        for field, name in (
+            ("priorityClassName", wl.get("priorityClassName")),
+            (
+                "podGroup.priorityClassName",
+                group.get("priorityClassName") if isinstance(group, Mapping) else None,
+            ),
+        ):
             if isinstance(name, str):
                 refs.append((f"workloads[{i}].{field}", name))
     return _ClassView(classes, refs)
@@ -914,22 +1033,25 @@ def _class_rule_errors(view: _ClassView) -> Iterable[dict[str, str]]:
     seen: set[str] = set()
     for i, name, _ in view.classes:
         if name in seen:
-            yield {"path": f"priorityClasses[{i}].name",
-                   "message": f"duplicate PriorityClass '{name}'"}
+            yield {
+                "path": f"priorityClasses[{i}].name",
+                "message": f"duplicate PriorityClass '{name}'",
+            }
         seen.add(name)
     defaults = [(i, name) for i, name, default in view.classes if default]
     if len(defaults) > 1:
         names = ", ".join(name for _, name in defaults)
-        yield {"path": f"priorityClasses[{defaults[1][0]}].globalDefault",
-               "message": f"only one PriorityClass may be globalDefault (found: {names})"}
+        yield {
+            "path": f"priorityClasses[{defaults[1][0]}].globalDefault",
+            "message": f"only one PriorityClass may be globalDefault (found: {names})",
+        }
     known = seen | set(SYSTEM_CLASSES)
     for path, name in view.references:
         if name not in known:
             yield {"path": path, "message": f"no PriorityClass with name '{name}' was found"}
 
 
-def _with_new(errors: list[dict[str, str]],
-              more: Iterable[dict[str, str]]) -> list[dict[str, str]]:
+def _with_new(errors: list[dict[str, str]], more: Iterable[dict[str, str]]) -> list[dict[str, str]]:
     """``errors`` and then those of ``more`` on a path ``errors`` does not name yet."""
     named = {error["path"] for error in errors}
     return errors + [error for error in more if error["path"] not in named]
@@ -945,13 +1067,17 @@ def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         seen.add(wl.name)
         group_class = wl.pod_group.priority_class_name if wl.pod_group else None
         if group_class and wl.priority_class_name and group_class != wl.priority_class_name:
-            yield {"path": f"{path}.podGroup.priorityClassName",
-                   "message": f"the group's class '{group_class}' disagrees with the members' "
-                              f"class '{wl.priority_class_name}'"}
+            yield {
+                "path": f"{path}.podGroup.priorityClassName",
+                "message": f"the group's class '{group_class}' disagrees with the members' "
+                f"class '{wl.priority_class_name}'",
+            }
         if not any(_fits_shape(wl, s) for s in shapes) and spec.origin != "snapshot":
-            yield {"path": f"{path}.gpus",
-                   "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
-                              f"{wl.memory:g} GiB, more than any node has"}
+            yield {
+                "path": f"{path}.gpus",
+                "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
+                f"{wl.memory:g} GiB, more than any node has",
+            }
 
 
 def spec_warnings(spec: ExperimentSpec) -> list[dict[str, str]]:
@@ -964,10 +1090,14 @@ def spec_warnings(spec: ExperimentSpec) -> list[dict[str, str]]:
     shapes = _node_shapes(spec)
     for i, wl in enumerate(spec.workloads):
         if not any(_fits_shape(wl, s) for s in shapes):
-            warnings.append({"path": f"workloads[{i}].gpus",
-                             "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
-                                        f"{wl.memory:g} GiB, more than any node has: it stays "
-                                        "Pending (FailedScheduling)"})
+            warnings.append(
+                {
+                    "path": f"workloads[{i}].gpus",
+                    "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
+                    f"{wl.memory:g} GiB, more than any node has: it stays "
+                    "Pending (FailedScheduling)",
+                }
+            )
     warnings.extend(_overcommit_warnings(spec))
     return warnings
 
@@ -984,9 +1114,11 @@ def _overcommit_warnings(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         if all(n <= f + 1e-9 for n, f in zip(need, left, strict=True)):
             free[pod.node] = [f - n for n, f in zip(need, left, strict=True)]
         else:
-            yield {"path": f"initialState[{i}].node",
-                   "message": f"node '{pod.node}' is over-committed: this pod of "
-                              f"'{pod.workload}' does not fit what is left; it is Pending"}
+            yield {
+                "path": f"initialState[{i}].node",
+                "message": f"node '{pod.node}' is over-committed: this pod of "
+                f"'{pod.workload}' does not fit what is left; it is Pending",
+            }
 
 
 def _shapes_by_node(spec: ExperimentSpec) -> dict[str, NodeShape]:
@@ -1008,14 +1140,18 @@ def _queue_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         if wl.queue is not None and wl.queue not in names:
             yield {"path": f"workloads[{i}].queue", "message": f"no queue named '{wl.queue}'"}
         elif wl.queue is not None and any(p.workload == wl.name for p in spec.initial_state):
-            yield {"path": f"workloads[{i}].queue",
-                   "message": "a workload already running in the initial state cannot wait "
-                              "in an admission queue"}
+            yield {
+                "path": f"workloads[{i}].queue",
+                "message": "a workload already running in the initial state cannot wait "
+                "in an admission queue",
+            }
     classes = {pc.name for pc in spec.priority_classes} | set(SYSTEM_CLASSES)
     for i, quota in enumerate(spec.resource_quotas):
         if quota.priority_class_name not in classes:
-            yield {"path": f"resourceQuotas[{i}].priorityClassName",
-                   "message": f"no PriorityClass with name '{quota.priority_class_name}' was found"}
+            yield {
+                "path": f"resourceQuotas[{i}].priorityClassName",
+                "message": f"no PriorityClass with name '{quota.priority_class_name}' was found",
+            }
 
 
 def _node_shapes(spec: ExperimentSpec) -> list[NodeShape]:
@@ -1039,12 +1175,16 @@ def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         if pod.node not in known:
             yield {"path": f"initialState[{i}].node", "message": f"no node named '{pod.node}'"}
         if pod.workload not in workloads:
-            yield {"path": f"initialState[{i}].workload",
-                   "message": f"no workload named '{pod.workload}'"}
+            yield {
+                "path": f"initialState[{i}].workload",
+                "message": f"no workload named '{pod.workload}'",
+            }
         elif pod.member is not None and pod.member >= workloads[pod.workload].members:
-            yield {"path": f"initialState[{i}].member",
-                   "message": f"member {pod.member} is out of range for "
-                              f"{workloads[pod.workload].members} members"}
+            yield {
+                "path": f"initialState[{i}].member",
+                "message": f"member {pod.member} is out of range for "
+                f"{workloads[pod.workload].members} members",
+            }
     for i, event in enumerate(spec.events):
         for name in event.nodes:
             if name not in known:
@@ -1053,8 +1193,9 @@ def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
             yield {"path": f"events[{i}].pool", "message": f"no node pool named '{event.pool}'"}
 
 
-def _initial_count_errors(spec: ExperimentSpec,
-                          workloads: dict[str, Workload]) -> Iterable[dict[str, str]]:
+def _initial_count_errors(
+    spec: ExperimentSpec, workloads: dict[str, Workload]
+) -> Iterable[dict[str, str]]:
     """A workload cannot have more recorded pods than members, nor one member twice.
 
     A count and a set per workload, not a list scanned per pod: a recorded state of tens
@@ -1066,12 +1207,16 @@ def _initial_count_errors(spec: ExperimentSpec,
         members = seen.setdefault(pod.workload, set())
         workload = workloads.get(pod.workload)
         if workload is not None and count >= workload.members:
-            yield {"path": f"initialState[{i}].workload",
-                   "message": f"more recorded pods than the {workload.members} member(s) of "
-                              f"'{pod.workload}'"}
+            yield {
+                "path": f"initialState[{i}].workload",
+                "message": f"more recorded pods than the {workload.members} member(s) of "
+                f"'{pod.workload}'",
+            }
         elif pod.member is not None and pod.member in members:
-            yield {"path": f"initialState[{i}].member",
-                   "message": f"member {pod.member} of '{pod.workload}' is recorded twice"}
+            yield {
+                "path": f"initialState[{i}].member",
+                "message": f"member {pod.member} of '{pod.workload}' is recorded twice",
+            }
         counted[pod.workload] = count + 1
         members.add(pod.member)
 
@@ -1107,8 +1252,15 @@ def expand_variants(spec: ExperimentSpec) -> list[Variant]:
     tighter limits have checked :func:`task_count` already."""
     count = task_count(spec) // spec.replications
     if count > LIBRARY_LIMITS.max_tasks:
-        raise SpecError([{"path": "grid", "message": f"{count:,} variants is above the limit "
-                                                     f"of {LIBRARY_LIMITS.max_tasks:,}"}])
+        raise SpecError(
+            [
+                {
+                    "path": "grid",
+                    "message": f"{count:,} variants is above the limit "
+                    f"of {LIBRARY_LIMITS.max_tasks:,}",
+                }
+            ]
+        )
     variants = list(spec.variants)
     if spec.grid:
         keys = list(spec.grid)
@@ -1133,8 +1285,13 @@ def variant_names(spec: ExperimentSpec) -> list[str]:
     return [v.name for v in expand_variants(spec)]
 
 
-def resolve_variant(spec: ExperimentSpec, variant: Variant | str, *, _index: int | None = None,
-                    limits: Limits | None = None) -> ResolvedVariant:
+def resolve_variant(
+    spec: ExperimentSpec,
+    variant: Variant | str,
+    *,
+    _index: int | None = None,
+    limits: Limits | None = None,
+) -> ResolvedVariant:
     """Apply a variant's overrides and re-validate, so an override can never smuggle in
     a value the spec itself would refuse, nor exceed ``limits`` (the counts are checked
     before the cross-field rules build anything from them)."""
@@ -1149,19 +1306,26 @@ def resolve_variant(spec: ExperimentSpec, variant: Variant | str, *, _index: int
         try:
             resolved = ExperimentSpec.model_validate(data)
         except ValidationError as exc:
-            raise SpecError([{"path": f"{where}.set.{e['path']}", "message": e["message"]}
-                             for e in _pydantic_errors(exc)]) from None
+            raise SpecError(
+                [
+                    {"path": f"{where}.set.{e['path']}", "message": e["message"]}
+                    for e in _pydantic_errors(exc)
+                ]
+            ) from None
         errors = count_errors(resolved, limits or LIBRARY_LIMITS, prefix=f"{where}.set.")
         if errors:
             raise SpecError(errors)
         errors = list(_cross_field_errors(resolved))
         if errors:
-            raise SpecError([{"path": f"{where}.set.{e['path']}", "message": e["message"]}
-                             for e in errors])
+            raise SpecError(
+                [{"path": f"{where}.set.{e['path']}", "message": e["message"]} for e in errors]
+            )
     return ResolvedVariant(
-        name=variant.name, spec=resolved,
+        name=variant.name,
+        spec=resolved,
         preemption=variant.preemption or resolved.policy.preemption,
-        placement=variant.placement or resolved.policy.placement)
+        placement=variant.placement or resolved.policy.placement,
+    )
 
 
 def _find_variant(spec: ExperimentSpec, name: str) -> Variant:
@@ -1178,7 +1342,7 @@ def _apply_override(data: dict[str, Any], path: str, value: Any, where: str) -> 
     for i, part in enumerate(parts[:-1]):
         node = _step(node, part)
         if node is None:
-            raise SpecError([{"path": where, "message": f"'{'.'.join(parts[:i + 1])}' not found"}])
+            raise SpecError([{"path": where, "message": f"'{'.'.join(parts[: i + 1])}' not found"}])
     last = parts[-1]
     if isinstance(node, list):
         raise SpecError([{"path": where, "message": "cannot replace a whole list item"}])

@@ -40,8 +40,11 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
         return out
     if isinstance(value, list) and value:
         names = [item.get("name") for item in value if isinstance(item, Mapping)]
-        keyed = len(names) == len(value) and all(isinstance(n, str) for n in names) \
+        keyed = (
+            len(names) == len(value)
+            and all(isinstance(n, str) for n in names)
             and len(set(names)) == len(names)
+        )
         out = {}
         for i, item in enumerate(value):
             out |= flatten(item, f"{prefix}{names[i] if keyed else i}.")
@@ -58,8 +61,11 @@ class ParameterDiff:
         return ["(absent)" if v is MISSING else _text(v) for v in self.values]
 
 
-def parameter_diff(parameters: Sequence[Mapping[str, Any]], *, limit: int = 200,
-                   ) -> tuple[list[ParameterDiff], int]:
+def parameter_diff(
+    parameters: Sequence[Mapping[str, Any]],
+    *,
+    limit: int = 200,
+) -> tuple[list[ParameterDiff], int]:
     """The paths whose values are not all the same, in first-seen order (at most
     ``limit``), and how many more differ beyond it."""
     paths = list(dict.fromkeys(path for p in parameters for path in p))
@@ -67,7 +73,8 @@ def parameter_diff(parameters: Sequence[Mapping[str, Any]], *, limit: int = 200,
     for path in paths:
         values = tuple(p.get(path, MISSING) for p in parameters)
         if any(v is MISSING or v != values[0] for v in values[1:]) or (
-                values and values[0] is MISSING):
+            values and values[0] is MISSING
+        ):
             differing.append(ParameterDiff(path, values))
     return differing[:limit], max(0, len(differing) - limit)
 

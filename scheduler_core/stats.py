@@ -30,8 +30,10 @@ def _beta_fraction(a: float, b: float, x: float) -> float:
     h = d
     for m in range(1, 400):
         m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+        for aa in (
+            m * (b - m) * x / ((qam + m2) * (a + m2)),
+            -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)),
+        ):
             d = 1.0 + aa * d
             d = 1.0 / (d if abs(d) > _TINY else _TINY)
             c = 1.0 + aa / c
@@ -48,8 +50,9 @@ def incomplete_beta(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * math.log(x) + b * math.log1p(-x))
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _beta_fraction(a, b, x) / a
     return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
@@ -62,8 +65,7 @@ def t_cdf(t: float, df: float) -> float:
 
 
 def t_pdf(t: float, df: float) -> float:
-    log_norm = (math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0)
-                - 0.5 * math.log(df * math.pi))
+    log_norm = math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
     return math.exp(log_norm - (df + 1.0) / 2.0 * math.log1p(t * t / df))
 
 
@@ -135,8 +137,10 @@ class Difference:
     n: int  # pairs (paired) or the smaller sample (welch)
 
 
-def difference(base: Mapping[Hashable, float | None], other: Mapping[Hashable, float | None],
-               ) -> Difference:
+def difference(
+    base: Mapping[Hashable, float | None],
+    other: Mapping[Hashable, float | None],
+) -> Difference:
     """The difference of two variants' replications, keyed by seed.
 
     When both sides ran the same seeds, the replications are paired (the same dice,
@@ -168,5 +172,5 @@ def _welch(mean: float, a: list[float], b: list[float]) -> Difference:
     se2 = va + vb
     if se2 == 0:
         return Difference(mean, 0.0, IntervalMethod.WELCH, n)
-    df = se2 ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    df = se2**2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
     return Difference(mean, t_critical(df) * math.sqrt(se2), IntervalMethod.WELCH, n)

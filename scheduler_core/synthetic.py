@@ -77,7 +77,8 @@ class Synthetic(Model):
     kinds: dict[WorkloadKind, Share] = Field(default_factory=lambda: {WorkloadKind.BATCH: 1.0})
     priority_mix: dict[str, Share] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(
-        default_factory=dict, description="per-kind default overrides, 'kind.field': value")
+        default_factory=dict, description="per-kind default overrides, 'kind.field': value"
+    )
     name_prefix: str = Field(default="syn", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
     @field_validator("gpu_mix", "members_mix", "kinds", "priority_mix")
@@ -108,8 +109,10 @@ class Synthetic(Model):
             raise ValueError(f"{total:,} nodes: at most {MAX_NODES:,}")
         expected = self.arrivals.rate_per_hour * self.arrivals.duration_seconds / 3600
         if expected > MAX_WORKLOADS:
-            raise ValueError(f"about {expected:,.0f} arrivals: at most {MAX_WORKLOADS:,} "
-                             "(lower ratePerHour or durationSeconds)")
+            raise ValueError(
+                f"about {expected:,.0f} arrivals: at most {MAX_WORKLOADS:,} "
+                "(lower ratePerHour or durationSeconds)"
+            )
         return self
 
 
@@ -122,14 +125,19 @@ def expand(mapping: Mapping[str, Any]) -> dict[str, Any]:
     _check_references(section, classes | set(SYSTEM_CLASSES))
     defaults = _defaults(section)
     cluster = dict(data.get("cluster") or {})
-    cluster["nodePools"] = [*cluster.get("nodePools", []),
-                            *(n.model_dump(mode="json", by_alias=True) for n in section.nodes)]
+    cluster["nodePools"] = [
+        *cluster.get("nodePools", []),
+        *(n.model_dump(mode="json", by_alias=True) for n in section.nodes),
+    ]
     data["cluster"] = cluster
     seed = section.seed if section.seed is not None else int(data.get("seed") or 0)
-    data["workloads"] = [*data.get("workloads", []),
-                         *generate(section, random.Random(seed), defaults)]
-    data.setdefault("horizonSeconds",
-                    section.arrivals.start_seconds + section.arrivals.duration_seconds)
+    data["workloads"] = [
+        *data.get("workloads", []),
+        *generate(section, random.Random(seed), defaults),
+    ]
+    data.setdefault(
+        "horizonSeconds", section.arrivals.start_seconds + section.arrivals.duration_seconds
+    )
     return data
 
 
@@ -139,8 +147,9 @@ def _validated(raw: Any) -> Synthetic:
     try:
         return Synthetic.model_validate(raw)
     except ValidationError as exc:
-        raise SpecError([{"path": _prefixed(e["path"]), "message": e["message"]}
-                         for e in _pydantic_errors(exc)]) from None
+        raise SpecError(
+            [{"path": _prefixed(e["path"]), "message": e["message"]} for e in _pydantic_errors(exc)]
+        ) from None
 
 
 def _prefixed(path: str) -> str:
@@ -151,14 +160,21 @@ def _check_references(section: Synthetic, classes: set[Any]) -> None:
     errors = []
     for name in section.priority_mix:
         if name not in classes:
-            errors.append({"path": "synthetic.priorityMix",
-                           "message": f"no PriorityClass with name '{name}' was found"})
+            errors.append(
+                {
+                    "path": "synthetic.priorityMix",
+                    "message": f"no PriorityClass with name '{name}' was found",
+                }
+            )
     largest = max(n.gpus for n in section.nodes)
     for gpus in section.gpu_mix:
         if gpus > largest:
-            errors.append({"path": "synthetic.gpuMix",
-                           "message": f"{gpus} GPUs per member: no node has more than "
-                                      f"{largest}"})
+            errors.append(
+                {
+                    "path": "synthetic.gpuMix",
+                    "message": f"{gpus} GPUs per member: no node has more than {largest}",
+                }
+            )
     if errors:
         raise SpecError(errors)
 
@@ -170,15 +186,20 @@ def _defaults(section: Synthetic) -> KindDefaults:
         raise SpecError([{"path": "synthetic.defaults", "message": str(exc)}]) from None
 
 
-def generate(section: Synthetic, rng: random.Random,
-             defaults: KindDefaults) -> list[dict[str, Any]]:
+def generate(
+    section: Synthetic, rng: random.Random, defaults: KindDefaults
+) -> list[dict[str, Any]]:
     """Draw the workloads, in arrival order. Every draw comes from ``rng`` in a fixed
     order, so a seed fixes the result."""
     arrivals = section.arrivals
     rate = arrivals.rate_per_hour / 3600
     end = arrivals.start_seconds + arrivals.duration_seconds
-    mixes = [_mix(section.gpu_mix), _mix(section.members_mix), _mix(section.kinds),
-             _mix(section.priority_mix)]
+    mixes = [
+        _mix(section.gpu_mix),
+        _mix(section.members_mix),
+        _mix(section.kinds),
+        _mix(section.priority_mix),
+    ]
     workloads: list[dict[str, Any]] = []
     t = arrivals.start_seconds + rng.expovariate(rate)
     while t < end:
@@ -201,17 +222,29 @@ def _pick(rng: random.Random, mix: tuple[list[Any], list[float]]) -> Any:
     return rng.choices(keys, cum_weights=cumulative)[0]
 
 
-def _draw(section: Synthetic, rng: random.Random, mixes: list[tuple[list[Any], list[float]]],
-          defaults: KindDefaults, arrival: float, index: int) -> dict[str, Any]:
+def _draw(
+    section: Synthetic,
+    rng: random.Random,
+    mixes: list[tuple[list[Any], list[float]]],
+    defaults: KindDefaults,
+    arrival: float,
+    index: int,
+) -> dict[str, Any]:
     gpus, members, kind, priority = (_pick(rng, m) for m in mixes)
     spread = section.duration
-    work = max(spread.min_seconds,
-               rng.lognormvariate(math.log(spread.median_seconds), spread.sigma))
+    work = max(
+        spread.min_seconds, rng.lognormvariate(math.log(spread.median_seconds), spread.sigma)
+    )
     kind_name = kind.value if isinstance(kind, WorkloadKind) else str(kind)
     workload: dict[str, Any] = {
-        "name": f"{section.name_prefix}-{index:06d}", "kind": kind_name, "members": members,
-        "gpus": gpus, "arrival": round(arrival, 3), "durationSeconds": round(work),
-        **defaults.for_kind(kind_name).workload_fields()}
+        "name": f"{section.name_prefix}-{index:06d}",
+        "kind": kind_name,
+        "members": members,
+        "gpus": gpus,
+        "arrival": round(arrival, 3),
+        "durationSeconds": round(work),
+        **defaults.for_kind(kind_name).workload_fields(),
+    }
     if priority is not None:
         workload["priorityClassName"] = priority
     if kind_name == "training" and members > 1:

@@ -32,10 +32,21 @@ OVERLAY_STATES = ("checkpointing", "stranded")
 TIMELINE_VERSION = 1
 """Bumped when what a stored timeline holds changes: older ones are derived again."""
 
-TIMELINE_REASONS = (Reason.SCHEDULED, Reason.READY, Reason.KILLING, Reason.RELEASED,
-                    Reason.COMPLETED, Reason.CHECKPOINT, Reason.STRANDED, Reason.PREEMPTED,
-                    Reason.NOMINATED, Reason.VICTIMS_SELECTED, Reason.DISRUPTED,
-                    Reason.RESUMED, Reason.RECOVERED)
+TIMELINE_REASONS = (
+    Reason.SCHEDULED,
+    Reason.READY,
+    Reason.KILLING,
+    Reason.RELEASED,
+    Reason.COMPLETED,
+    Reason.CHECKPOINT,
+    Reason.STRANDED,
+    Reason.PREEMPTED,
+    Reason.NOMINATED,
+    Reason.VICTIMS_SELECTED,
+    Reason.DISRUPTED,
+    Reason.RESUMED,
+    Reason.RECOVERED,
+)
 """Every reason :func:`build` reads: a reader of stored rows may fetch only these."""
 
 
@@ -135,23 +146,28 @@ class Timeline:
         bounded; everything else is kept."""
         over = max_spans is not None and len(self.spans) > max_spans
         kept = [] if over else self.spans
-        return {"version": TIMELINE_VERSION,
-                "omitted_spans": len(self.spans) if over else self.omitted_spans,
-                "spans": [[*s[:8], list(s.slots)] for s in kept],
-                "preemptions": [list(p) for p in self.preemptions],
-                "costs": [list(c) for c in self.costs],
-                "recoveries": [list(r) for r in self.recoveries],
-                "stranded": [[*s[:4], list(s.pods)] for s in self.stranded]}
+        return {
+            "version": TIMELINE_VERSION,
+            "omitted_spans": len(self.spans) if over else self.omitted_spans,
+            "spans": [[*s[:8], list(s.slots)] for s in kept],
+            "preemptions": [list(p) for p in self.preemptions],
+            "costs": [list(c) for c in self.costs],
+            "recoveries": [list(r) for r in self.recoveries],
+            "stranded": [[*s[:4], list(s.pods)] for s in self.stranded],
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Timeline:
-        return cls(spans=[Span._make([*row[:8], tuple(row[8])]) for row in data.get("spans", ())],
-                   preemptions=[Preemption(*row) for row in data.get("preemptions", ())],
-                   costs=costs_from_json(data.get("costs", ())),
-                   recoveries=recoveries_from_json(data.get("recoveries", ())),
-                   stranded=[Stranded._make([*row[:4], tuple(row[4])])
-                             for row in data.get("stranded", ())],
-                   omitted_spans=int(data.get("omitted_spans", 0)))
+        return cls(
+            spans=[Span._make([*row[:8], tuple(row[8])]) for row in data.get("spans", ())],
+            preemptions=[Preemption(*row) for row in data.get("preemptions", ())],
+            costs=costs_from_json(data.get("costs", ())),
+            recoveries=recoveries_from_json(data.get("recoveries", ())),
+            stranded=[
+                Stranded._make([*row[:4], tuple(row[4])]) for row in data.get("stranded", ())
+            ],
+            omitted_spans=int(data.get("omitted_spans", 0)),
+        )
 
 
 def is_current(data: Any) -> bool:
@@ -171,9 +187,13 @@ def recoveries_from_json(rows: Iterable[Sequence[Any]]) -> list[Recovery]:
 def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
     """The timeline of one replication of ``spec`` (the variant's resolved spec)."""
     reader = _read(events, spec.horizon_seconds, write_seconds(spec), node_capacity(spec))
-    return Timeline(spans=reader.spans + reader.overlays, preemptions=preemptions(events),
-                    costs=cost_increments(events), recoveries=recoveries(events),
-                    stranded=reader.stranded)
+    return Timeline(
+        spans=reader.spans + reader.overlays,
+        preemptions=preemptions(events),
+        costs=cost_increments(events),
+        recoveries=recoveries(events),
+        stranded=reader.stranded,
+    )
 
 
 def for_variant(spec: ExperimentSpec, variant: str, events: Sequence[EventLike]) -> Timeline:
@@ -221,8 +241,14 @@ class _Slots:
             return ()
         taken = self.taken.setdefault(node, [False] * self.capacity.get(node, 0))
         free = [i for i, used in enumerate(taken) if not used]
-        run = next((free[i:i + count] for i in range(len(free) - count + 1)
-                    if free[i + count - 1] - free[i] == count - 1), None)
+        run = next(
+            (
+                free[i : i + count]
+                for i in range(len(free) - count + 1)
+                if free[i + count - 1] - free[i] == count - 1
+            ),
+            None,
+        )
         chosen = run or (free + list(range(len(taken), len(taken) + count)))[:count]
         taken.extend([False] * (max(chosen, default=-1) + 1 - len(taken)))
         for i in chosen:
@@ -247,10 +273,15 @@ class _SpanReader:
         self.stranded: list[Stranded] = []
         self.marked: set[tuple[str, str, float]] = set()
         self.written: set[tuple[str, float]] = set()
-        self.handlers = {Reason.SCHEDULED: self._scheduled, Reason.READY: self._ready,
-                         Reason.KILLING: self._killing, Reason.RELEASED: self._gone,
-                         Reason.COMPLETED: self._gone, Reason.CHECKPOINT: self._checkpoint,
-                         Reason.STRANDED: self._stranded}
+        self.handlers = {
+            Reason.SCHEDULED: self._scheduled,
+            Reason.READY: self._ready,
+            Reason.KILLING: self._killing,
+            Reason.RELEASED: self._gone,
+            Reason.COMPLETED: self._gone,
+            Reason.CHECKPOINT: self._checkpoint,
+            Reason.STRANDED: self._stranded,
+        }
 
     def read(self, event: EventLike) -> None:
         handler = self.handlers.get(event.reason)  # type: ignore[call-overload]
@@ -292,8 +323,18 @@ class _SpanReader:
 
     def _emit(self, pod: str, current: _Open, end: float) -> None:
         if end > current.since:
-            self.spans.append(Span(current.node, pod, current.workload, current.state,
-                                   current.since, end, current.gpus, slots=current.slots))
+            self.spans.append(
+                Span(
+                    current.node,
+                    pod,
+                    current.workload,
+                    current.state,
+                    current.since,
+                    end,
+                    current.gpus,
+                    slots=current.slots,
+                )
+            )
 
     def _checkpoint(self, e: EventLike) -> None:
         """A write ends at the event's time; it covers the pod named, or every member
@@ -307,8 +348,7 @@ class _SpanReader:
         for pod in pods:
             current = self.open.get(pod)
             if current is not None and (e.pod or current.state == "running"):
-                self._overlay(pod, current, "checkpointing", e.time - write, e.time,
-                              current.state)
+                self._overlay(pod, current, "checkpointing", e.time - write, e.time, current.state)
 
     def _stranded(self, e: EventLike) -> None:
         """The application model closes a stranded interval whenever the set of live
@@ -317,29 +357,46 @@ class _SpanReader:
         and not killed before it: not a replacement whose Ready at this very instant
         is what ended the wait, nor a member killed earlier. The interval's length is
         the value over their GPUs."""
-        live = [(pod, current) for pod in sorted(self.by_workload[e.workload])
-                if (current := self.open[pod]).ready_at is not None
-                and current.ready_at < e.time
-                and (current.killed_at is None or current.killed_at >= e.time)]
+        live = [
+            (pod, current)
+            for pod in sorted(self.by_workload[e.workload])
+            if (current := self.open[pod]).ready_at is not None
+            and current.ready_at < e.time
+            and (current.killed_at is None or current.killed_at >= e.time)
+        ]
         held = sum(current.gpus for _, current in live)
         if held <= 0 or e.value <= 0:
             return
         start = e.time - e.value / held
-        self.stranded.append(Stranded(e.workload, start, e.time, held,
-                                      tuple(pod for pod, _ in live)))
+        self.stranded.append(
+            Stranded(e.workload, start, e.time, held, tuple(pod for pod, _ in live))
+        )
         for pod, current in live:
-            self._overlay(pod, current, "stranded", max(start, current.ready_at or start),
-                          e.time, "running")
+            self._overlay(
+                pod, current, "stranded", max(start, current.ready_at or start), e.time, "running"
+            )
 
-    def _overlay(self, pod: str, current: _Open, state: str, start: float, end: float,
-                 under: str) -> None:
+    def _overlay(
+        self, pod: str, current: _Open, state: str, start: float, end: float, under: str
+    ) -> None:
         """Independent shards log one checkpoint each without naming the pod: the same
         write reaches every member several times, so each is drawn once."""
         key = (pod, state, start)
         if end > start and key not in self.marked:
             self.marked.add(key)
-            self.overlays.append(Span(current.node, pod, current.workload, state, start, end,
-                                      current.gpus, under=under, slots=current.slots))
+            self.overlays.append(
+                Span(
+                    current.node,
+                    pod,
+                    current.workload,
+                    state,
+                    start,
+                    end,
+                    current.gpus,
+                    under=under,
+                    slots=current.slots,
+                )
+            )
 
     def finish(self, end: float) -> list[Span]:
         for pod in list(self.open):
@@ -347,8 +404,12 @@ class _SpanReader:
         return self.spans + self.overlays
 
 
-def _read(events: Iterable[EventLike], end: float, write_seconds: Mapping[str, float] | None,
-          capacity: Mapping[str, int] | None) -> _SpanReader:
+def _read(
+    events: Iterable[EventLike],
+    end: float,
+    write_seconds: Mapping[str, float] | None,
+    capacity: Mapping[str, int] | None,
+) -> _SpanReader:
     reader = _SpanReader(write_seconds or {}, capacity or {})
     for event in events:
         reader.read(event)
@@ -356,9 +417,13 @@ def _read(events: Iterable[EventLike], end: float, write_seconds: Mapping[str, f
     return reader
 
 
-def pod_spans(events: Iterable[EventLike], *, end: float,
-              write_seconds: Mapping[str, float] | None = None,
-              capacity: Mapping[str, int] | None = None) -> list[Span]:
+def pod_spans(
+    events: Iterable[EventLike],
+    *,
+    end: float,
+    write_seconds: Mapping[str, float] | None = None,
+    capacity: Mapping[str, int] | None = None,
+) -> list[Span]:
     """Every pod's spans by state, in time order of the log; pods still holding GPUs at
     the end of the log are closed at ``end`` (the horizon). ``capacity``: GPUs per node,
     ``write_seconds``: checkpoint write time per workload."""
@@ -382,8 +447,10 @@ def preemptions(events: Iterable[EventLike]) -> list[Preemption]:
             victims.append(e)
         elif e.reason in (Reason.NOMINATED, Reason.VICTIMS_SELECTED) and e.node:
             nominated.setdefault((e.pod, e.time), e.node)
-    return [Preemption(v.time, v.pod, v.node, v.related,
-                       nominated.get((v.related, v.time), v.node)) for v in victims]
+    return [
+        Preemption(v.time, v.pod, v.node, v.related, nominated.get((v.related, v.time), v.node))
+        for v in victims
+    ]
 
 
 # ------------------------------------------------------------------------- costs
@@ -425,8 +492,10 @@ def recoveries(events: Iterable[EventLike]) -> list[Recovery]:
             resumed.setdefault((e.workload, e.value), e.time)
         elif e.reason == Reason.RECOVERED:
             recovered.setdefault((e.workload, e.value), e.time)
-    return [Recovery(w, t, amount, resumed.get((w, t)), recovered.get((w, t)))
-            for (w, t), amount in lost.items()]
+    return [
+        Recovery(w, t, amount, resumed.get((w, t)), recovered.get((w, t)))
+        for (w, t), amount in lost.items()
+    ]
 
 
 def recovery_curve(r: Recovery, *, end: float) -> tuple[list[float], list[float]]:

@@ -49,10 +49,13 @@ def _machine_secret_key(path: Path) -> str:
 
 
 SECRET_KEY = env_str("SECRET_KEY", "") or (
-    DEVELOPMENT_SECRET_KEY if DEBUG else _machine_secret_key(VAR_DIR / "secret_key"))
+    DEVELOPMENT_SECRET_KEY if DEBUG else _machine_secret_key(VAR_DIR / "secret_key")
+)
 if SECRET_KEY == DEVELOPMENT_SECRET_KEY and not DEBUG:
-    raise ImproperlyConfigured("the development SECRET_KEY is public: it works only with "
-                               "DEBUG=true; set SECRET_KEY (or unset it) outside DEBUG")
+    raise ImproperlyConfigured(
+        "the development SECRET_KEY is public: it works only with "
+        "DEBUG=true; set SECRET_KEY (or unset it) outside DEBUG"
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -113,7 +116,8 @@ def _database(url: str) -> dict[str, Any]:
     """One database from a URL; SQLite gets WAL and immediate transactions because the
     web server and the worker write to the same file at the same time."""
     config: dict[str, Any] = dict(
-        dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0)))
+        dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0))
+    )
     if config["ENGINE"] == "django.db.backends.sqlite3":
         config["CONN_MAX_AGE"] = 0
         config["OPTIONS"] = {
@@ -214,11 +218,18 @@ def _cache(url: str, var_dir: Path) -> dict[str, Any]:
     URL is given, else files under var/ (shared by every process of one machine). Never
     local memory: each gunicorn process would count its own throttles."""
     if url.startswith(("redis://", "rediss://", "unix://")):
-        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
-                "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "disruption-lab"), "TIMEOUT": 300}
-    return {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(var_dir / "cache"), "TIMEOUT": 300,
-            "OPTIONS": {"MAX_ENTRIES": 5000}}
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "disruption-lab"),
+            "TIMEOUT": 300,
+        }
+    return {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(var_dir / "cache"),
+        "TIMEOUT": 300,
+        "OPTIONS": {"MAX_ENTRIES": 5000},
+    }
 
 
 LOGGING = {
@@ -278,9 +289,11 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # process whose memory grew past LAB_WORKER_MAX_MEMORY_MB is replaced after its task.
 LAB_WORKER_MEMORY_LIMIT_MB = env_int("LAB_WORKER_MEMORY_LIMIT_MB", 6144, minimum=0)  # 0: off
 LAB_SIMULATION_DEADLINE_SECONDS = env_float(
-    "LAB_SIMULATION_DEADLINE_SECONDS", max(5.0, TASK_TIME_LIMIT - 60.0), minimum=1.0)
-CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int(
-    "LAB_WORKER_MAX_MEMORY_MB", 2048, minimum=64) * 1024  # Celery counts KiB
+    "LAB_SIMULATION_DEADLINE_SECONDS", max(5.0, TASK_TIME_LIMIT - 60.0), minimum=1.0
+)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = (
+    env_int("LAB_WORKER_MAX_MEMORY_MB", 2048, minimum=64) * 1024
+)  # Celery counts KiB
 # A database blip (connection lost, server restarting) is waited out with back-off for
 # up to this long before the task gives the work back to the queue; the run is not failed.
 LAB_DB_RETRY_SECONDS = env_float("LAB_DB_RETRY_SECONDS", 60.0, minimum=0.0)
@@ -316,7 +329,8 @@ LAB_HEARTBEAT_STALE_SECONDS = env_float("LAB_HEARTBEAT_STALE_SECONDS", 120.0, mi
 LAB_WORKER_LOST_SECONDS = env_float(
     "LAB_WORKER_LOST_SECONDS",
     (0 if BROKER_IS_FILESYSTEM else VISIBILITY_TIMEOUT) + 2 * LAB_HEARTBEAT_STALE_SECONDS,
-    minimum=1.0)
+    minimum=1.0,
+)
 LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
 # A replication's stored timeline keeps its per-pod spans up to this many (about 6 MB of
 # JSON per 100k); above it only costs, recoveries and preemptions are kept, and the page
@@ -354,7 +368,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Disruption Lab API",
     "DESCRIPTION": "Experiments, runs, results and exports: everything the pages do, "
-                   "for scripts and notebooks.",
+    "for scripts and notebooks.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

@@ -23,9 +23,11 @@ def production_secret_key(value: str) -> str:
         raise ImproperlyConfigured(
             f"SECRET_KEY must have at least {MIN_SECRET_KEY_LENGTH} characters "
             f"(it has {len(value)}); make one with: python -c 'import secrets; "
-            "print(secrets.token_urlsafe(50))'")
-    if value == DEVELOPMENT_SECRET_KEY or value.startswith(("local-development-only",
-                                                              "process-local-")):
+            "print(secrets.token_urlsafe(50))'"
+        )
+    if value == DEVELOPMENT_SECRET_KEY or value.startswith(
+        ("local-development-only", "process-local-")
+    ):
         raise ImproperlyConfigured("SECRET_KEY is the public development key; set your own")
     return value
 

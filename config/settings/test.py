@@ -12,8 +12,10 @@ from config.settings.base import DATABASES, VAR_DIR
 
 # Fast hashing for test users; PBKDF2 stays available for users that a real server
 # process (end-to-end tests) must log in, since production settings cannot read MD5.
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher",
-                    "django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.MD5PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
 

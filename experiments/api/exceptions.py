@@ -50,11 +50,14 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """DRF's handler (which sets status codes and headers such as ``WWW-Authenticate``
     and ``Retry-After``), with its body replaced by the one error shape."""
     if isinstance(exc, RequestDataTooBig):  # a body past DATA_UPLOAD_MAX_MEMORY_SIZE
-        return Response({"errors": [{"path": "", "message": f"the request is too large: {exc}"}]},
-                        status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        return Response(
+            {"errors": [{"path": "", "message": f"the request is too large: {exc}"}]},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, SuspiciousOperation):  # too many fields or files, a bad multipart
-        return Response({"errors": [{"path": "", "message": str(exc)}]},
-                        status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {"errors": [{"path": "", "message": str(exc)}]}, status=status.HTTP_400_BAD_REQUEST
+        )
     response = exception_handler(exc, context)
     if response is None:
         return None
@@ -71,13 +74,19 @@ def flatten_errors(detail: Any, path: str = "") -> list[ErrorItem]:
     """DRF's nested ``{"field": [{"sub": ["msg"]}]}`` into flat items with dotted paths
     (``spec.workloads[0].gpus``); ``non_field_errors`` belong to their parent."""
     if isinstance(detail, Mapping):
-        return [item for key, value in detail.items()
-                for item in flatten_errors(value, _join(path, key))]
+        return [
+            item
+            for key, value in detail.items()
+            for item in flatten_errors(value, _join(path, key))
+        ]
     if isinstance(detail, list | tuple):
         if all(not isinstance(v, Mapping | list | tuple) for v in detail):
             return [{"path": path, "message": str(message)} for message in detail]
-        return [item for index, value in enumerate(detail)
-                for item in flatten_errors(value, f"{path}[{index}]")]
+        return [
+            item
+            for index, value in enumerate(detail)
+            for item in flatten_errors(value, f"{path}[{index}]")
+        ]
     return [{"path": path, "message": str(detail)}]
 
 
@@ -98,5 +107,7 @@ def _text(data: Any) -> str:
 @csrf_exempt
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Unknown URLs under ``/api/`` answer in the API's shape, not with an HTML page."""
-    return JsonResponse({"errors": [{"path": "", "message": f"no API endpoint at {request.path}"}]},
-                        status=status.HTTP_404_NOT_FOUND)
+    return JsonResponse(
+        {"errors": [{"path": "", "message": f"no API endpoint at {request.path}"}]},
+        status=status.HTTP_404_NOT_FOUND,
+    )

@@ -63,8 +63,14 @@ def export_name(*, table: str, fmt: str, filters: dict[str, Any]) -> str:
     return f"{table}-v{EXPORT_VERSION}-{digest}.{fmt}"
 
 
-def write_file(path: Path, *, rows: Iterable[dict[str, Any]], columns: Sequence[str],
-               schema: pa.Schema, fmt: str) -> Path:
+def write_file(
+    path: Path,
+    *,
+    rows: Iterable[dict[str, Any]],
+    columns: Sequence[str],
+    schema: pa.Schema,
+    fmt: str,
+) -> Path:
     """Write ``rows`` to ``path`` in ``fmt``, atomically: into a temporary file of the
     same folder, renamed into place when complete (two writers of the same export both
     write the same bytes; the last rename wins, and a reader sees either file whole)."""
@@ -84,8 +90,12 @@ def write_file(path: Path, *, rows: Iterable[dict[str, Any]], columns: Sequence[
 def file_response(path: Path, *, fmt: str, filename: str) -> FileResponse:
     """A stored export as an attachment. The file is opened before the response is
     built, so a concurrent delete (the run removed) cannot leave it half sent."""
-    return FileResponse(path.open("rb"), content_type=CONTENT_TYPES[fmt],
-                        as_attachment=True, filename=f"{filename}.{fmt}")
+    return FileResponse(
+        path.open("rb"),
+        content_type=CONTENT_TYPES[fmt],
+        as_attachment=True,
+        filename=f"{filename}.{fmt}",
+    )
 
 
 def remove_run_files(*, run_id: int, task_token: str) -> None:
@@ -100,8 +110,9 @@ class _Line:
         return text
 
 
-def _csv_chunks(rows: Iterable[dict[str, Any]], columns: Sequence[str],
-                _schema: pa.Schema) -> Iterator[str]:
+def _csv_chunks(
+    rows: Iterable[dict[str, Any]], columns: Sequence[str], _schema: pa.Schema
+) -> Iterator[str]:
     """A header, then one line per row; floats keep every digit (``repr``), null is empty."""
     writer = csv.writer(_Line())
     yield writer.writerow(columns)
@@ -109,8 +120,9 @@ def _csv_chunks(rows: Iterable[dict[str, Any]], columns: Sequence[str],
         yield writer.writerow([row.get(column) for column in columns])
 
 
-def _json_chunks(rows: Iterable[dict[str, Any]], columns: Sequence[str],
-                 _schema: pa.Schema) -> Iterator[str]:
+def _json_chunks(
+    rows: Iterable[dict[str, Any]], columns: Sequence[str], _schema: pa.Schema
+) -> Iterator[str]:
     """A JSON array of flat objects (``pandas.read_json`` reads it), one per line."""
     separator = "[\n"
     for row in rows:
@@ -143,8 +155,9 @@ class _Sink(io.RawIOBase):
         return data
 
 
-def _parquet_chunks(rows: Iterable[dict[str, Any]], columns: Sequence[str],
-                    schema: pa.Schema) -> Iterator[bytes]:
+def _parquet_chunks(
+    rows: Iterable[dict[str, Any]], columns: Sequence[str], schema: pa.Schema
+) -> Iterator[bytes]:
     """One row group per ``PARQUET_BATCH_ROWS`` rows, each sent as soon as it is written."""
     sink = _Sink()
     writer = pq.ParquetWriter(sink, schema)
@@ -156,24 +169,44 @@ def _parquet_chunks(rows: Iterable[dict[str, Any]], columns: Sequence[str],
     yield sink.drain()
 
 
-_CHUNKS: dict[str, Callable[[Iterable[dict[str, Any]], Sequence[str], pa.Schema],
-                            Iterator[str] | Iterator[bytes]]] = {
-    "csv": _csv_chunks, "json": _json_chunks, "parquet": _parquet_chunks}
+_CHUNKS: dict[
+    str,
+    Callable[[Iterable[dict[str, Any]], Sequence[str], pa.Schema], Iterator[str] | Iterator[bytes]],
+] = {"csv": _csv_chunks, "json": _json_chunks, "parquet": _parquet_chunks}
 
 
 # ----------------------------------------------------------------- Arrow schemas
-SUMMARY_SCHEMA = pa.schema([
-    ("variant", pa.string()), ("preemption", pa.string()), ("placement", pa.string()),
-    ("metric", pa.string()), ("mean", pa.float64()), ("ci95", pa.float64()),
-    ("min", pa.float64()), ("max", pa.float64()), ("n", pa.int64()),
-    ("label", pa.string()), ("unit", pa.string()), ("better", pa.string()),
-])
-EVENT_SCHEMA = pa.schema([
-    ("variant", pa.string()), ("replication", pa.int64()), ("seq", pa.int64()),
-    ("time", pa.float64()), ("reason", pa.string()), ("workload", pa.string()),
-    ("pod", pa.string()), ("node", pa.string()), ("value", pa.float64()),
-    ("related", pa.string()), ("message", pa.string()),
-])
+SUMMARY_SCHEMA = pa.schema(
+    [
+        ("variant", pa.string()),
+        ("preemption", pa.string()),
+        ("placement", pa.string()),
+        ("metric", pa.string()),
+        ("mean", pa.float64()),
+        ("ci95", pa.float64()),
+        ("min", pa.float64()),
+        ("max", pa.float64()),
+        ("n", pa.int64()),
+        ("label", pa.string()),
+        ("unit", pa.string()),
+        ("better", pa.string()),
+    ]
+)
+EVENT_SCHEMA = pa.schema(
+    [
+        ("variant", pa.string()),
+        ("replication", pa.int64()),
+        ("seq", pa.int64()),
+        ("time", pa.float64()),
+        ("reason", pa.string()),
+        ("workload", pa.string()),
+        ("pod", pa.string()),
+        ("node", pa.string()),
+        ("value", pa.float64()),
+        ("related", pa.string()),
+        ("message", pa.string()),
+    ]
+)
 _ARROW_TYPES = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 
 
@@ -188,17 +221,35 @@ def _record_schema() -> pa.Schema:
     """Typed from ``scheduler_core``'s WorkloadRecord, so columns keep their types even
     when the first rows hold only nulls."""
     hints = typing.get_type_hints(WorkloadRecord)
-    return pa.schema([("variant", pa.string()), ("replication", pa.int64()),
-                      ("seed", pa.int64()),
-                      *((f.name, _arrow_type(hints[f.name])) for f in fields(WorkloadRecord))])
+    return pa.schema(
+        [
+            ("variant", pa.string()),
+            ("replication", pa.int64()),
+            ("seed", pa.int64()),
+            *((f.name, _arrow_type(hints[f.name])) for f in fields(WorkloadRecord)),
+        ]
+    )
 
 
 RECORD_SCHEMA = _record_schema()
-DECISION_SCHEMA = pa.schema([
-    ("variant", pa.string()), ("replication", pa.int64()), ("id", pa.int64()),
-    ("time", pa.float64()), ("kind", pa.string()), ("workload", pa.string()),
-    ("pod", pa.string()), ("node", pa.string()), ("rule", pa.string()), ("cause", pa.string()),
-    ("message", pa.string()), ("victims", pa.string()), ("candidates", pa.string()),
-    ("reprieved", pa.string()), ("units", pa.string()), ("targets", pa.string()),
-])
+DECISION_SCHEMA = pa.schema(
+    [
+        ("variant", pa.string()),
+        ("replication", pa.int64()),
+        ("id", pa.int64()),
+        ("time", pa.float64()),
+        ("kind", pa.string()),
+        ("workload", pa.string()),
+        ("pod", pa.string()),
+        ("node", pa.string()),
+        ("rule", pa.string()),
+        ("cause", pa.string()),
+        ("message", pa.string()),
+        ("victims", pa.string()),
+        ("candidates", pa.string()),
+        ("reprieved", pa.string()),
+        ("units", pa.string()),
+        ("targets", pa.string()),
+    ]
+)
 """Decision records flattened: names space-joined, nested parts as JSON text."""

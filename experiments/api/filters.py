@@ -25,22 +25,24 @@ class IdFilter(django_filters.NumberFilter):
 
 
 class ExperimentFilter(django_filters.FilterSet):
-    owner = django_filters.CharFilter(field_name="owner__username",
-                                      help_text="the owner's username")
+    owner = django_filters.CharFilter(
+        field_name="owner__username", help_text="the owner's username"
+    )
     tag = django_filters.CharFilter(field_name="tags__name", help_text="has this tag")
-    name = django_filters.CharFilter(field_name="name", lookup_expr="icontains",
-                                     help_text="name contains (any case)")
+    name = django_filters.CharFilter(
+        field_name="name", lookup_expr="icontains", help_text="name contains (any case)"
+    )
     q = django_filters.CharFilter(method="search", help_text="name or description contains")
     ordering = django_filters.OrderingFilter(
         fields=("name", "created_at", "updated_at", "run_count", "id"),
-        help_text="e.g. name, -updated_at (default: -updated_at)")
+        help_text="e.g. name, -updated_at (default: -updated_at)",
+    )
 
     class Meta:
         model = Experiment
         fields = ("owner", "tag", "name", "q")
 
-    def search(self, queryset: QuerySet[Experiment], name: str, value: str
-               ) -> QuerySet[Experiment]:
+    def search(self, queryset: QuerySet[Experiment], name: str, value: str) -> QuerySet[Experiment]:
         return queryset.filter(Q(name__icontains=value) | Q(description__icontains=value))
 
 

@@ -21,9 +21,14 @@ class Pagination(PageNumberPagination):
     max_page_size = 1000
 
 
-def paginated_response(*, items: Sequence[Any] | QuerySet[Any], request: Request, view: APIView,
-                       serializer_class: type[serializers.Serializer],
-                       context: dict[str, Any] | None = None) -> Response:
+def paginated_response(
+    *,
+    items: Sequence[Any] | QuerySet[Any],
+    request: Request,
+    view: APIView,
+    serializer_class: type[serializers.Serializer],
+    context: dict[str, Any] | None = None,
+) -> Response:
     """One page of ``items`` (a queryset or any sliceable sequence with ``len``)."""
     paginator = Pagination()
     page = paginator.paginate_queryset(items, request, view=view)
@@ -31,12 +36,16 @@ def paginated_response(*, items: Sequence[Any] | QuerySet[Any], request: Request
     return paginator.get_paginated_response(data)
 
 
-def paginated_schema(serializer_class: type[serializers.Serializer], name: str
-                     ) -> serializers.Serializer:
+def paginated_schema(
+    serializer_class: type[serializers.Serializer], name: str
+) -> serializers.Serializer:
     """The page envelope of ``serializer_class`` for the OpenAPI schema."""
-    return inline_serializer(name=name, fields={
-        "count": serializers.IntegerField(),
-        "next": serializers.URLField(allow_null=True),
-        "previous": serializers.URLField(allow_null=True),
-        "results": serializer_class(many=True),
-    })
+    return inline_serializer(
+        name=name,
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )

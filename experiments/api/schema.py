@@ -10,18 +10,26 @@ import drf_spectacular.openapi
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["errors"],
-    "properties": {"errors": {"type": "array", "items": {
-        "type": "object",
-        "required": ["path", "message"],
-        "properties": {
-            "path": {"type": "string", "description": "spec path or request field; "
-                                                      "empty for the request as a whole"},
-            "message": {"type": "string"},
-            "file": {"type": "string", "description": "trace imports: the uploaded file"},
-            "line": {"type": "integer", "description": "trace imports: 1-based, 0 = whole"},
-            "column": {"type": "integer", "description": "trace imports: 1-based, 0 = row"},
-        },
-    }}},
+    "properties": {
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["path", "message"],
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "spec path or request field; "
+                        "empty for the request as a whole",
+                    },
+                    "message": {"type": "string"},
+                    "file": {"type": "string", "description": "trace imports: the uploaded file"},
+                    "line": {"type": "integer", "description": "trace imports: 1-based, 0 = whole"},
+                    "column": {"type": "integer", "description": "trace imports: 1-based, 0 = row"},
+                },
+            },
+        }
+    },
 }
 COMMON_ERRORS = {
     "400": "Invalid request: every problem with its path",
@@ -35,8 +43,9 @@ COMMON_ERRORS = {
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 
 
-def add_error_responses(result: dict[str, Any], generator: Any, request: Any,
-                        public: bool) -> dict[str, Any]:
+def add_error_responses(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
     """drf-spectacular post-processing hook: an ``Error`` component and the common
     error responses on every operation, so clients (and schemathesis) know the shape."""
     result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA

@@ -13,9 +13,12 @@ from experiments import selectors
 from experiments.models import Experiment, Run, Status
 
 
-@extend_schema_field({"oneOf": [{"type": "object", "additionalProperties": True},
-                                {"type": "string"}],
-                      "description": "the spec: a JSON object, or YAML/JSON text"})
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "object", "additionalProperties": True}, {"type": "string"}],
+        "description": "the spec: a JSON object, or YAML/JSON text",
+    }
+)
 class SpecDocumentField(serializers.JSONField):
     """A spec as the editor takes it: an object, or the YAML text of the YAML tab.
     Validation is ``scheduler_core``'s (through ``specs.spec_parse``), not ours."""
@@ -83,7 +86,8 @@ class ExperimentOutputSerializer(ExperimentListOutputSerializer):
     shared_with = serializers.SerializerMethodField()
     version = serializers.IntegerField(
         help_text="one more at every change; send it back (or the ETag as If-Match) with "
-                  "PUT/PATCH to refuse the edit if someone changed the experiment meanwhile")
+        "PUT/PATCH to refuse the edit if someone changed the experiment meanwhile"
+    )
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField(), allow_null=True))
     def get_shared_with(self, experiment: Experiment) -> list[str] | None:

@@ -43,8 +43,9 @@ v1 = [
     api(exp.ExperimentDetailApi, "experiments/<int:pk>/", "experiment-detail"),
     api(exp.ExperimentCloneApi, "experiments/<int:pk>/clone/", "experiment-clone"),
     api(exp.ExperimentSpecYamlApi, "experiments/<int:pk>/spec.yaml", "experiment-spec"),
-    api(manifests.ExperimentManifestsApi, "experiments/<int:pk>/manifests/",
-        "experiment-manifests"),
+    api(
+        manifests.ExperimentManifestsApi, "experiments/<int:pk>/manifests/", "experiment-manifests"
+    ),
     api(runs.ExperimentRunsApi, "experiments/<int:pk>/runs/", "experiment-runs"),
     api(exp.PresetListApi, "presets/", "preset-list"),
     api(exp.PresetDetailApi, "presets/<slug:preset_id>/", "preset-detail"),
@@ -66,7 +67,10 @@ v1 = [
 urlpatterns = [
     path("v1/", include(v1)),
     path("schema/", login_not_required(SpectacularJSONAPIView.as_view()), name="schema"),
-    path("docs/", login_required(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),
-         name="docs"),
+    path(
+        "docs/",
+        login_required(SpectacularSwaggerSplitView.as_view(url_name="api:schema")),
+        name="docs",
+    ),
     re_path(r"^[\s\S]*$", login_not_required(api_not_found)),  # any path, newlines too
 ]

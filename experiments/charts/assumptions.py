@@ -15,13 +15,22 @@ UPSTREAM, OURS = "Kubernetes behaviour", "ours, not a Kubernetes behaviour"
 # Wording from the README's "Policies" section.
 PREEMPTION = {
     "none": (UPSTREAM, "nobody is evicted; priority only orders the queue"),
-    "pod": (UPSTREAM, "Kubernetes DefaultPreemption: per node, the smallest set of strictly "
-            "lower-priority victims; the node by the upstream tie-breakers; graceful deletion; "
-            "nominatedNodeName"),
-    "workload-aware": (UPSTREAM, "Kubernetes 1.37 (KEP-5710): a PodGroup preempts as one, "
-                       "victims across all nodes, as units"),
-    "checkpoint-aware": (OURS, "the same eligibility, but the victims are the cheapest set by "
-                         "expected lost work, stranded capacity, startup and recovery"),
+    "pod": (
+        UPSTREAM,
+        "Kubernetes DefaultPreemption: per node, the smallest set of strictly "
+        "lower-priority victims; the node by the upstream tie-breakers; graceful deletion; "
+        "nominatedNodeName",
+    ),
+    "workload-aware": (
+        UPSTREAM,
+        "Kubernetes 1.37 (KEP-5710): a PodGroup preempts as one, "
+        "victims across all nodes, as units",
+    ),
+    "checkpoint-aware": (
+        OURS,
+        "the same eligibility, but the victims are the cheapest set by "
+        "expected lost work, stranded capacity, startup and recovery",
+    ),
 }
 PLACEMENT = {
     "MostAllocated": (UPSTREAM, "Kubernetes scoring: bin-packing on GPUs"),
@@ -93,16 +102,23 @@ def assumptions(spec: Mapping[str, Any], variants: Sequence[Mapping[str, Any]]) 
     overrides = {v.get("name"): v.get("set") or {} for v in spec.get("variants") or []}
     policies = tuple(_policy(v, overrides.get(v["variant"], {})) for v in variants)
     profiles = _profiles(spec.get("workloads") or [])
-    return Assumptions(policies, tuple(profiles[:MAX_PROFILES]),
-                       max(0, len(profiles) - MAX_PROFILES))
+    return Assumptions(
+        policies, tuple(profiles[:MAX_PROFILES]), max(0, len(profiles) - MAX_PROFILES)
+    )
 
 
 def _policy(variant: Mapping[str, Any], overrides: Mapping[str, Any]) -> PolicyNote:
     pre_origin, pre_text = PREEMPTION.get(variant["preemption"], ("not described", ""))
     place_origin, _ = PLACEMENT.get(variant["placement"], ("not described", ""))
-    return PolicyNote(variant["variant"], variant["preemption"], pre_origin, pre_text,
-                      variant["placement"], place_origin,
-                      tuple(f"{path} = {value}" for path, value in overrides.items()))
+    return PolicyNote(
+        variant["variant"],
+        variant["preemption"],
+        pre_origin,
+        pre_text,
+        variant["placement"],
+        place_origin,
+        tuple(f"{path} = {value}" for path, value in overrides.items()),
+    )
 
 
 class _Profile(NamedTuple):
@@ -120,20 +136,28 @@ def _profiles(workloads: Sequence[Mapping[str, Any]]) -> list[WorkloadProfile]:
     for w in workloads:
         keyed.setdefault(_profile_key(w), []).append(w["name"])
     counts = Counter({key: len(names) for key, names in keyed.items()})
-    return [WorkloadProfile(count, *key, examples=", ".join(keyed[key][:3])
-                            + (" …" if count > 3 else ""))
-            for key, count in counts.most_common()]
+    return [
+        WorkloadProfile(
+            count, *key, examples=", ".join(keyed[key][:3]) + (" …" if count > 3 else "")
+        )
+        for key, count in counts.most_common()
+    ]
 
 
 def _profile_key(w: Mapping[str, Any]) -> _Profile:
     checkpoint = w.get("checkpoint") or {}
     controller = w.get("controller") or {}
     return _Profile(
-        w.get("kind", ""), (w.get("recovery") or {}).get("model", ""),
-        _checkpoint_text(checkpoint), w.get("terminationGracePeriodSeconds", 30.0),
-        w.get("stopSeconds", 5.0), w.get("startupSeconds", 0.0),
-        f"{controller.get('kind', 'job')}: {controller.get('podReplacementPolicy', '')}"
-        .rstrip(": "))
+        w.get("kind", ""),
+        (w.get("recovery") or {}).get("model", ""),
+        _checkpoint_text(checkpoint),
+        w.get("terminationGracePeriodSeconds", 30.0),
+        w.get("stopSeconds", 5.0),
+        w.get("startupSeconds", 0.0),
+        f"{controller.get('kind', 'job')}: {controller.get('podReplacementPolicy', '')}".rstrip(
+            ": "
+        ),
+    )
 
 
 def _checkpoint_text(checkpoint: Mapping[str, Any]) -> str:

@@ -47,19 +47,30 @@ class CompareTable:
 
     def by_variant(self) -> list[tuple[str, list[tuple[str, Cell]]]]:
         """The transposed table: one row per variant, one column per metric."""
-        return [(label, [(row.title, row.cells[i]) for row in self.rows])
-                for i, label in enumerate(self.labels)]
+        return [
+            (label, [(row.title, row.cells[i]) for row in self.rows])
+            for i, label in enumerate(self.labels)
+        ]
 
 
-def compare_table(variants: Sequence[VariantResults], metrics: Sequence[str], *,
-                  baseline: int | None = None, differences_only: bool = False,
-                  ) -> CompareTable:
+def compare_table(
+    variants: Sequence[VariantResults],
+    metrics: Sequence[str],
+    *,
+    baseline: int | None = None,
+    differences_only: bool = False,
+) -> CompareTable:
     if baseline is not None and not 0 <= baseline < len(variants):
         baseline = None
     rows = [_row(variants, metric, baseline) for metric in metrics]
     shown = [r for r in rows if r.differs] if differences_only else rows
-    return CompareTable(tuple(v.label for v in variants), baseline, tuple(shown),
-                        len(rows) - len(shown), tuple(v.unserved for v in variants))
+    return CompareTable(
+        tuple(v.label for v in variants),
+        baseline,
+        tuple(shown),
+        len(rows) - len(shown),
+        tuple(v.unserved for v in variants),
+    )
 
 
 def _row(variants: Sequence[VariantResults], metric: str, baseline: int | None) -> MetricRow:
@@ -70,8 +81,9 @@ def _row(variants: Sequence[VariantResults], metric: str, baseline: int | None) 
     return MetricRow(metric, metric_title(metric), cells, _differs(means))
 
 
-def _cell(variant: VariantResults, metric: str, best: bool, is_baseline: bool,
-          base: VariantResults | None) -> Cell:
+def _cell(
+    variant: VariantResults, metric: str, best: bool, is_baseline: bool, base: VariantResults | None
+) -> Cell:
     unit = metric_display(metric).unit
     mean, ci = variant.mean(metric), variant.ci95(metric)
     text = format_value(mean, unit, null=sc.metric_info(metric).null)
@@ -83,17 +95,29 @@ def _cell(variant: VariantResults, metric: str, best: bool, is_baseline: bool,
         return Cell(mean, text, best, False, "", "")
     found = difference(base.by_seed(metric), variant.by_seed(metric))
     delta, verdict = _delta(mean, base.mean(metric), metric, found)
-    return Cell(mean, text, best, False, delta, verdict,
-                found.method.value if delta else "", _significant(found))
+    return Cell(
+        mean,
+        text,
+        best,
+        False,
+        delta,
+        verdict,
+        found.method.value if delta else "",
+        _significant(found),
+    )
 
 
 def _significant(found: Difference) -> bool:
-    return (found.mean is not None and found.half_width is not None
-            and abs(found.mean) > found.half_width)
+    return (
+        found.mean is not None
+        and found.half_width is not None
+        and abs(found.mean) > found.half_width
+    )
 
 
-def _delta(value: float | None, base: float | None, metric: str,
-           found: Difference) -> tuple[str, str]:
+def _delta(
+    value: float | None, base: float | None, metric: str, found: Difference
+) -> tuple[str, str]:
     """``+12 ± 3 (+4.0%)`` against the baseline, and whether that is better for this
     metric."""
     if is_number(value) and is_number(base):

@@ -71,8 +71,9 @@ class VariantResults:
         are unknown (so nothing is paired by accident)."""
         values = self.samples.get(metric, ())
         known = len(self.seeds) == len(values) and None not in self.seeds
-        keys: Sequence[Hashable] = self.seeds if known \
-            else [(self.label, i) for i in range(len(values))]
+        keys: Sequence[Hashable] = (
+            self.seeds if known else [(self.label, i) for i in range(len(values))]
+        )
         return dict(zip(keys, values, strict=True))
 
 

@@ -9,8 +9,11 @@ from collections.abc import Sequence
 MAX_LINE_POINTS = 600
 
 
-def thin_steps(xs: Sequence[float], ys: Sequence[float], max_points: int = MAX_LINE_POINTS,
-               ) -> tuple[list[float], list[float]]:
+def thin_steps(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    max_points: int = MAX_LINE_POINTS,
+) -> tuple[list[float], list[float]]:
     """A step series with at most ``max_points`` points that keeps its shape.
 
     The x range is cut into ``max_points - 2`` equal buckets and each keeps the first and

@@ -31,28 +31,45 @@ def headline_figure(variants: Sequence[VariantResults], metric: str) -> Figure:
     labels = [v.label for v in variants]
     means = [v.mean(metric) for v in variants]
     best = best_indexes(means, metric, unserved=[v.unserved for v in variants])
-    return figure([_bars(variants, metric, best), _replication_dots(variants, metric)], {
-        **base_layout(title=metric_title(metric), height=300, showlegend=False, bargap=0.35,
-                      margin={"l": 50, "r": 10, "t": 40, "b": 80}),
-        "xaxis": axis("", type="category", categoryarray=labels, categoryorder="array"),
-        "yaxis": axis("", rangemode="tozero"),
-        "annotations": _annotations(variants, metric, best)})
+    return figure(
+        [_bars(variants, metric, best), _replication_dots(variants, metric)],
+        {
+            **base_layout(
+                title=metric_title(metric),
+                height=300,
+                showlegend=False,
+                bargap=0.35,
+                margin={"l": 50, "r": 10, "t": 40, "b": 80},
+            ),
+            "xaxis": axis("", type="category", categoryarray=labels, categoryorder="array"),
+            "yaxis": axis("", rangemode="tozero"),
+            "annotations": _annotations(variants, metric, best),
+        },
+    )
 
 
 def _bars(variants: Sequence[VariantResults], metric: str, best: list[int]) -> dict[str, Any]:
     ci = [v.ci95(metric) or 0.0 for v in variants]
     replicated = any(len(v.samples.get(metric, ())) > 1 for v in variants)
     return trace(
-        "bar", x=[v.label for v in variants], y=[v.mean(metric) for v in variants], name="mean",
-        marker={"color": variant_colors([v.color_key for v in variants]),
-                "line": {"color": [BEST_COLOR if i in best else "rgba(0,0,0,0)"
-                                   for i in range(len(variants))],
-                         "width": [3 if i in best else 0 for i in range(len(variants))]}},
+        "bar",
+        x=[v.label for v in variants],
+        y=[v.mean(metric) for v in variants],
+        name="mean",
+        marker={
+            "color": variant_colors([v.color_key for v in variants]),
+            "line": {
+                "color": [
+                    BEST_COLOR if i in best else "rgba(0,0,0,0)" for i in range(len(variants))
+                ],
+                "width": [3 if i in best else 0 for i in range(len(variants))],
+            },
+        },
         error_y={"type": "data", "array": ci, "visible": replicated, "color": "#24292f"},
-        customdata=[[v.preemption, v.placement, len(v.samples.get(metric, ()))]
-                    for v in variants],
+        customdata=[[v.preemption, v.placement, len(v.samples.get(metric, ()))] for v in variants],
         hovertemplate="%{x}<br>mean %{y:,.4~g}<br>preemption %{customdata[0]}, placement "
-                      "%{customdata[1]}<br>%{customdata[2]} replication(s)<extra></extra>")
+        "%{customdata[1]}<br>%{customdata[2]} replication(s)<extra></extra>",
+    )
 
 
 def _replication_dots(variants: Sequence[VariantResults], metric: str) -> dict[str, Any]:
@@ -62,31 +79,65 @@ def _replication_dots(variants: Sequence[VariantResults], metric: str) -> dict[s
             if is_number(value):
                 xs.append(variant.label)
                 ys.append(value)
-    return trace("scatter", x=xs, y=ys, mode="markers", name="replications",
-                      marker={"color": "#24292f", "size": 6, "opacity": 0.7,
-                              "symbol": "circle-open"},
-                      hovertemplate="%{x}<br>replication %{y:,.4~g}<extra></extra>")
+    return trace(
+        "scatter",
+        x=xs,
+        y=ys,
+        mode="markers",
+        name="replications",
+        marker={"color": "#24292f", "size": 6, "opacity": 0.7, "symbol": "circle-open"},
+        hovertemplate="%{x}<br>replication %{y:,.4~g}<extra></extra>",
+    )
 
 
-def _annotations(variants: Sequence[VariantResults], metric: str, best: list[int],
-                 ) -> list[dict]:
+def _annotations(
+    variants: Sequence[VariantResults],
+    metric: str,
+    best: list[int],
+) -> list[dict]:
     """★ over the best; over a bar with no value the registry's null reading (a time that
     never happened reads "never (> horizon)", not 0); ⚠ under an unserved variant."""
     labels = [v.label for v in variants]
     means = [v.mean(metric) for v in variants]
-    marks = [{"x": labels[i], "y": means[i], "text": BEST_MARK, "showarrow": False,
-              "yshift": 14, "font": {"color": BEST_COLOR, "size": 12}} for i in best]
+    marks = [
+        {
+            "x": labels[i],
+            "y": means[i],
+            "text": BEST_MARK,
+            "showarrow": False,
+            "yshift": 14,
+            "font": {"color": BEST_COLOR, "size": 12},
+        }
+        for i in best
+    ]
     null = sc.metric_info(metric).null
-    missing = [{"x": label, "y": 0, "text": _wrapped(null), "showarrow": False, "yshift": 14,
-                "font": {"color": "#6e7781", "size": 11},
-                "hovertext": f"no value: {null}"}
-               for label, mean in zip(labels, means, strict=True) if not is_number(mean)]
-    flags = [{"x": v.label, "y": mean if is_number(mean) else 0, "text": UNSERVED_MARK,
-              "showarrow": False, "yshift": 14 if is_number(mean) else 38,
-              "font": {"color": FLAG_COLOR, "size": 10},
-              "hovertext": "an urgent workload never became useful before the horizon: "
-                           "this variant is never named best"}
-             for v, mean in zip(variants, means, strict=True) if v.unserved]
+    missing = [
+        {
+            "x": label,
+            "y": 0,
+            "text": _wrapped(null),
+            "showarrow": False,
+            "yshift": 14,
+            "font": {"color": "#6e7781", "size": 11},
+            "hovertext": f"no value: {null}",
+        }
+        for label, mean in zip(labels, means, strict=True)
+        if not is_number(mean)
+    ]
+    flags = [
+        {
+            "x": v.label,
+            "y": mean if is_number(mean) else 0,
+            "text": UNSERVED_MARK,
+            "showarrow": False,
+            "yshift": 14 if is_number(mean) else 38,
+            "font": {"color": FLAG_COLOR, "size": 10},
+            "hovertext": "an urgent workload never became useful before the horizon: "
+            "this variant is never named best",
+        }
+        for v, mean in zip(variants, means, strict=True)
+        if v.unserved
+    ]
     return marks + missing + flags
 
 
@@ -97,4 +148,4 @@ def _wrapped(text: str, width: int = 18) -> str:
     if len(text) <= width or not spaces:
         return text
     cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
-    return text[:cut] + "<br>" + text[cut + 1:]
+    return text[:cut] + "<br>" + text[cut + 1 :]

@@ -30,37 +30,42 @@ MESSAGES: dict[Reason, Describe] = {
     R.QUEUED: lambda e: _or(e["message"], f"Waiting in queue {e['related']}"),
     R.ADMITTED: lambda e: f"Admitted by queue {e['related']}",
     R.SUSPENDED: lambda e: _or(e["message"], "Evicted by its queue"),
-    R.QUOTA_EXCEEDED: lambda e: _or(e["message"],
-                                    f"exceeded quota of priority class {e['related']}"),
+    R.QUOTA_EXCEEDED: lambda e: _or(
+        e["message"], f"exceeded quota of priority class {e['related']}"
+    ),
     R.CREATED: lambda e: f"Created pod: {e['pod']}" + (" (replacement)" if e["value"] else ""),
     R.FAILED_SCHEDULING: lambda e: e["message"],
     R.NOT_HELPFUL: lambda e: e["message"],
     R.NOMINATED: lambda e: f"Nominated to node {e['node']} while its victims terminate",
-    R.VICTIMS_SELECTED: lambda e: f"Preempting {_n(e['value'])} victim(s) from node "
-                                  f"{e['node']}: {e['message']}",
-    R.PREEMPTED: lambda e: _or(e["message"],
-                               f"Preempted by pod {e['related']} on node {e['node']}"),
+    R.VICTIMS_SELECTED: lambda e: (
+        f"Preempting {_n(e['value'])} victim(s) from node {e['node']}: {e['message']}"
+    ),
+    R.PREEMPTED: lambda e: _or(
+        e["message"], f"Preempted by pod {e['related']} on node {e['node']}"
+    ),
     R.OVER_EVICTED: lambda e: e["message"],
     R.GROUP_BROKEN: lambda e: e["message"],
-    R.SCHEDULED: lambda e: f"Successfully assigned {e['pod']} to {e['node']} "
-                           f"({_n(e['value'])} GPU)",
+    R.SCHEDULED: lambda e: (
+        f"Successfully assigned {e['pod']} to {e['node']} ({_n(e['value'])} GPU)"
+    ),
     R.READY: lambda e: "Container started and Ready (startup done)",
-    R.KILLING: lambda e: f"Stopping container ({e['related'] or 'deleted'}): "
-                         f"stops after {_n(e['value'])}s",
+    R.KILLING: lambda e: (
+        f"Stopping container ({e['related'] or 'deleted'}): stops after {_n(e['value'])}s"
+    ),
     R.RELEASED: lambda e: f"Pod terminated; {_n(e['value'])} GPU(s) freed on {e['node']}",
     R.COMPLETED: lambda e: f"Pod completed; {_n(e['value'])} GPU(s) freed",
     R.WORKLOAD_DONE: lambda e: "Workload completed",
-    R.CHECKPOINT: lambda e: f"Checkpoint durable at {_n(e['value'])}s of progress"
-                            + _suffix(e["message"]),
-    R.DISRUPTED: lambda e: f"{_n(e['value'])} GPU·s of work lost ({e['related']})"
-                           + _suffix(e["message"]),
+    R.CHECKPOINT: lambda e: (
+        f"Checkpoint durable at {_n(e['value'])}s of progress" + _suffix(e["message"])
+    ),
+    R.DISRUPTED: lambda e: (
+        f"{_n(e['value'])} GPU·s of work lost ({e['related']})" + _suffix(e["message"])
+    ),
     R.LOADING_LOST: lambda e: f"Evicted before Ready: {_n(e['value'])} GPU·s of startup lost",
     R.SESSION_LOST: lambda e: "Interactive session ended by the disruption",
-    R.STRANDED: lambda e: f"{_n(e['value'])} GPU·s held without progress"
-                          + _suffix(e["message"]),
+    R.STRANDED: lambda e: f"{_n(e['value'])} GPU·s held without progress" + _suffix(e["message"]),
     R.RESUMED: lambda e: f"Useful progress again after the disruption at {_n(e['value'])}s",
-    R.RECOVERED: lambda e: f"Progress back where it was at the disruption at "
-                           f"{_n(e['value'])}s",
+    R.RECOVERED: lambda e: f"Progress back where it was at the disruption at {_n(e['value'])}s",
     R.USEFUL_AT_START: lambda e: f"{_n(e['value'])} GPU·s of progress made before the run",
     R.USEFUL: lambda e: f"{_n(e['value'])} GPU·s of progress kept",
     R.REMAINING: lambda e: f"{_n(e['value'])} GPU·s of work still to do",
@@ -98,10 +103,19 @@ def describe(event: Mapping[str, Any]) -> dict[str, Any]:
     kind, source = (info.type, info.source) if info else (NORMAL, LAB)
     text = MESSAGES.get(event["reason"], _raw)
     count = int(event["value"]) if event["reason"] in COUNTED and event["value"] > 1 else 1
-    return {"type": kind, "reason": event["reason"], "at": clock(event["time"]),
-            "time": event["time"], "object": _object(event), "node": event["node"],
-            "from": source, "message": text(event), "count": count,
-            "workload": event["workload"], "pod": event["pod"]}
+    return {
+        "type": kind,
+        "reason": event["reason"],
+        "at": clock(event["time"]),
+        "time": event["time"],
+        "object": _object(event),
+        "node": event["node"],
+        "from": source,
+        "message": text(event),
+        "count": count,
+        "workload": event["workload"],
+        "pod": event["pod"],
+    }
 
 
 def _object(event: Mapping[str, Any]) -> str:

@@ -17,8 +17,18 @@ from typing import Any
 
 from scheduler_core.timeline import BASE_STATES, OVERLAY_STATES, Preemption, Span
 
-__all__ = ["BASE_STATES", "GROUP_LABELS", "MAX_GROUP_NODES", "OVERLAY_STATES", "NodeGroup",
-           "Preemption", "Span", "node_capacity", "node_groups", "occupancy"]
+__all__ = [
+    "BASE_STATES",
+    "GROUP_LABELS",
+    "MAX_GROUP_NODES",
+    "OVERLAY_STATES",
+    "NodeGroup",
+    "Preemption",
+    "Span",
+    "node_capacity",
+    "node_groups",
+    "occupancy",
+]
 
 GROUP_LABELS = ("rack", "block", "zone", "topology.kubernetes.io/zone")
 MAX_GROUP_NODES = 64
@@ -31,8 +41,11 @@ class NodeGroup:
     gpus: int
 
 
-def node_groups(cluster: Mapping[str, Any], *, max_nodes: int = MAX_GROUP_NODES,
-                ) -> list[NodeGroup]:
+def node_groups(
+    cluster: Mapping[str, Any],
+    *,
+    max_nodes: int = MAX_GROUP_NODES,
+) -> list[NodeGroup]:
     """Groups in the cluster's own order: by topology label when nodes carry one, else
     by pool (named nodes together), every group cut into chunks of ``max_nodes``."""
     keyed: dict[str, list[tuple[str, int]]] = {}
@@ -57,20 +70,33 @@ def _nodes(cluster: Mapping[str, Any]) -> Iterable[tuple[str, int, str]]:
 
 
 def _label_group(labels: Mapping[str, str]) -> str:
-    return next((f"{key.rsplit('/', 1)[-1]} {labels[key]}" for key in GROUP_LABELS
-                 if labels.get(key)), "")
+    return next(
+        (f"{key.rsplit('/', 1)[-1]} {labels[key]}" for key in GROUP_LABELS if labels.get(key)), ""
+    )
 
 
 def _chunks(group: str, nodes: list[tuple[str, int]], size: int) -> list[NodeGroup]:
     if len(nodes) <= size:
         return [NodeGroup(group, tuple(n for n, _ in nodes), sum(g for _, g in nodes))]
-    return [NodeGroup(f"{group} {part[0][0]}…{part[-1][0]}", tuple(n for n, _ in part),
-                      sum(g for _, g in part))
-            for part in (nodes[i:i + size] for i in range(0, len(nodes), size))]
+    return [
+        NodeGroup(
+            f"{group} {part[0][0]}…{part[-1][0]}",
+            tuple(n for n, _ in part),
+            sum(g for _, g in part),
+        )
+        for part in (nodes[i : i + size] for i in range(0, len(nodes), size))
+    ]
 
 
-def occupancy(spans: Iterable[Span], rows: Mapping[str, int] | None, n_rows: int, *,
-              start: float, end: float, bins: int) -> list[list[float]]:
+def occupancy(
+    spans: Iterable[Span],
+    rows: Mapping[str, int] | None,
+    n_rows: int,
+    *,
+    start: float,
+    end: float,
+    bins: int,
+) -> list[list[float]]:
     """GPU-seconds per row and time slice held by ``spans``; ``rows`` maps a node to its
     row (nodes not in it are skipped; None puts every node in row 0). Linear in the
     number of spans plus rows by bins, whatever the spans' lengths: a difference array
@@ -90,8 +116,9 @@ def occupancy(spans: Iterable[Span], rows: Mapping[str, int] | None, n_rows: int
     return totals
 
 
-def _integrate(totals: list[float], carry: list[float], span: Span, start: float,
-               width: float, bins: int) -> None:
+def _integrate(
+    totals: list[float], carry: list[float], span: Span, start: float, width: float, bins: int
+) -> None:
     a = max(span.start, start)
     b = min(span.end, start + bins * width)
     if b <= a:

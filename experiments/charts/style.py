@@ -19,20 +19,54 @@ context costs ~0.5 s in software-rendered (headless) Chromium, a few thousand SV
 points far less. Above it, WebGL (scattergl) wins."""
 
 # Okabe-Ito, then Tableau: distinguishable by most colour-blind readers, in this order.
-VARIANT_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
-                  "#F0E442", "#000000", "#4E79A7", "#F28E2B", "#59A14F", "#B07AA1")
-WORKLOAD_COLORS = ("#4E79A7", "#F28E2B", "#59A14F", "#B07AA1", "#76B7B2", "#EDC948",
-                   "#FF9DA7", "#9C755F", "#BAB0AC", "#E15759", "#86BCB6", "#D4A6C8")
+VARIANT_COLORS = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#000000",
+    "#4E79A7",
+    "#F28E2B",
+    "#59A14F",
+    "#B07AA1",
+)
+WORKLOAD_COLORS = (
+    "#4E79A7",
+    "#F28E2B",
+    "#59A14F",
+    "#B07AA1",
+    "#76B7B2",
+    "#EDC948",
+    "#FF9DA7",
+    "#9C755F",
+    "#BAB0AC",
+    "#E15759",
+    "#86BCB6",
+    "#D4A6C8",
+)
 BEST_COLOR = "#1a7f37"
 MUTED = "#8c959f"
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
 
 # A pod's span: the state decides the pattern, the workload the colour.
 STATES = ("loading", "running", "checkpointing", "terminating", "stranded")
-STATE_PATTERNS = {"loading": "/", "running": "", "checkpointing": "x", "terminating": "-",
-                  "stranded": "."}
-STATE_COLORS = {"loading": "#F2C14E", "running": "#4E79A7", "checkpointing": "#59A14F",
-                "terminating": "#E15759", "stranded": "#7F7F7F"}
+STATE_PATTERNS = {
+    "loading": "/",
+    "running": "",
+    "checkpointing": "x",
+    "terminating": "-",
+    "stranded": ".",
+}
+STATE_COLORS = {
+    "loading": "#F2C14E",
+    "running": "#4E79A7",
+    "checkpointing": "#59A14F",
+    "terminating": "#E15759",
+    "stranded": "#7F7F7F",
+}
 
 
 def figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> Figure:
@@ -45,7 +79,7 @@ def trace(kind: str, **properties: Any) -> dict[str, Any]:
 
 
 def scatter_kind(points: int) -> str:
-    """"scattergl" for a figure with many points, else "scatter" (see WEBGL_MIN_POINTS)."""
+    """ "scattergl" for a figure with many points, else "scatter" (see WEBGL_MIN_POINTS)."""
     return "scattergl" if points > WEBGL_MIN_POINTS else "scatter"
 
 
@@ -95,8 +129,7 @@ def base_layout(*, title: str, height: int = 320, **extra: Any) -> dict[str, Any
         "hoverlabel": {"namelength": -1},
         # Beside the plot, never under it: below, it covered the x axis's title. Plotly
         # widens the right margin to fit a legend placed outside the plot.
-        "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1,
-                   "yanchor": "top"},
+        "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
     }
     layout.update(extra)
     return layout
@@ -105,8 +138,13 @@ def base_layout(*, title: str, height: int = 320, **extra: Any) -> dict[str, Any
 def axis(title: str, **extra: Any) -> dict[str, Any]:
     """An axis whose tick labels and title always fit: ``automargin`` grows the margin
     for long node or variant names instead of clipping them."""
-    return {"title": {"text": title}, "gridcolor": "#eaeef2", "zerolinecolor": "#d0d7de",
-            "automargin": True, **extra}
+    return {
+        "title": {"text": title},
+        "gridcolor": "#eaeef2",
+        "zerolinecolor": "#d0d7de",
+        "automargin": True,
+        **extra,
+    }
 
 
 MAX_LABEL = 28
@@ -121,5 +159,8 @@ def short_label(text: str, limit: int = MAX_LABEL) -> str:
 def category_ticks(labels: list[str]) -> dict[str, Any]:
     """Axis settings that show ``labels`` shortened while the data keep the full names
     (so hovers and clicks still name the whole thing)."""
-    return {"tickmode": "array", "tickvals": labels,
-            "ticktext": [short_label(label) for label in labels]}
+    return {
+        "tickmode": "array",
+        "tickvals": labels,
+        "ticktext": [short_label(label) for label in labels],
+    }

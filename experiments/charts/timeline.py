@@ -61,9 +61,16 @@ class _Rows:
         return self.index[node] + (first + count / 2) * per_slot, count * per_slot * 0.9
 
 
-def gantt_figure(spans: Sequence[Span], marks: Sequence[Preemption], nodes: Sequence[str], *,
-                 capacity: Mapping[str, int], start: float, end: float,
-                 title: str) -> Figure:
+def gantt_figure(
+    spans: Sequence[Span],
+    marks: Sequence[Preemption],
+    nodes: Sequence[str],
+    *,
+    capacity: Mapping[str, int],
+    start: float,
+    end: float,
+    title: str,
+) -> Figure:
     """One band per node in ``nodes``, split into its GPUs: each pod's spans as bars on
     the GPUs it holds, coloured by workload and patterned by state, checkpoint writes and
     stranded capacity drawn over them, and preemptions as markers (victim ✕ on its GPUs,
@@ -72,25 +79,42 @@ def gantt_figure(spans: Sequence[Span], marks: Sequence[Preemption], nodes: Sequ
     spans = [s for s in spans if s.node in rows.index]
     colors = workload_colors(s.workload for s in spans)
     overlays, thinned = _bounded_overlays([s for s in spans if s.state in OVERLAY_STATES])
-    traces = [_state_bars([s for s in spans if s.state == state], state, rows, colors)
-              for state in BASE_STATES]
-    traces += [_state_bars([s for s in overlays if s.state == state], state, rows, None)
-               for state in OVERLAY_STATES]
+    traces = [
+        _state_bars([s for s in spans if s.state == state], state, rows, colors)
+        for state in BASE_STATES
+    ]
+    traces += [
+        _state_bars([s for s in overlays if s.state == state], state, rows, None)
+        for state in OVERLAY_STATES
+    ]
     traces += _preemption_traces(marks, spans, rows)
     traces += _legend_keys(colors)
     note = f" (longest {MAX_OVERLAYS} checkpoint/stranded marks of {thinned})" if thinned else ""
     # Tall enough for its legend too: a scrolled legend hides what colours mean.
     entries = sum(1 for t in traces if t.get("showlegend", True) and t.get("name"))
     height = max(_gantt_height(nodes, capacity), min(1500, 90 + 24 * entries))
-    return figure(traces, {
-        **base_layout(title=title + note, height=height,
-                      barmode="overlay", margin={"l": 110, "r": 20, "t": 40, "b": 40},
-                      legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}}),
-        "xaxis": axis("", range=[start, end], ticksuffix="s"),
-        "yaxis": axis("", tickvals=[rows.center(n) for n in nodes],
-                      ticktext=[short_label(n) for n in nodes],
-                      range=[len(nodes), -0.1], zeroline=False, showgrid=False),
-        "shapes": _initial_state_shade(spans)})
+    return figure(
+        traces,
+        {
+            **base_layout(
+                title=title + note,
+                height=height,
+                barmode="overlay",
+                margin={"l": 110, "r": 20, "t": 40, "b": 40},
+                legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}},
+            ),
+            "xaxis": axis("", range=[start, end], ticksuffix="s"),
+            "yaxis": axis(
+                "",
+                tickvals=[rows.center(n) for n in nodes],
+                ticktext=[short_label(n) for n in nodes],
+                range=[len(nodes), -0.1],
+                zeroline=False,
+                showgrid=False,
+            ),
+            "shapes": _initial_state_shade(spans),
+        },
+    )
 
 
 MAX_WORKLOAD_KEYS = 12
@@ -104,12 +128,24 @@ def _gantt_height(nodes: Sequence[str], capacity: Mapping[str, int]) -> int:
 def _legend_keys(colors: dict[str, str]) -> list[dict[str, Any]]:
     """Legend entries that say what colour and pattern mean: the bars' own entries
     would show whichever workload colour came first."""
+
     def key(name: str, color: str, pattern: str, group: str) -> dict[str, Any]:
-        return trace("bar", x=[None], y=[None], name=name, legendgroup=group, orientation="h",
-                      marker={"color": color, "pattern": {"shape": pattern,
-                                                          "fgcolor": "rgba(0,0,0,0.55)"}})
-    states = [key(state, "#d0d7de", STATE_PATTERNS[state], state) if state in BASE_STATES
-              else key(state, STATE_COLORS[state], "", state) for state in STATES]
+        return trace(
+            "bar",
+            x=[None],
+            y=[None],
+            name=name,
+            legendgroup=group,
+            orientation="h",
+            marker={"color": color, "pattern": {"shape": pattern, "fgcolor": "rgba(0,0,0,0.55)"}},
+        )
+
+    states = [
+        key(state, "#d0d7de", STATE_PATTERNS[state], state)
+        if state in BASE_STATES
+        else key(state, STATE_COLORS[state], "", state)
+        for state in STATES
+    ]
     shown = list(colors.items())[:MAX_WORKLOAD_KEYS]
     return states + [key(f"workload {name}", color, "", "workloads") for name, color in shown]
 
@@ -139,24 +175,37 @@ def contiguous_runs(slots: Sequence[int]) -> list[tuple[int, int]]:
     return runs
 
 
-def _state_bars(spans: list[Span], state: str, rows: _Rows,
-                colors: dict[str, str] | None) -> dict[str, Any]:
-    pieces = [(s, rows.band(s.node, first, count))
-              for s in spans for first, count in contiguous_runs(s.slots)]
+def _state_bars(
+    spans: list[Span], state: str, rows: _Rows, colors: dict[str, str] | None
+) -> dict[str, Any]:
+    pieces = [
+        (s, rows.band(s.node, first, count))
+        for s in spans
+        for first, count in contiguous_runs(s.slots)
+    ]
     fill = [colors[s.workload] for s, _ in pieces] if colors else STATE_COLORS[state]
     # Overlays are told apart by colour; an SVG pattern per bar costs drawing time.
-    pattern = {"shape": STATE_PATTERNS[state], "fgcolor": "rgba(0,0,0,0.55)",
-               "solidity": 0.35} if colors and STATE_PATTERNS[state] else {}
+    pattern = (
+        {"shape": STATE_PATTERNS[state], "fgcolor": "rgba(0,0,0,0.55)", "solidity": 0.35}
+        if colors and STATE_PATTERNS[state]
+        else {}
+    )
     return trace(
-        "bar", y=[round(y, 4) for _, (y, _) in pieces], width=[round(w, 4) for _, (_, w) in pieces],
+        "bar",
+        y=[round(y, 4) for _, (y, _) in pieces],
+        width=[round(w, 4) for _, (_, w) in pieces],
         x=round_all([s.end - s.start for s, _ in pieces]),
-        base=round_all([s.start for s, _ in pieces]), orientation="h", name=state,
-        legendgroup=state, showlegend=False,
+        base=round_all([s.start for s, _ in pieces]),
+        orientation="h",
+        name=state,
+        legendgroup=state,
+        showlegend=False,
         marker={"color": fill, "line": {"width": 0}, **({"pattern": pattern} if pattern else {})},
         customdata=[[s.pod, s.workload, s.gpus, s.node] for s, _ in pieces],
         hovertemplate="%{customdata[0]} (%{customdata[1]}, %{customdata[2]} GPU) on "
-                      "%{customdata[3]}<br>" + state + " from %{base:,.1f}s for %{x:,.1f}s"
-                      "<extra></extra>")
+        "%{customdata[3]}<br>" + state + " from %{base:,.1f}s for %{x:,.1f}s"
+        "<extra></extra>",
+    )
 
 
 def _victim_position(mark: Preemption, by_pod: dict[str, list[Span]], rows: _Rows) -> float:
@@ -168,15 +217,18 @@ def _victim_position(mark: Preemption, by_pod: dict[str, list[Span]], rows: _Row
     return rows.center(mark.victim_node)
 
 
-def _preemption_traces(marks: Sequence[Preemption], spans: Sequence[Span],
-                       rows: _Rows) -> list[dict[str, Any]]:
+def _preemption_traces(
+    marks: Sequence[Preemption], spans: Sequence[Span], rows: _Rows
+) -> list[dict[str, Any]]:
     by_pod: dict[str, list[Span]] = {}
     for span in spans:
         by_pod.setdefault(span.pod, []).append(span)
-    victims = [(m, _victim_position(m, by_pod, rows)) for m in marks
-               if m.victim_node in rows.index]
-    preemptors = {(m.time, m.preemptor, m.preemptor_node): rows.center(m.preemptor_node)
-                  for m in marks if m.preemptor_node in rows.index}
+    victims = [(m, _victim_position(m, by_pod, rows)) for m in marks if m.victim_node in rows.index]
+    preemptors = {
+        (m.time, m.preemptor, m.preemptor_node): rows.center(m.preemptor_node)
+        for m in marks
+        if m.preemptor_node in rows.index
+    }
     links_x: list[float | None] = []
     links_y: list[float | None] = []
     for m, y in victims:
@@ -184,23 +236,45 @@ def _preemption_traces(marks: Sequence[Preemption], spans: Sequence[Span],
             links_x += [m.time, m.time, None]
             links_y += [rows.center(m.preemptor_node), y, None]
     return [
-        trace("scatter", x=links_x, y=links_y, mode="lines", name="preemption link",
-                   line={"color": VICTIM_COLOR, "width": 1.5, "dash": "dot"},
-                   hoverinfo="skip", legendgroup="preemption"),
-        trace("scatter", x=[m.time for m, _ in victims], y=[y for _, y in victims],
-              mode="markers",
-                   name="victim", legendgroup="preemption",
-                   marker={"symbol": "x", "size": 11, "color": VICTIM_COLOR,
-                           "line": {"color": "white", "width": 1}},
-                   customdata=[[m.victim, m.preemptor, m.victim_node] for m, _ in victims],
-                   hovertemplate="%{customdata[0]} preempted by %{customdata[1]}<br>"
-                                 "at %{x:,.1f}s on %{customdata[2]}<extra></extra>"),
-        trace("scatter", x=[key[0] for key in preemptors], y=list(preemptors.values()),
-                   mode="markers", name="preemptor", legendgroup="preemption",
-                   marker={"symbol": "triangle-down", "size": 12, "color": "#24292f"},
-                   customdata=[[key[1], key[2]] for key in preemptors],
-                   hovertemplate="%{customdata[0]} selects victims, nominated to "
-                                 "%{customdata[1]}<br>at %{x:,.1f}s<extra></extra>"),
+        trace(
+            "scatter",
+            x=links_x,
+            y=links_y,
+            mode="lines",
+            name="preemption link",
+            line={"color": VICTIM_COLOR, "width": 1.5, "dash": "dot"},
+            hoverinfo="skip",
+            legendgroup="preemption",
+        ),
+        trace(
+            "scatter",
+            x=[m.time for m, _ in victims],
+            y=[y for _, y in victims],
+            mode="markers",
+            name="victim",
+            legendgroup="preemption",
+            marker={
+                "symbol": "x",
+                "size": 11,
+                "color": VICTIM_COLOR,
+                "line": {"color": "white", "width": 1},
+            },
+            customdata=[[m.victim, m.preemptor, m.victim_node] for m, _ in victims],
+            hovertemplate="%{customdata[0]} preempted by %{customdata[1]}<br>"
+            "at %{x:,.1f}s on %{customdata[2]}<extra></extra>",
+        ),
+        trace(
+            "scatter",
+            x=[key[0] for key in preemptors],
+            y=list(preemptors.values()),
+            mode="markers",
+            name="preemptor",
+            legendgroup="preemption",
+            marker={"symbol": "triangle-down", "size": 12, "color": "#24292f"},
+            customdata=[[key[1], key[2]] for key in preemptors],
+            hovertemplate="%{customdata[0]} selects victims, nominated to "
+            "%{customdata[1]}<br>at %{x:,.1f}s<extra></extra>",
+        ),
     ]
 
 
@@ -208,35 +282,77 @@ def _initial_state_shade(spans: list[Span]) -> list[dict]:
     earliest = min((s.start for s in spans), default=0.0)
     if earliest >= 0:
         return []
-    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": earliest, "x1": 0, "y0": 0,
-             "y1": 1, "fillcolor": "#f6f8fa", "line": {"width": 0}, "layer": "below"}]
+    return [
+        {
+            "type": "rect",
+            "xref": "x",
+            "yref": "paper",
+            "x0": earliest,
+            "x1": 0,
+            "y0": 0,
+            "y1": 1,
+            "fillcolor": "#f6f8fa",
+            "line": {"width": 0},
+            "layer": "below",
+        }
+    ]
 
 
 # -------------------------------------------------------------- per group (heatmap)
-def occupancy_figure(spans: Sequence[Span], marks: Sequence[Preemption],
-                     groups: Sequence[NodeGroup], *, start: float, end: float, title: str,
-                     bins: int = HEATMAP_BINS) -> Figure:
+def occupancy_figure(
+    spans: Sequence[Span],
+    marks: Sequence[Preemption],
+    groups: Sequence[NodeGroup],
+    *,
+    start: float,
+    end: float,
+    title: str,
+    bins: int = HEATMAP_BINS,
+) -> Figure:
     """A heatmap of the share of each group's GPUs held (any state) per time slice, with
     the preemptions of each slice as dots: the whole cluster at once, whatever its size.
     Clicking a row opens that group's Gantt on the page."""
     rows = {node: i for i, group in enumerate(groups) for node in group.nodes}
     edges = time_edges(start, end, bins)
     width = edges[1] - edges[0]
-    held = occupancy([s for s in spans if s.state in BASE_STATES], rows, len(groups),
-                     start=start, end=end, bins=bins)
-    share = [[round(v / (g.gpus * width), 3) if g.gpus else 0.0 for v in row]
-             for row, g in zip(held, groups, strict=True)]
+    held = occupancy(
+        [s for s in spans if s.state in BASE_STATES],
+        rows,
+        len(groups),
+        start=start,
+        end=end,
+        bins=bins,
+    )
+    share = [
+        [round(v / (g.gpus * width), 3) if g.gpus else 0.0 for v in row]
+        for row, g in zip(held, groups, strict=True)
+    ]
     centers = slice_centers(edges)
     names = [g.name for g in groups]
-    heatmap = trace("heatmap", z=share, x=centers, y=names, zmin=0, zmax=1,
-                    colorscale=HELD_COLORS,
-                    colorbar={"title": {"text": "GPUs held"}, "tickformat": ".0%"},
-                    hovertemplate="%{y}<br>%{x:,.0f}s: %{z:.0%} of GPUs held<extra></extra>")
-    return figure([heatmap, _preemption_dots(marks, rows, names, edges)], {
-        **base_layout(title=title, height=_heatmap_height(len(groups)),
-                      margin={"l": 170, "r": 20, "t": 40, "b": 50}, showlegend=False),
-        "xaxis": axis("", range=[start, end], ticksuffix="s"),
-        "yaxis": axis("", type="category", autorange="reversed", **category_ticks(names))})
+    heatmap = trace(
+        "heatmap",
+        z=share,
+        x=centers,
+        y=names,
+        zmin=0,
+        zmax=1,
+        colorscale=HELD_COLORS,
+        colorbar={"title": {"text": "GPUs held"}, "tickformat": ".0%"},
+        hovertemplate="%{y}<br>%{x:,.0f}s: %{z:.0%} of GPUs held<extra></extra>",
+    )
+    return figure(
+        [heatmap, _preemption_dots(marks, rows, names, edges)],
+        {
+            **base_layout(
+                title=title,
+                height=_heatmap_height(len(groups)),
+                margin={"l": 170, "r": 20, "t": 40, "b": 50},
+                showlegend=False,
+            ),
+            "xaxis": axis("", range=[start, end], ticksuffix="s"),
+            "yaxis": axis("", type="category", autorange="reversed", **category_ticks(names)),
+        },
+    )
 
 
 def _heatmap_height(rows: int) -> int:
@@ -244,8 +360,9 @@ def _heatmap_height(rows: int) -> int:
     return min(1000, 160 + 12 * min(rows, 30) + 3 * rows)
 
 
-def _preemption_dots(marks: Sequence[Preemption], rows: dict[str, int], names: list[str],
-                     edges: list[float]) -> dict[str, Any]:
+def _preemption_dots(
+    marks: Sequence[Preemption], rows: dict[str, int], names: list[str], edges: list[float]
+) -> dict[str, Any]:
     width, bins = edges[1] - edges[0], len(edges) - 1
     counts: dict[tuple[int, int], int] = {}
     for m in marks:
@@ -255,44 +372,69 @@ def _preemption_dots(marks: Sequence[Preemption], rows: dict[str, int], names: l
             counts[key] = counts.get(key, 0) + 1
     keys = sorted(counts)
     return trace(
-        scatter_kind(len(keys)), x=[round(edges[b] + width / 2, 1) for _, b in keys],
+        scatter_kind(len(keys)),
+        x=[round(edges[b] + width / 2, 1) for _, b in keys],
         y=[names[r] for r, _ in keys],
-        mode="markers", name="preemptions",
-        marker={"symbol": "x", "color": VICTIM_COLOR,
-                "size": [min(14, 5 + 2 * counts[k]) for k in keys]},
+        mode="markers",
+        name="preemptions",
+        marker={
+            "symbol": "x",
+            "color": VICTIM_COLOR,
+            "size": [min(14, 5 + 2 * counts[k]) for k in keys],
+        },
         customdata=[counts[k] for k in keys],
-        hovertemplate="%{y}<br>%{customdata} victim(s) near %{x:,.0f}s<extra></extra>")
+        hovertemplate="%{y}<br>%{customdata} victim(s) near %{x:,.0f}s<extra></extra>",
+    )
 
 
 # ------------------------------------------------------------ the whole cluster by state
-def state_area_figure(spans: Sequence[Span], *, start: float, end: float, title: str,
-                      bins: int = HEATMAP_BINS) -> Figure:
+def state_area_figure(
+    spans: Sequence[Span], *, start: float, end: float, title: str, bins: int = HEATMAP_BINS
+) -> Figure:
     """GPUs held per pod state over time, stacked: how much of the cluster was making
     progress and how much was loading, terminating, checkpointing or stranded."""
     edges = time_edges(start, end, bins)
     width = edges[1] - edges[0]
     gpus = _gpus_by_state(spans, start, end, bins, width)
     # Steps, not slopes: a value holds for its whole slice, from the slice's left edge.
-    traces = [trace("scatter", x=edges, y=[*gpus[state], gpus[state][-1]], name=state,
-                    mode="lines", stackgroup="gpus",
-                    line={"width": 0.5, "color": STATE_COLORS[state], "shape": "hv"},
-                    hovertemplate=state + ": %{y:,.1f} GPUs from %{x:,.0f}s<extra></extra>")
-              for state in STATES]
-    return figure(traces, {
-        **base_layout(title=title, height=300, legend={
-            "orientation": "v", "x": 1.01, "y": 1, "traceorder": "reversed"}),
-        "xaxis": axis("", range=[start, end], ticksuffix="s"),
-        "yaxis": axis("GPUs", rangemode="tozero")})
+    traces = [
+        trace(
+            "scatter",
+            x=edges,
+            y=[*gpus[state], gpus[state][-1]],
+            name=state,
+            mode="lines",
+            stackgroup="gpus",
+            line={"width": 0.5, "color": STATE_COLORS[state], "shape": "hv"},
+            hovertemplate=state + ": %{y:,.1f} GPUs from %{x:,.0f}s<extra></extra>",
+        )
+        for state in STATES
+    ]
+    return figure(
+        traces,
+        {
+            **base_layout(
+                title=title,
+                height=300,
+                legend={"orientation": "v", "x": 1.01, "y": 1, "traceorder": "reversed"},
+            ),
+            "xaxis": axis("", range=[start, end], ticksuffix="s"),
+            "yaxis": axis("GPUs", rangemode="tozero"),
+        },
+    )
 
 
-def _gpus_by_state(spans: Sequence[Span], start: float, end: float, bins: int,
-                   width: float) -> dict[str, list[float]]:
+def _gpus_by_state(
+    spans: Sequence[Span], start: float, end: float, bins: int, width: float
+) -> dict[str, list[float]]:
     """Mean GPUs per state per slice; an overlay's GPUs move out of the state it covers."""
+
     def held(chosen: Iterable[Span]) -> list[float]:
         return occupancy(chosen, None, 1, start=start, end=end, bins=bins)[0]
 
-    totals = {state: held(s for s in spans if s.state == state and not s.under)
-              for state in BASE_STATES}
+    totals = {
+        state: held(s for s in spans if s.state == state and not s.under) for state in BASE_STATES
+    }
     for state in OVERLAY_STATES:
         totals[state] = held(s for s in spans if s.state == state)
         for under in BASE_STATES:

@@ -20,21 +20,34 @@ from experiments.charts.style import (
 )
 from scheduler_core.timeline import Cost, Recovery, recovery_curve
 
-__all__ = ["MAX_CURVES", "Cost", "Recovery", "cumulative", "cumulative_cost_figure",
-           "recovery_figure"]
+__all__ = [
+    "MAX_CURVES",
+    "Cost",
+    "Recovery",
+    "cumulative",
+    "cumulative_cost_figure",
+    "recovery_figure",
+]
 
 MAX_CURVES = 1000
 
 
 # ---------------------------------------------------------------- cumulative costs
-def cumulative(replications: Sequence[Sequence[Cost]], field: str, *, end: float,
-               ) -> tuple[list[float], list[float]]:
+def cumulative(
+    replications: Sequence[Sequence[Cost]],
+    field: str,
+    *,
+    end: float,
+) -> tuple[list[float], list[float]]:
     """The mean over replications of the running total of ``field`` ('lost' or
     'wasted'), from 0 at time 0 (or the first cost) to ``end``, as a step series."""
     share = 1.0 / max(1, len(replications))
-    steps = sorted((c.time, getattr(c, field) * share)
-                   for costs in replications for c in costs
-                   if getattr(c, field))
+    steps = sorted(
+        (c.time, getattr(c, field) * share)
+        for costs in replications
+        for c in costs
+        if getattr(c, field)
+    )
     xs, ys, total = [min(0.0, steps[0][0]) if steps else 0.0], [0.0], 0.0
     for time, amount in steps:
         total += amount
@@ -51,20 +64,37 @@ def cumulative_cost_figure(variants: Sequence[VariantCosts], *, end: float) -> F
     traces = []
     colors = variant_colors([v.color_key for v in variants])
     for i, variant in enumerate(variants):
-        for field, dash, name in (("lost", "solid", "lost work"),
-                                  ("wasted", "dot", "wasted GPU·s")):
-            xs, ys = thin_steps(*cumulative(variant.costs, field, end=end),
-                                max_points=MAX_LINE_POINTS)
-            traces.append(trace(
-                "scatter", x=round_all(xs), y=round_all(ys), mode="lines",
-                name=f"{variant.label}: {name}", legendgroup=variant.label,
-                line={"color": colors[i], "dash": dash, "shape": "hv", "width": 2},
-                hovertemplate=f"{variant.label}<br>{name} %{{y:,.0f}} GPU·s by %{{x:,.0f}}s"
-                              "<extra></extra>"))
-    return figure(_webgl_if_large(traces), {
-        **base_layout(title="Cumulative lost work and wasted GPU-seconds "
-                            "(mean over replications)", height=340),
-        "xaxis": axis("", ticksuffix="s"), "yaxis": axis("GPU·s", rangemode="tozero")})
+        for field, dash, name in (
+            ("lost", "solid", "lost work"),
+            ("wasted", "dot", "wasted GPU·s"),
+        ):
+            xs, ys = thin_steps(
+                *cumulative(variant.costs, field, end=end), max_points=MAX_LINE_POINTS
+            )
+            traces.append(
+                trace(
+                    "scatter",
+                    x=round_all(xs),
+                    y=round_all(ys),
+                    mode="lines",
+                    name=f"{variant.label}: {name}",
+                    legendgroup=variant.label,
+                    line={"color": colors[i], "dash": dash, "shape": "hv", "width": 2},
+                    hovertemplate=f"{variant.label}<br>{name} %{{y:,.0f}} GPU·s by %{{x:,.0f}}s"
+                    "<extra></extra>",
+                )
+            )
+    return figure(
+        _webgl_if_large(traces),
+        {
+            **base_layout(
+                title="Cumulative lost work and wasted GPU-seconds (mean over replications)",
+                height=340,
+            ),
+            "xaxis": axis("", ticksuffix="s"),
+            "yaxis": axis("GPU·s", rangemode="tozero"),
+        },
+    )
 
 
 def _webgl_if_large(traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,14 +116,22 @@ def recovery_figure(variants: Sequence[VariantCosts], *, end: float) -> Figure:
         thinned |= len(found) > MAX_CURVES
         traces.append(_curves_trace(found[:MAX_CURVES], variant.label, colors[i], end))
     note = f" (the {MAX_CURVES} costliest per variant)" if thinned else ""
-    return figure(_webgl_if_large(traces), {
-        **base_layout(title="Recovery after each disruption" + note, height=340),
-        "xaxis": axis("seconds since the disruption", rangemode="tozero", ticksuffix="s"),
-        "yaxis": axis("GPU·s behind the disruption point")})
+    return figure(
+        _webgl_if_large(traces),
+        {
+            **base_layout(title="Recovery after each disruption" + note, height=340),
+            "xaxis": axis("seconds since the disruption", rangemode="tozero", ticksuffix="s"),
+            "yaxis": axis("GPU·s behind the disruption point"),
+        },
+    )
 
 
-def _curves_trace(found: list[Recovery], label: str, color: str, end: float,
-                  ) -> dict[str, Any]:
+def _curves_trace(
+    found: list[Recovery],
+    label: str,
+    color: str,
+    end: float,
+) -> dict[str, Any]:
     xs: list[float | None] = []
     ys: list[float | None] = []
     text: list[str | None] = []
@@ -102,7 +140,14 @@ def _curves_trace(found: list[Recovery], label: str, color: str, end: float,
         xs += [*round_all(cx), None]
         ys += [*round_all(cy), None]
         text += [f"{r.workload} disrupted at {r.time:,.0f}s"] * len(cx) + [None]
-    return trace("scatter", x=xs, y=ys, mode="lines", name=label, text=text,
-                 line={"color": color, "width": 1.5}, connectgaps=False,
-                 hovertemplate="%{text}<br>%{y:,.0f} GPU·s at +%{x:,.0f}s"
-                               f"<extra>{label}</extra>")
+    return trace(
+        "scatter",
+        x=xs,
+        y=ys,
+        mode="lines",
+        name=label,
+        text=text,
+        line={"color": color, "width": 1.5},
+        connectgaps=False,
+        hovertemplate=f"%{{text}}<br>%{{y:,.0f}} GPU·s at +%{{x:,.0f}}s<extra>{label}</extra>",
+    )

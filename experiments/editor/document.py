@@ -20,10 +20,10 @@ from experiments.specs import policy_choices
 class Section:
     """A list in the spec that the form shows as rows."""
 
-    key: str           # formset prefix, also used in URLs and templates
-    path: str          # where the list lives in the document
+    key: str  # formset prefix, also used in URLs and templates
+    path: str  # where the list lives in the document
     title: str
-    item: str          # what one row is called
+    item: str  # what one row is called
 
 
 SECTIONS = (
@@ -33,11 +33,11 @@ SECTIONS = (
     Section("workloads", "workloads", "Workloads", "workload"),
     Section("queues", "queues", "Admission queues (Kueue ClusterQueues)", "queue"),
     Section("resourceQuotas", "resourceQuotas", "Resource quotas per PriorityClass", "quota"),
-    Section("initialState", "initialState", "Initial state (pods already there at t = 0)",
-            "pod"),
+    Section("initialState", "initialState", "Initial state (pods already there at t = 0)", "pod"),
     Section("events", "events", "Timeline events", "event"),
-    Section("failures", "failures", "Failure models (random node failures, traces)",
-            "failure model"),
+    Section(
+        "failures", "failures", "Failure models (random node failures, traces)", "failure model"
+    ),
     Section("variants", "variants", "Variants to compare", "variant"),
 )
 SECTION_BY_KEY = {section.key: section for section in SECTIONS}
@@ -118,8 +118,7 @@ def blank_document() -> dict[str, Any]:
     notebook arrives at 10 minutes, and the two variants differ (with preemption the
     notebook runs at once; without, it waits past the horizon)."""
     training = new_workload("training", [])
-    training.update(name="training", members=2,
-                    podGroup={**training["podGroup"], "minCount": 2})
+    training.update(name="training", members=2, podGroup={**training["podGroup"], "minCount": 2})
     return {
         "name": "my-experiment",
         "description": "",
@@ -132,45 +131,85 @@ def blank_document() -> dict[str, Any]:
         ],
         "workloads": [
             training,
-            {**new_workload("notebook", []), "name": "notebook", "arrival": 600,
-             "priorityClassName": "high", "urgent": True},
+            {
+                **new_workload("notebook", []),
+                "name": "notebook",
+                "arrival": 600,
+                "priorityClassName": "high",
+                "urgent": True,
+            },
         ],
-        "variants": [{"name": "pod-preemption", "preemption": "pod"},
-                     {"name": "no-preemption", "preemption": "none"}],
+        "variants": [
+            {"name": "pod-preemption", "preemption": "pod"},
+            {"name": "no-preemption", "preemption": "none"},
+        ],
     }
 
 
 KIND_LABELS = {
-    "training": "Training group", "elastic-training": "Elastic training",
-    "evaluation": "Evaluation shards", "inference": "Inference", "notebook": "Notebook",
+    "training": "Training group",
+    "elastic-training": "Elastic training",
+    "evaluation": "Evaluation shards",
+    "inference": "Inference",
+    "notebook": "Notebook",
     "batch": "Batch job",
 }
 
 # What picking a kind gives you: the usual shape of that kind of workload.
 KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "training": {
-        "members": 4, "gpus": 8, "durationSeconds": 7200, "startupSeconds": 120,
-        "terminationGracePeriodSeconds": 30, "checkpoint": {"intervalSeconds": 1800,
-                                                            "writeSeconds": 60},
-        "recovery": {"model": "synchronous"}, "controller": {"kind": "jobset"},
-        "podGroup": {"minCount": 4, "disruptionMode": "All"}},
-    "elastic-training": {
-        "members": 4, "gpus": 8, "durationSeconds": 7200, "startupSeconds": 120,
+        "members": 4,
+        "gpus": 8,
+        "durationSeconds": 7200,
+        "startupSeconds": 120,
+        "terminationGracePeriodSeconds": 30,
         "checkpoint": {"intervalSeconds": 1800, "writeSeconds": 60},
-        "recovery": {"model": "elastic", "minMembers": 2}, "controller": {"kind": "jobset"}},
+        "recovery": {"model": "synchronous"},
+        "controller": {"kind": "jobset"},
+        "podGroup": {"minCount": 4, "disruptionMode": "All"},
+    },
+    "elastic-training": {
+        "members": 4,
+        "gpus": 8,
+        "durationSeconds": 7200,
+        "startupSeconds": 120,
+        "checkpoint": {"intervalSeconds": 1800, "writeSeconds": 60},
+        "recovery": {"model": "elastic", "minMembers": 2},
+        "controller": {"kind": "jobset"},
+    },
     "evaluation": {
-        "members": 8, "gpus": 1, "durationSeconds": 1800, "startupSeconds": 60,
-        "checkpoint": {"intervalSeconds": 300}, "recovery": {"model": "independent"},
-        "controller": {"kind": "job"}},
+        "members": 8,
+        "gpus": 1,
+        "durationSeconds": 1800,
+        "startupSeconds": 60,
+        "checkpoint": {"intervalSeconds": 300},
+        "recovery": {"model": "independent"},
+        "controller": {"kind": "job"},
+    },
     "inference": {
-        "members": 2, "gpus": 1, "startupSeconds": 300, "terminationGracePeriodSeconds": 30,
-        "recovery": {"model": "serving"}, "controller": {"kind": "deployment"}},
+        "members": 2,
+        "gpus": 1,
+        "startupSeconds": 300,
+        "terminationGracePeriodSeconds": 30,
+        "recovery": {"model": "serving"},
+        "controller": {"kind": "deployment"},
+    },
     "notebook": {
-        "members": 1, "gpus": 1, "durationSeconds": 1800, "startupSeconds": 30,
-        "recovery": {"model": "interactive"}, "controller": {"kind": "none"}},
+        "members": 1,
+        "gpus": 1,
+        "durationSeconds": 1800,
+        "startupSeconds": 30,
+        "recovery": {"model": "interactive"},
+        "controller": {"kind": "none"},
+    },
     "batch": {
-        "members": 1, "gpus": 1, "durationSeconds": 3600, "checkpoint": {"intervalSeconds": 600},
-        "recovery": {"model": "independent"}, "controller": {"kind": "job"}},
+        "members": 1,
+        "gpus": 1,
+        "durationSeconds": 3600,
+        "checkpoint": {"intervalSeconds": 600},
+        "recovery": {"model": "independent"},
+        "controller": {"kind": "job"},
+    },
 }
 
 
@@ -195,8 +234,11 @@ def _leaf_paths(item: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 def new_workload(kind: str, existing: list[Any]) -> dict[str, Any]:
     """A workload of ``kind`` with that kind's defaults and a name not yet taken."""
-    return {"name": _free_name(kind, existing), "kind": kind,
-            **copy.deepcopy(KIND_DEFAULTS.get(kind, KIND_DEFAULTS["batch"]))}
+    return {
+        "name": _free_name(kind, existing),
+        "kind": kind,
+        **copy.deepcopy(KIND_DEFAULTS.get(kind, KIND_DEFAULTS["batch"])),
+    }
 
 
 def new_item(section: str, document: Mapping[str, Any], kind: str = "") -> dict[str, Any]:
@@ -220,9 +262,11 @@ def new_item(section: str, document: Mapping[str, Any], kind: str = "") -> dict[
     if section == "initialState":
         return _new_initial_pod(document)
     if section == "failures":
-        return {"name": _free_name("failures", existing),
-                "interArrival": {"distribution": "exponential", "meanSeconds": 30 * 86400},
-                "repair": {"distribution": "constant", "meanSeconds": 3600}}
+        return {
+            "name": _free_name("failures", existing),
+            "interArrival": {"distribution": "exponential", "meanSeconds": 30 * 86400},
+            "repair": {"distribution": "constant", "meanSeconds": 3600},
+        }
     return {"name": _free_name("variant", existing), "preemption": "pod"}
 
 
@@ -231,8 +275,11 @@ def _new_initial_pod(document: Mapping[str, Any]) -> dict[str, Any]:
     workloads = get_path(document, "workloads") or [{}]
     pools = get_path(document, "cluster.nodePools") or []
     nodes = get_path(document, "cluster.nodes") or []
-    node = f"{pools[0].get('name', 'pool')}-0" if pools else (nodes[0].get("name", "")
-                                                              if nodes else "")
+    node = (
+        f"{pools[0].get('name', 'pool')}-0"
+        if pools
+        else (nodes[0].get("name", "") if nodes else "")
+    )
     return {"workload": workloads[0].get("name", ""), "node": node, "startedAt": -3600}
 
 

@@ -43,24 +43,37 @@ from scheduler_core import spec as spec_models
 from scheduler_core.spec import load_document
 
 FORM_CLASSES: dict[str, type[SpecForm]] = {
-    "nodePools": NodePoolForm, "nodes": NodeForm, "priorityClasses": PriorityClassForm,
-    "workloads": WorkloadForm, "events": TimelineEventForm, "variants": VariantForm,
-    "queues": AdmissionQueueForm, "resourceQuotas": ResourceQuotaForm,
-    "initialState": InitialPodForm, "failures": FailureModelForm,
+    "nodePools": NodePoolForm,
+    "nodes": NodeForm,
+    "priorityClasses": PriorityClassForm,
+    "workloads": WorkloadForm,
+    "events": TimelineEventForm,
+    "variants": VariantForm,
+    "queues": AdmissionQueueForm,
+    "resourceQuotas": ResourceQuotaForm,
+    "initialState": InitialPodForm,
+    "failures": FailureModelForm,
 }
 ITEM_MODELS: dict[str, type[BaseModel]] = {
-    "nodePools": spec_models.NodePool, "nodes": spec_models.NamedNode,
-    "priorityClasses": spec_models.PriorityClass, "workloads": spec_models.Workload,
-    "events": spec_models.TimelineEvent, "variants": spec_models.Variant,
-    "queues": spec_models.AdmissionQueue, "resourceQuotas": spec_models.ResourceQuota,
-    "initialState": spec_models.InitialPod, "failures": spec_models.FailureModel,
+    "nodePools": spec_models.NodePool,
+    "nodes": spec_models.NamedNode,
+    "priorityClasses": spec_models.PriorityClass,
+    "workloads": spec_models.Workload,
+    "events": spec_models.TimelineEvent,
+    "variants": spec_models.Variant,
+    "queues": spec_models.AdmissionQueue,
+    "resourceQuotas": spec_models.ResourceQuota,
+    "initialState": spec_models.InitialPod,
+    "failures": spec_models.FailureModel,
 }
-FORMSETS = {key: forms.formset_factory(form, extra=0, can_delete=True)
-            for key, form in FORM_CLASSES.items()}
+FORMSETS = {
+    key: forms.formset_factory(form, extra=0, can_delete=True) for key, form in FORM_CLASSES.items()
+}
 _SECTION_PATH = re.compile(
     r"^(?P<section>cluster\.nodePools|cluster\.nodes|priorityClasses|workloads|queues"
     r"|resourceQuotas|initialState|events|failures|variants)"
-    r"(?:\[(?P<index>\d+)\])?(?:\.|: )?(?P<rest>.*)$")
+    r"(?:\[(?P<index>\d+)\])?(?:\.|: )?(?P<rest>.*)$"
+)
 _KEY_BY_PATH = {section.path: section.key for section in doc.SECTIONS}
 MODES = ("form", "yaml")
 
@@ -92,9 +105,15 @@ class SectionView:
 class Editor:
     """What the page shows: the meta form and one tab (form or YAML), with errors."""
 
-    def __init__(self, *, meta: MetaForm, mode: str, top: TopForm | None = None,
-                 sections: dict[str, SectionView] | None = None,
-                 yaml_form: YAMLForm | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        meta: MetaForm,
+        mode: str,
+        top: TopForm | None = None,
+        sections: dict[str, SectionView] | None = None,
+        yaml_form: YAMLForm | None = None,
+    ) -> None:
         self.meta = meta
         self.mode = mode
         self.top = top
@@ -106,23 +125,40 @@ class Editor:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def for_document(cls, document: Any, *, meta: MetaForm | None = None, mode: str = "form",
-                     yaml_text: str | None = None) -> Editor:
+    def for_document(
+        cls,
+        document: Any,
+        *,
+        meta: MetaForm | None = None,
+        mode: str = "form",
+        yaml_text: str | None = None,
+    ) -> Editor:
         """An unbound editor showing ``document`` in ``mode`` (the YAML tab if the form
         cannot show it)."""
         meta = meta or MetaForm(prefix="meta")
         problem = doc.form_problem(document)
         if mode == "yaml" or problem:
             text = yaml_text if yaml_text is not None else doc.to_yaml(document)
-            editor = cls(meta=meta, mode="yaml",
-                         yaml_form=YAMLForm(prefix="yaml", initial={"text": text}))
+            editor = cls(
+                meta=meta, mode="yaml", yaml_form=YAMLForm(prefix="yaml", initial={"text": text})
+            )
             if problem and mode == "form":
                 editor.global_errors.append(problem)
             return editor
         top = TopForm(prefix="spec", initial=_initial(TopForm, document, _top_hidden_paths()))
-        sections = {s.key: SectionView(s, FORMSETS[s.key](prefix=s.key, initial=[
-            _initial(FORM_CLASSES[s.key], item) for item in doc.get_path(document, s.path) or []]))
-            for s in doc.SECTIONS}
+        sections = {
+            s.key: SectionView(
+                s,
+                FORMSETS[s.key](
+                    prefix=s.key,
+                    initial=[
+                        _initial(FORM_CLASSES[s.key], item)
+                        for item in doc.get_path(document, s.path) or []
+                    ],
+                ),
+            )
+            for s in doc.SECTIONS
+        }
         return cls(meta=meta, mode="form", top=top, sections=sections)
 
     @classmethod
@@ -131,8 +167,9 @@ class Editor:
         meta = MetaForm(data, prefix="meta")
         if data.get("mode") == "yaml":
             return cls(meta=meta, mode="yaml", yaml_form=YAMLForm(data, prefix="yaml"))
-        sections = {s.key: SectionView(s, FORMSETS[s.key](data, prefix=s.key))
-                    for s in doc.SECTIONS}
+        sections = {
+            s.key: SectionView(s, FORMSETS[s.key](data, prefix=s.key)) for s in doc.SECTIONS
+        }
         return cls(meta=meta, mode="form", top=TopForm(data, prefix="spec"), sections=sections)
 
     # -------------------------------------------------------------------- actions
@@ -221,8 +258,7 @@ class Editor:
         YAML line, or (when nothing fits) the list at the top of the page."""
         if self.mode == "yaml":
             text = self.yaml_text
-            found = [YAMLError(line_of(text, e["path"]), e["path"], e["message"])
-                     for e in errors]
+            found = [YAMLError(line_of(text, e["path"]), e["path"], e["message"]) for e in errors]
             self.yaml_errors.extend(sorted(found, key=lambda e: (e.line is None, e.line or 0)))
             return
         if not self._rows and self.top is not None:
@@ -259,8 +295,10 @@ class Editor:
         if self.mode == "yaml":
             return False
         views = self.sections.values()
-        return bool((self.top and self.top.errors)
-                    or any(v.errors or v.formset.total_error_count() for v in views))
+        return bool(
+            (self.top and self.top.errors)
+            or any(v.errors or v.formset.total_error_count() for v in views)
+        )
 
     def section_views(self) -> list[SectionView]:
         return list(self.sections.values())
@@ -272,21 +310,28 @@ class Editor:
         links += [ErrorLink("", message) for message in self.global_errors]
         if self.mode == "yaml":
             text_id = self.yaml_form["text"].auto_id if self.yaml_form else ""
-            return links + [ErrorLink(f"line {e.line}" if e.line else e.path or "YAML",
-                                      f"{e.path}: {e.message}" if e.line and e.path
-                                      else e.message, f"#{text_id}")
-                            for e in self.yaml_errors]
+            return links + [
+                ErrorLink(
+                    f"line {e.line}" if e.line else e.path or "YAML",
+                    f"{e.path}: {e.message}" if e.line and e.path else e.message,
+                    f"#{text_id}",
+                )
+                for e in self.yaml_errors
+            ]
         if self.top is not None:
             links += _form_links(self.top, "Experiment", anchor="section-top")
         for view in self.sections.values():
             anchor = f"section-{view.section.key}"
-            links += [ErrorLink(view.section.title, str(message), f"#{anchor}")
-                      for message in [*view.errors, *view.formset.non_form_errors()]]
+            links += [
+                ErrorLink(view.section.title, str(message), f"#{anchor}")
+                for message in [*view.errors, *view.formset.non_form_errors()]
+            ]
             for index, form in enumerate(view.formset.forms):
                 name = form["name"].value() if "name" in form.fields else ""
                 where = f"{view.section.item} {index + 1}" + (f" ({name})" if name else "")
-                links += _form_links(form, where.capitalize(),
-                                     anchor=f"row-{view.section.key}-{index}")
+                links += _form_links(
+                    form, where.capitalize(), anchor=f"row-{view.section.key}-{index}"
+                )
         return links
 
 
@@ -296,9 +341,15 @@ def kind_defaults() -> dict[str, dict[str, str]]:
     re-applies them when the user picks another kind and says yes."""
     paths = set(doc.kind_default_paths())
     fields = {name: path for name, path in WorkloadForm.spec_fields().items() if path in paths}
-    return {kind: {name: WorkloadForm.base_fields[name].format(  # type: ignore[attr-defined]
-        doc.get_path(defaults, path)) for name, path in fields.items()}
-        for kind, defaults in doc.KIND_DEFAULTS.items()}
+    return {
+        kind: {
+            name: WorkloadForm.base_fields[name].format(  # type: ignore[attr-defined]
+                doc.get_path(defaults, path)
+            )
+            for name, path in fields.items()
+        }
+        for kind, defaults in doc.KIND_DEFAULTS.items()
+    }
 
 
 # --------------------------------------------------------------------------- helpers
@@ -311,11 +362,11 @@ def _form_links(form: forms.Form, where: str, anchor: str = "") -> list[ErrorLin
     for name, messages in form.errors.items():
         if name in form.fields:
             label = str(form.fields[name].label or name)
-            links += [ErrorLink(f"{where}: {label}", str(m), f"#{form[name].auto_id}")
-                      for m in messages]
+            links += [
+                ErrorLink(f"{where}: {label}", str(m), f"#{form[name].auto_id}") for m in messages
+            ]
         else:
-            links += [ErrorLink(where, str(m), f"#{anchor}" if anchor else "")
-                      for m in messages]
+            links += [ErrorLink(where, str(m), f"#{anchor}" if anchor else "") for m in messages]
     return links
 
 
@@ -323,12 +374,15 @@ def _top_hidden_paths() -> list[str]:
     return [*TopForm.spec_fields().values(), *(s.path for s in doc.SECTIONS)]
 
 
-def _initial(form_class: type[SpecForm], item: Mapping[str, Any],
-             hidden: list[str] | None = None) -> dict[str, Any]:
+def _initial(
+    form_class: type[SpecForm], item: Mapping[str, Any], hidden: list[str] | None = None
+) -> dict[str, Any]:
     """Initial data for a form showing ``item``; the rest goes to ``extra``."""
     paths = form_class.spec_fields()
-    initial = {name: form_class.base_fields[name].format(doc.get_path(item, path))  # type: ignore[attr-defined]
-               for name, path in paths.items()}
+    initial = {
+        name: form_class.base_fields[name].format(doc.get_path(item, path))  # type: ignore[attr-defined]
+        for name, path in paths.items()
+    }
     initial["extra"] = json.dumps(doc.without_paths(item, hidden or list(paths.values())))
     return initial
 
@@ -415,5 +469,5 @@ def _add_error(form: SpecForm, rest: str, message: str) -> None:
     if name is None:
         form.add_error(None, f"{rest}: {message}" if rest else message)
         return
-    remainder = rest[len(form.spec_fields()[name]):].lstrip(".: ")
+    remainder = rest[len(form.spec_fields()[name]) :].lstrip(".: ")
     form.add_error(name, f"{remainder}: {message}" if remainder else message)

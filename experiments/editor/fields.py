@@ -55,8 +55,11 @@ class SpecNumberField(SpecField):
         if text is None or not _NUMBER.match(text):
             return text
         number = float(text)
-        return int(number) if number.is_integer() and "." not in text and "e" not in \
-            text.lower() else number
+        return (
+            int(number)
+            if number.is_integer() and "." not in text and "e" not in text.lower()
+            else number
+        )
 
     def format(self, value: Any) -> str:
         return format_number(value)
@@ -119,9 +122,12 @@ class SpecTaintsField(SpecField):
             if not key.strip() or (effect and effect not in _EFFECTS):
                 raise forms.ValidationError(
                     f"'{item}' is not a taint: write key=value:Effect, Effect one of "
-                    f"{', '.join(_EFFECTS)}", code="taint")
-            taints.append({"key": key.strip(), "value": val.strip(),
-                           "effect": effect or "NoSchedule"})
+                    f"{', '.join(_EFFECTS)}",
+                    code="taint",
+                )
+            taints.append(
+                {"key": key.strip(), "value": val.strip(), "effect": effect or "NoSchedule"}
+            )
         return taints
 
     def format(self, value: Any) -> str:
@@ -129,8 +135,11 @@ class SpecTaintsField(SpecField):
             return super().format(value)
         return ", ".join(
             f"{t.get('key', '')}{'=' + t['value'] if t.get('value') else ''}"
-            f":{t.get('effect') or 'NoSchedule'}" if isinstance(t, dict) else str(t)
-            for t in value)
+            f":{t.get('effect') or 'NoSchedule'}"
+            if isinstance(t, dict)
+            else str(t)
+            for t in value
+        )
 
 
 class SpecTolerationsField(SpecField):
@@ -154,7 +163,8 @@ class SpecTolerationsField(SpecField):
         if not key.strip() or (effect and effect not in _EFFECTS):
             raise forms.ValidationError(
                 f"'{item}' is not a toleration: write key=value:Effect, key:Effect, key or *",
-                code="toleration")
+                code="toleration",
+            )
         toleration = {"key": key.strip(), "operator": "Equal" if equal else "Exists"}
         if equal:
             toleration["value"] = val.strip()
@@ -201,8 +211,11 @@ class _SpecYAMLField(SpecField):
 
     def format(self, value: Any) -> str:
         if isinstance(value, self.KIND):
-            return "" if not value else yaml.safe_dump(value, sort_keys=False,
-                                                       default_flow_style=self.FLOW).strip()
+            return (
+                ""
+                if not value
+                else yaml.safe_dump(value, sort_keys=False, default_flow_style=self.FLOW).strip()
+            )
         return super().format(value)
 
 

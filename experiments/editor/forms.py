@@ -70,8 +70,7 @@ class SpecForm(forms.Form):
                 self._keep_unknown_choice(name, field)
 
     def _keep_unknown_choice(self, name: str, field: SpecChoiceField) -> None:
-        value = self.data.get(self.add_prefix(name)) if self.is_bound else \
-            self.initial.get(name)
+        value = self.data.get(self.add_prefix(name)) if self.is_bound else self.initial.get(name)
         known = cast("list[tuple[str, str]]", field.choices)  # ChoiceField normalises them
         if value and value not in {key for key, _ in known}:
             field.choices = [*known, (value, f"{value} (unknown)")]
@@ -87,43 +86,64 @@ class SpecForm(forms.Form):
 
 class TopForm(SpecForm):
     name = SpecField(label="Name", max_length=200)
-    description = SpecField(label="Description", strip=False,
-                            widget=forms.Textarea(attrs={"rows": 2}))
+    description = SpecField(
+        label="Description", strip=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
     horizon_seconds = SpecDurationField(label="Horizon", help_text="e.g. 2h, 1d or seconds")
     seed = SpecNumberField(label="Seed")
     replications = SpecNumberField(label="Replications")
-    policy__preemption = SpecChoiceField(label="Preemption policy",
-                                         choices=_plugin_choices("preemption"), blank="default")
-    policy__placement = SpecChoiceField(label="Placement scoring",
-                                        choices=_plugin_choices("placement"), blank="default")
+    policy__preemption = SpecChoiceField(
+        label="Preemption policy", choices=_plugin_choices("preemption"), blank="default"
+    )
+    policy__placement = SpecChoiceField(
+        label="Placement scoring", choices=_plugin_choices("placement"), blank="default"
+    )
     policy__min_candidate_nodes_percentage = SpecNumberField(
-        label="Min candidate nodes %", help_text="DefaultPreemption: 10")
+        label="Min candidate nodes %", help_text="DefaultPreemption: 10"
+    )
     policy__min_candidate_nodes_absolute = SpecNumberField(
-        label="Min candidate nodes", help_text="DefaultPreemption: 100")
-    policy__pod_initial_backoff_seconds = SpecDurationField(label="Initial backoff",
-                                                            help_text="kube-scheduler: 1s")
-    policy__pod_max_backoff_seconds = SpecDurationField(label="Max backoff",
-                                                        help_text="kube-scheduler: 10s")
+        label="Min candidate nodes", help_text="DefaultPreemption: 100"
+    )
+    policy__pod_initial_backoff_seconds = SpecDurationField(
+        label="Initial backoff", help_text="kube-scheduler: 1s"
+    )
+    policy__pod_max_backoff_seconds = SpecDurationField(
+        label="Max backoff", help_text="kube-scheduler: 10s"
+    )
     policy__checkpoint_victims = SpecBooleanField(
-        label="Victims checkpoint in their grace period (ours)")
+        label="Victims checkpoint in their grace period (ours)"
+    )
     policy__checkpoint_aware_weights = SpecMapField(
         label="Checkpoint-aware weights (ours)",
-        help_text="lostWork=1, strandedCapacity=1, startup=1, recovery=1, session=3600")
+        help_text="lostWork=1, strandedCapacity=1, startup=1, recovery=1, session=3600",
+    )
     origin = SpecChoiceField(
-        label="Origin", choices=_choices(["spec", "snapshot"]), blank="spec",
-        help_text="snapshot: a recorded cluster may be over-committed (warned, not refused)")
+        label="Origin",
+        choices=_choices(["spec", "snapshot"]),
+        blank="spec",
+        help_text="snapshot: a recorded cluster may be over-committed (warned, not refused)",
+    )
     fair_sharing__preemption_strategies = SpecListField(
         label="Kueue fair sharing: strategies",
-        help_text="blank: off; LessThanOrEqualToFinalShare, LessThanInitialShare")
+        help_text="blank: off; LessThanOrEqualToFinalShare, LessThanInitialShare",
+    )
     grid = SpecYAMLMapField(
         label="Grid (one variant per combination)",
-        help_text="one per line, e.g. workloads.training.checkpoint.intervalSeconds: [600, 1800]")
-    LAYOUT = (("name", "horizon_seconds", "seed", "replications"),
-              ("policy__preemption", "policy__placement", "policy__checkpoint_victims"),
-              ("policy__min_candidate_nodes_percentage", "policy__min_candidate_nodes_absolute",
-               "policy__pod_initial_backoff_seconds", "policy__pod_max_backoff_seconds",
-               "policy__checkpoint_aware_weights"),
-              ("grid", "origin", "fair_sharing__preemption_strategies"), ("description",))
+        help_text="one per line, e.g. workloads.training.checkpoint.intervalSeconds: [600, 1800]",
+    )
+    LAYOUT = (
+        ("name", "horizon_seconds", "seed", "replications"),
+        ("policy__preemption", "policy__placement", "policy__checkpoint_victims"),
+        (
+            "policy__min_candidate_nodes_percentage",
+            "policy__min_candidate_nodes_absolute",
+            "policy__pod_initial_backoff_seconds",
+            "policy__pod_max_backoff_seconds",
+            "policy__checkpoint_aware_weights",
+        ),
+        ("grid", "origin", "fair_sharing__preemption_strategies"),
+        ("description",),
+    )
 
 
 class NodeForm(SpecForm):
@@ -138,13 +158,13 @@ class NodeForm(SpecForm):
     taints = SpecTaintsField(label="Taints", help_text="key=value:NoSchedule, ...")
     max_pods = SpecNumberField(label="Max pods", help_text="kubelet: 110")
     LAYOUT: ClassVar[tuple[tuple[str, ...], ...]] = (
-        ("name", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),)
+        ("name", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),
+    )
 
 
 class NodePoolForm(NodeForm):
     count = SpecNumberField(label="Nodes")
-    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "max_pods", "spot", "labels",
-               "taints"),)
+    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -155,8 +175,9 @@ class NodePoolForm(NodeForm):
 class PriorityClassForm(SpecForm):
     name = SpecField(label="Name")
     value = SpecNumberField(label="Value")
-    preemption_policy = SpecChoiceField(label="Preemption policy",
-                                        choices=_enum_choices(PreemptionPolicy))
+    preemption_policy = SpecChoiceField(
+        label="Preemption policy", choices=_enum_choices(PreemptionPolicy)
+    )
     global_default = SpecBooleanField(label="Global default")
     description = SpecField(label="Description")
     LAYOUT = (("name", "value", "preemption_policy", "global_default", "description"),)
@@ -169,58 +190,95 @@ class WorkloadForm(SpecForm):
     gpus = SpecNumberField(label="GPUs per member")
     cpu = SpecNumberField(label="CPU")
     memory = SpecNumberField(label="Memory (GiB)")
-    priority_class_name = SpecField(label="Priority class",
-                                    widget=forms.TextInput(attrs={"list": "priority-classes"}))
+    priority_class_name = SpecField(
+        label="Priority class", widget=forms.TextInput(attrs={"list": "priority-classes"})
+    )
     urgent = SpecBooleanField(label="Urgent (the preemptor)")
     arrival = SpecDurationField(label="Arrival", help_text="e.g. 10m, or seconds")
     duration_seconds = SpecDurationField(label="Duration", help_text="blank: until the horizon")
     startup_seconds = SpecDurationField(label="Startup time")
     termination_grace_period_seconds = SpecDurationField(label="Grace period")
     stop_seconds = SpecDurationField(label="Stop time", help_text="after SIGTERM")
-    checkpoint__interval_seconds = SpecDurationField(label="Checkpoint every",
-                                                   help_text="blank: never")
+    checkpoint__interval_seconds = SpecDurationField(
+        label="Checkpoint every", help_text="blank: never"
+    )
     checkpoint__write_seconds = SpecDurationField(label="Checkpoint write time")
     checkpoint__on_sigterm = SpecBooleanField(label="Checkpoint on SIGTERM")
     recovery__model = SpecChoiceField(label="Recovery model", choices=_enum_choices(RecoveryModel))
     controller__kind = SpecChoiceField(label="Controller", choices=_enum_choices(ControllerKind))
     pod_group__min_count = SpecNumberField(label="PodGroup minCount", help_text="blank: no gang")
-    pod_group__disruption_mode = SpecChoiceField(label="PodGroup disruption",
-                                                 choices=_choices(["Single", "All"]))
-    pod_group__scheduling = SpecChoiceField(label="PodGroup scheduling",
-                                            choices=_choices(["gang", "basic"]))
+    pod_group__disruption_mode = SpecChoiceField(
+        label="PodGroup disruption", choices=_choices(["Single", "All"])
+    )
+    pod_group__scheduling = SpecChoiceField(
+        label="PodGroup scheduling", choices=_choices(["gang", "basic"])
+    )
     pod_group__priority_class_name = SpecField(
-        label="PodGroup class", widget=forms.TextInput(attrs={"list": "priority-classes"}))
+        label="PodGroup class", widget=forms.TextInput(attrs={"list": "priority-classes"})
+    )
     pod_group__topology = SpecYAMLMapField(
-        label="PodGroup topology", help_text="e.g. levels: [zone, rack] / required: rack")
+        label="PodGroup topology", help_text="e.g. levels: [zone, rack] / required: rack"
+    )
     recovery__min_members = SpecNumberField(label="Elastic: min members")
     controller__pod_replacement_policy = SpecChoiceField(
-        label="Pod replacement", choices=_choices(["TerminatingOrFailed", "Failed"]))
-    controller__restart = SpecChoiceField(label="JobSet restart",
-                                          choices=_choices(["member", "group"]))
+        label="Pod replacement", choices=_choices(["TerminatingOrFailed", "Failed"])
+    )
+    controller__restart = SpecChoiceField(
+        label="JobSet restart", choices=_choices(["member", "group"])
+    )
     node_selector = SpecMapField(label="Node selector", help_text="pool=gpu, zone=a")
-    tolerations = SpecTolerationsField(label="Tolerations",
-                                       help_text="key=value:NoSchedule, key:NoExecute, key, *")
+    tolerations = SpecTolerationsField(
+        label="Tolerations", help_text="key=value:NoSchedule, key:NoExecute, key, *"
+    )
     pdb__min_available = SpecNumberField(label="PDB minAvailable")
     pdb__max_unavailable = SpecNumberField(label="PDB maxUnavailable")
-    pdb__disrupted_pods = SpecNumberField(label="PDB disrupted now",
-                                          help_text="status.disruptedPods of a snapshot")
+    pdb__disrupted_pods = SpecNumberField(
+        label="PDB disrupted now", help_text="status.disruptedPods of a snapshot"
+    )
     queue = SpecField(label="Admission queue")
     queue_priority = SpecNumberField(label="Queue priority")
     LAYOUT = (
         ("name", "kind", "members", "gpus", "cpu", "memory", "priority_class_name", "urgent"),
-        ("arrival", "duration_seconds", "startup_seconds", "termination_grace_period_seconds",
-         "stop_seconds"),
-        ("checkpoint__interval_seconds", "checkpoint__write_seconds", "checkpoint__on_sigterm",
-         "recovery__model", "controller__kind"),
-        ("recovery__min_members", "controller__pod_replacement_policy", "controller__restart",
-         "queue", "queue_priority"),
-        ("pod_group__min_count", "pod_group__disruption_mode", "pod_group__scheduling",
-         "pod_group__priority_class_name", "pod_group__topology"),
-        ("node_selector", "tolerations", "pdb__min_available", "pdb__max_unavailable",
-         "pdb__disrupted_pods"),
+        (
+            "arrival",
+            "duration_seconds",
+            "startup_seconds",
+            "termination_grace_period_seconds",
+            "stop_seconds",
+        ),
+        (
+            "checkpoint__interval_seconds",
+            "checkpoint__write_seconds",
+            "checkpoint__on_sigterm",
+            "recovery__model",
+            "controller__kind",
+        ),
+        (
+            "recovery__min_members",
+            "controller__pod_replacement_policy",
+            "controller__restart",
+            "queue",
+            "queue_priority",
+        ),
+        (
+            "pod_group__min_count",
+            "pod_group__disruption_mode",
+            "pod_group__scheduling",
+            "pod_group__priority_class_name",
+            "pod_group__topology",
+        ),
+        (
+            "node_selector",
+            "tolerations",
+            "pdb__min_available",
+            "pdb__max_unavailable",
+            "pdb__disrupted_pods",
+        ),
     )
-    OPTIONAL_OBJECTS = {"podGroup": ("pod_group__min_count",),
-                        "pdb": ("pdb__min_available", "pdb__max_unavailable")}
+    OPTIONAL_OBJECTS = {
+        "podGroup": ("pod_group__min_count",),
+        "pdb": ("pdb__min_available", "pdb__max_unavailable"),
+    }
 
 
 class TimelineEventForm(SpecForm):
@@ -232,42 +290,70 @@ class TimelineEventForm(SpecForm):
     nodes = SpecListField(label="or nodes", help_text="n1, n2")
     notice_seconds = SpecDurationField(label="Notice")
     recover_after_seconds = SpecDurationField(label="Back after", help_text="blank: never")
-    timeout_seconds = SpecDurationField(label="Drain gives up after",
-                                        help_text="drains only; default 1h")
+    timeout_seconds = SpecDurationField(
+        label="Drain gives up after", help_text="drains only; default 1h"
+    )
     toleration_seconds = SpecDurationField(
-        label="Pods evicted after", help_text="node-failure: NotReady toleration, e.g. 300; "
-        "blank: at once")
-    LAYOUT = (("at", "type", "pool", "count", "fraction", "nodes", "notice_seconds",
-               "recover_after_seconds", "timeout_seconds", "toleration_seconds"),)
+        label="Pods evicted after",
+        help_text="node-failure: NotReady toleration, e.g. 300; blank: at once",
+    )
+    LAYOUT = (
+        (
+            "at",
+            "type",
+            "pool",
+            "count",
+            "fraction",
+            "nodes",
+            "notice_seconds",
+            "recover_after_seconds",
+            "timeout_seconds",
+            "toleration_seconds",
+        ),
+    )
 
 
 class FailureModelForm(SpecForm):
     name = SpecField(label="Name")
-    kind = SpecChoiceField(label="Kind", choices=_choices(["random", "correlated", "trace"]),
-                           blank="random")
+    kind = SpecChoiceField(
+        label="Kind", choices=_choices(["random", "correlated", "trace"]), blank="random"
+    )
     pool = SpecField(label="Pool", help_text="blank: every node")
     selector = SpecMapField(label="Node selector", help_text="rack=r1")
-    per = SpecChoiceField(label="Clock", choices=_choices(["node", "scope"]), blank="node",
-                          help_text="node: each node (domain) on its own")
+    per = SpecChoiceField(
+        label="Clock",
+        choices=_choices(["node", "scope"]),
+        blank="node",
+        help_text="node: each node (domain) on its own",
+    )
     inter_arrival = SpecYAMLMapField(
         label="Time between failures",
         help_text="e.g. distribution: exponential, meanSeconds: 30d (weibull: shape; "
-        "lognormal: sigma; empirical: samplesSeconds)")
+        "lognormal: sigma; empirical: samplesSeconds)",
+    )
     repair = SpecYAMLMapField(label="Repair time", help_text="blank: never back")
     domain_label = SpecField(label="Domain label", help_text="correlated: e.g. rack")
     fraction = SpecNumberField(label="Fraction of the domain", help_text="correlated: 0.5")
-    toleration_seconds = SpecDurationField(label="Pods evicted after",
-                                           help_text="NotReady toleration: 300")
-    csv = SpecField(label="Trace rows", strip=False,
-                    widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
-                    help_text="trace: time,target,duration (target: node or label=value)")
-    disruption = SpecChoiceField(label="Disruption",
-                                 choices=_choices(["node-failure", "spot-reclaim", "drain"]),
-                                 blank="node-failure")
+    toleration_seconds = SpecDurationField(
+        label="Pods evicted after", help_text="NotReady toleration: 300"
+    )
+    csv = SpecField(
+        label="Trace rows",
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        help_text="trace: time,target,duration (target: node or label=value)",
+    )
+    disruption = SpecChoiceField(
+        label="Disruption",
+        choices=_choices(["node-failure", "spot-reclaim", "drain"]),
+        blank="node-failure",
+    )
     notice_seconds = SpecDurationField(label="Spot notice", help_text="spot-reclaim: 2m, 30s")
-    LAYOUT = (("name", "kind", "disruption", "pool", "selector", "per", "domain_label",
-               "fraction"), ("toleration_seconds", "notice_seconds", "inter_arrival", "repair"),
-              ("csv",))
+    LAYOUT = (
+        ("name", "kind", "disruption", "pool", "selector", "per", "domain_label", "fraction"),
+        ("toleration_seconds", "notice_seconds", "inter_arrival", "repair"),
+        ("csv",),
+    )
 
 
 class AdmissionQueueForm(SpecForm):
@@ -277,43 +363,69 @@ class AdmissionQueueForm(SpecForm):
     cohort = SpecField(label="Cohort")
     borrowing_limit_gpus = SpecNumberField(label="Borrowing limit (GPUs)")
     order_by = SpecChoiceField(label="Order by", choices=_choices(["queuePriority", "priority"]))
-    queueing_strategy = SpecChoiceField(label="Queueing",
-                                        choices=_choices(["StrictFIFO", "BestEffortFIFO"]))
+    queueing_strategy = SpecChoiceField(
+        label="Queueing", choices=_choices(["StrictFIFO", "BestEffortFIFO"])
+    )
     preemption__within_cluster_queue = SpecChoiceField(
         label="Preempt within queue",
-        choices=_choices(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]))
+        choices=_choices(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]),
+    )
     preemption__reclaim_within_cohort = SpecChoiceField(
-        label="Reclaim within cohort", choices=_choices(["Never", "LowerPriority", "Any"]))
+        label="Reclaim within cohort", choices=_choices(["Never", "LowerPriority", "Any"])
+    )
     preemption__borrow_within_cohort__policy = SpecChoiceField(
-        label="Borrow within cohort", choices=_choices(["Never", "LowerPriority"]))
+        label="Borrow within cohort", choices=_choices(["Never", "LowerPriority"])
+    )
     preemption__borrow_within_cohort__max_priority_threshold = SpecNumberField(
-        label="Borrow: max victim priority")
+        label="Borrow: max victim priority"
+    )
     resource_groups = SpecYAMLListField(
         label="Resource groups (instead of nominal GPUs)",
         help_text="- {coveredResources: [gpus, cpu], flavors: [{name: spot, resources: "
-                  "[{name: gpus, nominalQuota: 8}, {name: cpu, nominalQuota: 64}]}]}")
+        "[{name: gpus, nominalQuota: 8}, {name: cpu, nominalQuota: 64}]}]}",
+    )
     flavor_fungibility__when_can_borrow = SpecChoiceField(
-        label="Flavor: when it can borrow", choices=_choices(["MayStopSearch", "TryNextFlavor"]),
-        blank="default (MayStopSearch)")
+        label="Flavor: when it can borrow",
+        choices=_choices(["MayStopSearch", "TryNextFlavor"]),
+        blank="default (MayStopSearch)",
+    )
     flavor_fungibility__when_can_preempt = SpecChoiceField(
         label="Flavor: when it can preempt",
-        choices=_choices(["MayStopSearch", "TryNextFlavor"]), blank="default (TryNextFlavor)")
-    fair_sharing__weight = SpecNumberField(label="Fair-sharing weight",
-                                           help_text="default 1; with top-level fair sharing")
-    LAYOUT = (("name", "concurrency", "nominal_gpus", "cohort", "borrowing_limit_gpus"),
-              ("order_by", "queueing_strategy", "preemption__within_cluster_queue",
-               "preemption__reclaim_within_cohort", "preemption__borrow_within_cohort__policy",
-               "preemption__borrow_within_cohort__max_priority_threshold"),
-              ("flavor_fungibility__when_can_borrow", "flavor_fungibility__when_can_preempt",
-               "fair_sharing__weight", "resource_groups"))
-    OPTIONAL_OBJECTS = {"preemption.borrowWithinCohort": (
-        "preemption__borrow_within_cohort__policy",
-        "preemption__borrow_within_cohort__max_priority_threshold")}
+        choices=_choices(["MayStopSearch", "TryNextFlavor"]),
+        blank="default (TryNextFlavor)",
+    )
+    fair_sharing__weight = SpecNumberField(
+        label="Fair-sharing weight", help_text="default 1; with top-level fair sharing"
+    )
+    LAYOUT = (
+        ("name", "concurrency", "nominal_gpus", "cohort", "borrowing_limit_gpus"),
+        (
+            "order_by",
+            "queueing_strategy",
+            "preemption__within_cluster_queue",
+            "preemption__reclaim_within_cohort",
+            "preemption__borrow_within_cohort__policy",
+            "preemption__borrow_within_cohort__max_priority_threshold",
+        ),
+        (
+            "flavor_fungibility__when_can_borrow",
+            "flavor_fungibility__when_can_preempt",
+            "fair_sharing__weight",
+            "resource_groups",
+        ),
+    )
+    OPTIONAL_OBJECTS = {
+        "preemption.borrowWithinCohort": (
+            "preemption__borrow_within_cohort__policy",
+            "preemption__borrow_within_cohort__max_priority_threshold",
+        )
+    }
 
 
 class ResourceQuotaForm(SpecForm):
-    priority_class_name = SpecField(label="Priority class",
-                                    widget=forms.TextInput(attrs={"list": "priority-classes"}))
+    priority_class_name = SpecField(
+        label="Priority class", widget=forms.TextInput(attrs={"list": "priority-classes"})
+    )
     gpus = SpecNumberField(label="GPUs at most")
     LAYOUT = (("priority_class_name", "gpus"),)
 
@@ -323,40 +435,52 @@ class InitialPodForm(SpecForm):
     member = SpecNumberField(label="Member", help_text="blank: the next one")
     node = SpecField(label="Node")
     started_at = SpecDurationField(label="Started at", help_text="<= 0, e.g. -2h")
-    terminating_until = SpecDurationField(label="Terminating until",
-                                          help_text="a deletionTimestamp: frees then")
+    terminating_until = SpecDurationField(
+        label="Terminating until", help_text="a deletionTimestamp: frees then"
+    )
     nominated = SpecBooleanField(label="Pending, nominated to the node")
     LAYOUT = (("workload", "member", "node", "started_at", "terminating_until", "nominated"),)
 
 
 class VariantForm(SpecForm):
     name = SpecField(label="Variant")
-    preemption = SpecChoiceField(label="Preemption policy", choices=_plugin_choices("preemption"),
-                                 blank="experiment's")
-    placement = SpecChoiceField(label="Placement scoring", choices=_plugin_choices("placement"),
-                                blank="experiment's")
+    preemption = SpecChoiceField(
+        label="Preemption policy", choices=_plugin_choices("preemption"), blank="experiment's"
+    )
+    placement = SpecChoiceField(
+        label="Placement scoring", choices=_plugin_choices("placement"), blank="experiment's"
+    )
     set = SpecYAMLMapField(
         label="Overrides",
-        help_text="one per line, e.g. workloads.batch-job.terminationGracePeriodSeconds: 30")
+        help_text="one per line, e.g. workloads.batch-job.terminationGracePeriodSeconds: 30",
+    )
     LAYOUT = (("name", "preemption", "placement"), ("set",))
 
 
 class MetaForm(forms.Form):
     """What belongs to the experiment rather than to the spec: tags and sharing."""
 
-    tags = forms.CharField(required=False, max_length=500, help_text="comma-separated",
-                           widget=forms.TextInput(attrs={"placeholder": "e.g. gpu-a100, q3"}))
+    tags = forms.CharField(
+        required=False,
+        max_length=500,
+        help_text="comma-separated",
+        widget=forms.TextInput(attrs={"placeholder": "e.g. gpu-a100, q3"}),
+    )
     shared_with = forms.CharField(
-        required=False, max_length=2000, label="Share with",
+        required=False,
+        max_length=2000,
+        label="Share with",
         help_text="usernames, comma-separated; they can view it and clone it",
-        widget=forms.TextInput(attrs={"placeholder": "usernames"}))
+        widget=forms.TextInput(attrs={"placeholder": "usernames"}),
+    )
 
     def clean_tags(self) -> list[str]:
         tags = [tag.strip() for tag in self.cleaned_data["tags"].split(",") if tag.strip()]
         too_long = [tag for tag in tags if len(tag) > MAX_TAG_LENGTH]
         if too_long:
             raise forms.ValidationError(
-                f"a tag may have at most {MAX_TAG_LENGTH} characters: {too_long[0]}")
+                f"a tag may have at most {MAX_TAG_LENGTH} characters: {too_long[0]}"
+            )
         return tags
 
     def clean_shared_with(self) -> list[Any]:
@@ -370,6 +494,9 @@ class MetaForm(forms.Form):
 
 
 class YAMLForm(forms.Form):
-    text = forms.CharField(required=False, strip=False, label="Spec (YAML or JSON)",
-                           widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false",
-                                                        "class": "code"}))
+    text = forms.CharField(
+        required=False,
+        strip=False,
+        label="Spec (YAML or JSON)",
+        widget=forms.Textarea(attrs={"rows": 30, "spellcheck": "false", "class": "code"}),
+    )

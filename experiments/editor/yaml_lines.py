@@ -33,8 +33,9 @@ def line_of(text: str, path: str) -> int | None:
     return None if line is None else line + 1
 
 
-def _step(node: yaml.Node, tokens: list[str | int]
-          ) -> tuple[yaml.Node | None, int | None, list[str | int]]:
+def _step(
+    node: yaml.Node, tokens: list[str | int]
+) -> tuple[yaml.Node | None, int | None, list[str | int]]:
     head = tokens[0]
     if isinstance(node, yaml.SequenceNode) and isinstance(head, int):
         if head < len(node.value):

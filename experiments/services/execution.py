@@ -63,8 +63,9 @@ def replication_execute(*, replication_id: int) -> Outcome:
     try:
         claim = _claim(replication_id)
     except DATABASE_ERRORS:
-        logger.warning("replication %s: database unreachable, claim deferred", replication_id,
-                       exc_info=True)
+        logger.warning(
+            "replication %s: database unreachable, claim deferred", replication_id, exc_info=True
+        )
         _drop_connection()
         return Outcome.DATABASE_DOWN
     if isinstance(claim, Outcome):
@@ -75,13 +76,18 @@ def replication_execute(*, replication_id: int) -> Outcome:
     except DATABASE_ERRORS:
         # Still down after LAB_DB_RETRY_SECONDS: the claim stands, its heartbeat ages,
         # and the retried task (or another delivery) takes the work over once it is stale.
-        logger.warning("replication %s: database unreachable, handed back", replication_id,
-                       exc_info=True)
+        logger.warning(
+            "replication %s: database unreachable, handed back", replication_id, exc_info=True
+        )
         _drop_connection()
         return Outcome.DATABASE_DOWN
     if reason:
-        run_fail(run_id=replication.run_id, reason=(
-            f"variant '{replication.variant}' replication {replication.replication} {reason}"))
+        run_fail(
+            run_id=replication.run_id,
+            reason=(
+                f"variant '{replication.variant}' replication {replication.replication} {reason}"
+            ),
+        )
     return Outcome.DONE
 
 
@@ -97,17 +103,24 @@ def _run(replication: Replication, attempt: int) -> str:
     except MemoryError:
         logger.warning("replication %s ran out of memory", replication.pk)
         limit = settings.LAB_WORKER_MEMORY_LIMIT_MB
-        return ("ran out of memory: the simulation needed more than the worker's cap of "
-                f"{limit} MB (LAB_WORKER_MEMORY_LIMIT_MB); make the spec smaller "
-                "(fewer pods, nodes or days)" if limit else
-                "ran out of memory; make the spec smaller (fewer pods, nodes or days)")
+        return (
+            "ran out of memory: the simulation needed more than the worker's cap of "
+            f"{limit} MB (LAB_WORKER_MEMORY_LIMIT_MB); make the spec smaller "
+            "(fewer pods, nodes or days)"
+            if limit
+            else "ran out of memory; make the spec smaller (fewer pods, nodes or days)"
+        )
     except SimulationDeadlineError:
-        return (f"took longer than the simulation deadline of "
-                f"{settings.LAB_SIMULATION_DEADLINE_SECONDS:g} s "
-                "(LAB_SIMULATION_DEADLINE_SECONDS)")
+        return (
+            f"took longer than the simulation deadline of "
+            f"{settings.LAB_SIMULATION_DEADLINE_SECONDS:g} s "
+            "(LAB_SIMULATION_DEADLINE_SECONDS)"
+        )
     except SoftTimeLimitExceeded:
-        return (f"took longer than the task time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} "
-                "s (CELERY_TASK_TIME_LIMIT)")
+        return (
+            f"took longer than the task time limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} "
+            "s (CELERY_TASK_TIME_LIMIT)"
+        )
     except DATABASE_ERRORS:
         raise
     except Exception as exc:
@@ -128,8 +141,7 @@ def _retrying(step: Callable[[], None]) -> None:
         except DATABASE_ERRORS:
             if time.monotonic() + pause > deadline:
                 raise
-            logger.warning("database unreachable; storing again in %.1f s", pause,
-                           exc_info=True)
+            logger.warning("database unreachable; storing again in %.1f s", pause, exc_info=True)
             _drop_connection()
             time.sleep(pause)
             pause = min(pause * 2, DB_RETRY_MAX_SECONDS)
@@ -147,27 +159,35 @@ def _drop_connection() -> None:
 def _claim(replication_id: int) -> tuple[Replication, int] | Outcome:
     """Take the replication for this delivery; returns it with the attempt number."""
     replication = Replication.objects.select_related("run").filter(pk=replication_id).first()
-    if replication is None or replication.run.is_terminal or \
-            replication.status in TERMINAL_STATUSES:
+    if (
+        replication is None
+        or replication.run.is_terminal
+        or replication.status in TERMINAL_STATUSES
+    ):
         return Outcome.DONE
     now = timezone.now()
     if replication.status == Status.RUNNING and not _is_stale(replication, now):
         return Outcome.BUSY
     if replication.attempt >= settings.LAB_MAX_ATTEMPTS:
-        run_fail(run_id=replication.run_id, reason=(
-            f"variant '{replication.variant}' replication {replication.replication}: the worker "
-            f"was lost {replication.attempt} times while simulating it"))
+        run_fail(
+            run_id=replication.run_id,
+            reason=(
+                f"variant '{replication.variant}' replication {replication.replication}: "
+                f"the worker was lost {replication.attempt} times while simulating it"
+            ),
+        )
         return Outcome.DONE
     attempt = replication.attempt + 1
     claimed = Replication.objects.filter(
-        pk=replication_id, attempt=replication.attempt,
+        pk=replication_id,
+        attempt=replication.attempt,
         status__in=(Status.QUEUED, Status.RUNNING),
-    ).update(status=Status.RUNNING, attempt=attempt, progress=0.0, heartbeat_at=now,
-             started_at=now)
+    ).update(status=Status.RUNNING, attempt=attempt, progress=0.0, heartbeat_at=now, started_at=now)
     if not claimed:
         return Outcome.BUSY
     Run.objects.filter(pk=replication.run_id, status=Status.QUEUED).update(
-        status=Status.RUNNING, started_at=now)
+        status=Status.RUNNING, started_at=now
+    )
     return replication, attempt
 
 
@@ -198,8 +218,9 @@ class _ProgressReporter:
         except DATABASE_ERRORS:
             # A missed heartbeat costs nothing while the database is back within
             # LAB_HEARTBEAT_STALE_SECONDS; the simulation goes on, the next beat reconnects.
-            logger.warning("replication %s: heartbeat skipped (database unreachable)",
-                           self.replication_id)
+            logger.warning(
+                "replication %s: heartbeat skipped (database unreachable)", self.replication_id
+            )
             _drop_connection()
 
     def beat(self, fraction: float | None = None) -> None:
@@ -207,7 +228,9 @@ class _ProgressReporter:
         if fraction is not None:
             values["progress"] = fraction
         updated = Replication.objects.filter(
-            pk=self.replication_id, attempt=self.attempt, status=Status.RUNNING,
+            pk=self.replication_id,
+            attempt=self.attempt,
+            status=Status.RUNNING,
         ).update(**values)
         if not updated:
             raise ReplicationAbandonedError
@@ -221,7 +244,8 @@ def _simulate(replication: Replication, attempt: int) -> _Result:
     result = sc.simulate(spec, replication.variant, replication.replication, progress=reporter)
     # What the time charts draw, derived here once rather than on a page's first view.
     timeline = core_timeline.for_variant(spec, replication.variant, result.events).to_json(
-        max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS)
+        max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+    )
     _retrying(reporter.beat)  # still ours? (cheap) and a fresh heartbeat before the write
     return _Result(result, timeline)
 
@@ -250,17 +274,41 @@ def _store(claimed: Replication, attempt: int, result: _Result) -> None:
     run.save(update_fields=["progress"])
 
 
-_EVENT_COLUMNS = ("replication_id", "seq", "time", "reason", "workload", "pod", "node", "value",
-                  "related", "message", "decision")
+_EVENT_COLUMNS = (
+    "replication_id",
+    "seq",
+    "time",
+    "reason",
+    "workload",
+    "pod",
+    "node",
+    "value",
+    "related",
+    "message",
+    "decision",
+)
 
 
 def _insert_events(replication: Replication, result: sc.ReplicationResult) -> None:
     """Bulk-insert the event log as plain rows (no model objects: a run may have
     100,000 events). PostgreSQL gets them through COPY, the others in batches."""
     links = decision_links(result)
-    rows = ((replication.pk, seq, e.time, str(e.reason), e.workload, e.pod, e.node, float(e.value),
-             e.related, e.message, links.get((e.time, str(e.reason), e.pod or e.workload)))
-            for seq, e in enumerate(result.events))
+    rows = (
+        (
+            replication.pk,
+            seq,
+            e.time,
+            str(e.reason),
+            e.workload,
+            e.pod,
+            e.node,
+            float(e.value),
+            e.related,
+            e.message,
+            links.get((e.time, str(e.reason), e.pod or e.workload)),
+        )
+        for seq, e in enumerate(result.events)
+    )
     table = connection.ops.quote_name(RunEvent._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(c) for c in _EVENT_COLUMNS)
     with connection.cursor() as cursor:
@@ -285,8 +333,17 @@ def _set_result(replication: Replication, result: sc.ReplicationResult) -> None:
     data = result.to_dict(include_events=False)
     replication.decisions = [d.as_dict() for d in result.decisions]
     replication.diagnosis = result.diagnosis
-    for field in ("seed", "preemption", "placement", "summary", "distributions",
-                  "by_priority_class", "workloads", "events_processed", "wall_seconds"):
+    for field in (
+        "seed",
+        "preemption",
+        "placement",
+        "summary",
+        "distributions",
+        "by_priority_class",
+        "workloads",
+        "events_processed",
+        "wall_seconds",
+    ):
         setattr(replication, field, data[field])
     replication.event_count = len(result.events)
     replication.status = Status.SUCCEEDED

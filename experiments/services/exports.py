@@ -41,8 +41,16 @@ from experiments.models import Run, Status
 
 logger = logging.getLogger(__name__)
 TABLES = ("summary", "workloads", "events", "decisions")
-EVENT_FILTERS = ("variant", "replication", "workload", "pod", "node", "reason", "time_min",
-                 "time_max")
+EVENT_FILTERS = (
+    "variant",
+    "replication",
+    "workload",
+    "pod",
+    "node",
+    "reason",
+    "time_min",
+    "time_max",
+)
 WORKLOAD_FILTERS = ("variant", "replication")
 DECISION_FILTERS = ("variant", "replication", "workload", "pod", "node", "reason")
 ROWS_PER_SECOND = 20_000
@@ -69,8 +77,9 @@ class Export:
 
     @property
     def path(self) -> Path:
-        return exports.run_directory(run_id=self.run_id, task_token=self.task_token) / \
-            exports.export_name(table=self.table, fmt=self.fmt, filters=self.filters)
+        return exports.run_directory(
+            run_id=self.run_id, task_token=self.task_token
+        ) / exports.export_name(table=self.table, fmt=self.fmt, filters=self.filters)
 
     @property
     def lock_key(self) -> str:
@@ -88,8 +97,12 @@ class ExportState:
 def export_of(*, run: Run, table: str, fmt: str, filters: dict[str, Any]) -> Export:
     """The export named by a request: only the filters its table takes, empty ones
     dropped, so ``?reason=`` and no query name the same file."""
-    wanted = {"summary": (), "workloads": WORKLOAD_FILTERS, "events": EVENT_FILTERS,
-              "decisions": DECISION_FILTERS}[table]
+    wanted = {
+        "summary": (),
+        "workloads": WORKLOAD_FILTERS,
+        "events": EVENT_FILTERS,
+        "decisions": DECISION_FILTERS,
+    }[table]
     kept = {key: filters[key] for key in wanted if filters.get(key) not in (None, "")}
     return Export(run_id=run.pk, task_token=run.task_token, table=table, fmt=fmt, filters=kept)
 
@@ -117,11 +130,18 @@ def _row_estimate(run: Run, export: Export) -> int:
     if export.table == "summary":
         return 0
     if export.table == "workloads":
-        return len(selectors_api.run_workload_records(
-            run=run, variant=export.filters.get("variant", ""),
-            replication=export.filters.get("replication")))
-    return selectors_api.run_event_count(run=run, variant=export.filters.get("variant", ""),
-                                         replication=export.filters.get("replication"))
+        return len(
+            selectors_api.run_workload_records(
+                run=run,
+                variant=export.filters.get("variant", ""),
+                replication=export.filters.get("replication"),
+            )
+        )
+    return selectors_api.run_event_count(
+        run=run,
+        variant=export.filters.get("variant", ""),
+        replication=export.filters.get("replication"),
+    )
 
 
 def _claim_slot(export: Export, user: User | AnonymousUser, retry_after: int) -> str:
@@ -142,24 +162,24 @@ def _enqueue(export: Export, slot: str) -> None:
     from experiments.tasks import build_export
 
     try:
-        build_export.delay(export.run_id, export.task_token, export.table, export.fmt,
-                           export.filters, slot)
+        build_export.delay(
+            export.run_id, export.task_token, export.table, export.fmt, export.filters, slot
+        )
     except Exception:
         cache.delete_many([export.lock_key, slot])
         raise
 
 
-def export_build(*, run_id: int, task_token: str, table: str, fmt: str,
-                 filters: dict[str, Any], slot: str) -> str | None:
+def export_build(
+    *, run_id: int, task_token: str, table: str, fmt: str, filters: dict[str, Any], slot: str
+) -> str | None:
     """What the worker does: write the file (unless it is there already), keeping the
     lock and the user's slot alive while it writes, then let go of both. None when the
     run is gone or has no results."""
-    export = Export(run_id=run_id, task_token=task_token, table=table, fmt=fmt,
-                    filters=filters)
+    export = Export(run_id=run_id, task_token=task_token, table=table, fmt=fmt, filters=filters)
     held = [export.lock_key, slot]
     try:
-        run = Run.objects.filter(pk=run_id, task_token=task_token,
-                                 status=Status.SUCCEEDED).first()
+        run = Run.objects.filter(pk=run_id, task_token=task_token, status=Status.SUCCEEDED).first()
         if run is None:
             return None
         if export.path.exists():
@@ -183,12 +203,12 @@ def export_write(*, run: Run, export: Export, alive: Callable[[], None] | None =
     rows, columns, schema = export_table(run=run, table=export.table, filters=export.filters)
     if alive is not None:
         rows = _beating(rows, alive)
-    return exports.write_file(export.path, rows=rows, columns=columns, schema=schema,
-                              fmt=export.fmt)
+    return exports.write_file(
+        export.path, rows=rows, columns=columns, schema=schema, fmt=export.fmt
+    )
 
 
-def _beating(rows: Iterable[dict[str, Any]], alive: Callable[[], None]
-             ) -> Iterator[dict[str, Any]]:
+def _beating(rows: Iterable[dict[str, Any]], alive: Callable[[], None]) -> Iterator[dict[str, Any]]:
     alive()
     for number, row in enumerate(rows, start=1):
         if number % HEARTBEAT_ROWS == 0:
@@ -196,21 +216,32 @@ def _beating(rows: Iterable[dict[str, Any]], alive: Callable[[], None]
         yield row
 
 
-def export_table(*, run: Run, table: str, filters: dict[str, Any]
-                 ) -> tuple[Iterable[dict[str, Any]], Sequence[str], pa.Schema]:
+def export_table(
+    *, run: Run, table: str, filters: dict[str, Any]
+) -> tuple[Iterable[dict[str, Any]], Sequence[str], pa.Schema]:
     """The rows, columns and Arrow schema of one of a run's tables."""
     if table == "summary":
-        return (selectors_api.run_summary_rows(run=run), selectors_api.SUMMARY_COLUMNS,
-                exports.SUMMARY_SCHEMA)
+        return (
+            selectors_api.run_summary_rows(run=run),
+            selectors_api.SUMMARY_COLUMNS,
+            exports.SUMMARY_SCHEMA,
+        )
     if table == "workloads":
         records = selectors_api.run_workload_records(
-            run=run, variant=filters.get("variant", ""), replication=filters.get("replication"))
+            run=run, variant=filters.get("variant", ""), replication=filters.get("replication")
+        )
         return records, selectors_api.RECORD_COLUMNS, exports.RECORD_SCHEMA
     if table == "decisions":
-        return (selectors_api.run_decision_rows(run=run, filters=filters),
-                selectors_api.DECISION_COLUMNS, exports.DECISION_SCHEMA)
-    return (selectors_api.run_event_rows(run=run, filters=filters), selectors_api.EVENT_COLUMNS,
-            exports.EVENT_SCHEMA)
+        return (
+            selectors_api.run_decision_rows(run=run, filters=filters),
+            selectors_api.DECISION_COLUMNS,
+            exports.DECISION_SCHEMA,
+        )
+    return (
+        selectors_api.run_event_rows(run=run, filters=filters),
+        selectors_api.EVENT_COLUMNS,
+        exports.EVENT_SCHEMA,
+    )
 
 
 def run_files_remove(*, run: Run) -> None:

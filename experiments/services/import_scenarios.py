@@ -18,18 +18,34 @@ from scheduler_core.traces import ReplayScenarios
 
 
 def experiment_import_with_scenarios(
-        *, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
-        qos_map: str = "", defaults: str = "", name: str = "",
-        horizon_seconds: float | None = None, tags: Iterable[str] = (),
-        scenarios: ReplayScenarios | None = None,
-        window: ImportWindow | None = None) -> ImportedExperiment:
+    *,
+    owner: User,
+    fmt: str,
+    uploads: Sequence[tuple[IO[Any], str]],
+    qos_map: str = "",
+    defaults: str = "",
+    name: str = "",
+    horizon_seconds: float | None = None,
+    tags: Iterable[str] = (),
+    scenarios: ReplayScenarios | None = None,
+    window: ImportWindow | None = None,
+) -> ImportedExperiment:
     """``experiment_import`` with ``scenarios``, all or nothing.
 
     Raises ``ImportRejectedError`` (errors as ``{path, message}``, plus ``file``, ``line``,
     ``column`` for those found in a file) and stores nothing if anything is wrong."""
-    return experiment_import(owner=owner, fmt=fmt, uploads=uploads, qos_map=qos_map,
-                             defaults=defaults, name=name, horizon_seconds=horizon_seconds,
-                             tags=tags, scenarios=scenarios, window=window)
+    return experiment_import(
+        owner=owner,
+        fmt=fmt,
+        uploads=uploads,
+        qos_map=qos_map,
+        defaults=defaults,
+        name=name,
+        horizon_seconds=horizon_seconds,
+        tags=tags,
+        scenarios=scenarios,
+        window=window,
+    )
 
 
 __all__ = ["ImportWindow", "ReplayScenarios", "experiment_import_with_scenarios"]

@@ -76,14 +76,27 @@ class ImportWindow:
     seed: int = 0
 
 
-def import_read(*, fmt: str, uploads: Sequence[tuple[IO[Any], str]], qos_map: str = "",
-                defaults: str = "", name: str = "", horizon_seconds: float | None = None,
-                scenarios: ReplayScenarios | None = None,
-                window: ImportWindow | None = None) -> ImportResult:
+def import_read(
+    *,
+    fmt: str,
+    uploads: Sequence[tuple[IO[Any], str]],
+    qos_map: str = "",
+    defaults: str = "",
+    name: str = "",
+    horizon_seconds: float | None = None,
+    scenarios: ReplayScenarios | None = None,
+    window: ImportWindow | None = None,
+) -> ImportResult:
     """Read and validate ``uploads`` without storing anything (the page's preview, and
     the first half of :func:`experiment_import`). Raises ``ImportRejectedError``."""
-    options = import_options(fmt=fmt, qos_map=qos_map, defaults=defaults, name=name,
-                             horizon_seconds=horizon_seconds, window=window)
+    options = import_options(
+        fmt=fmt,
+        qos_map=qos_map,
+        defaults=defaults,
+        name=name,
+        horizon_seconds=horizon_seconds,
+        window=window,
+    )
     names = [file_name for _, file_name in uploads]
     undecodable = [_located(error, names) for error in map(_not_utf8, uploads) if error]
     if undecodable:
@@ -92,14 +105,17 @@ def import_read(*, fmt: str, uploads: Sequence[tuple[IO[Any], str]], qos_map: st
     try:
         result = import_experiment(fmt, files, options, scenarios)
     except TraceError as exc:
-        raise ImportRejectedError([_located(dict(error), names) for error in exc.errors]) \
-            from None
+        raise ImportRejectedError([_located(dict(error), names) for error in exc.errors]) from None
     except ScenarioFieldError as exc:
         raise ImportRejectedError([{"path": exc.field, "message": str(exc)}]) from None
     limits = spec_limit_errors(result.spec)
     if limits:
-        raise ImportRejectedError([{**_what_brings_it_under(e, result.spec), "file": "",
-                                    "line": 0, "column": 0} for e in limits])
+        raise ImportRejectedError(
+            [
+                {**_what_brings_it_under(e, result.spec), "file": "", "line": 0, "column": 0}
+                for e in limits
+            ]
+        )
     return result
 
 
@@ -109,42 +125,73 @@ def _what_brings_it_under(error: dict[str, Any], spec: Any) -> dict[str, Any]:
     ``sample``, the horizon by ``horizon_seconds``; the node inventory has none."""
     message, path = str(error["message"]), str(error.get("path", ""))
     if "LAB_MAX_WORKLOADS" in message or "LAB_MAX_PODS" in message:
-        return {"path": "sample", "message": f"{message}: set 'sample' (at most N workloads) "
-                "lower, or import a shorter window ('start', 'horizon_seconds')"}
+        return {
+            "path": "sample",
+            "message": f"{message}: set 'sample' (at most N workloads) "
+            "lower, or import a shorter window ('start', 'horizon_seconds')",
+        }
     if "LAB_MAX_HORIZON_SECONDS" in message:
-        return {"path": "horizon_seconds", "message": f"{message}: set 'horizon_seconds' "
-                "to a shorter window"}
+        return {
+            "path": "horizon_seconds",
+            "message": f"{message}: set 'horizon_seconds' to a shorter window",
+        }
     if "LAB_MAX_NODES" in message:
-        return {"path": path, "message": f"{message}: no import option shrinks the node "
-                "inventory; the operator can raise LAB_MAX_NODES"}
+        return {
+            "path": path,
+            "message": f"{message}: no import option shrinks the node "
+            "inventory; the operator can raise LAB_MAX_NODES",
+        }
     return error
 
 
-def experiment_import(*, owner: User, fmt: str, uploads: Sequence[tuple[IO[Any], str]],
-                      qos_map: str = "", defaults: str = "", name: str = "",
-                      horizon_seconds: float | None = None, tags: Iterable[str] = (),
-                      shared_with: Iterable[User] = (),
-                      scenarios: ReplayScenarios | None = None,
-                      window: ImportWindow | None = None) -> ImportedExperiment:
+def experiment_import(
+    *,
+    owner: User,
+    fmt: str,
+    uploads: Sequence[tuple[IO[Any], str]],
+    qos_map: str = "",
+    defaults: str = "",
+    name: str = "",
+    horizon_seconds: float | None = None,
+    tags: Iterable[str] = (),
+    shared_with: Iterable[User] = (),
+    scenarios: ReplayScenarios | None = None,
+    window: ImportWindow | None = None,
+) -> ImportedExperiment:
     """Read ``uploads`` (file object, file name) in format ``fmt`` into a new experiment
     owned by ``owner``. ``qos_map`` is a YAML/JSON mapping or ``QOS=CLASS[:VALUE],...``;
     ``defaults`` is ``KIND.FIELD=VALUE`` items separated by commas or new lines;
     ``scenarios`` are added to the spec before it is stored.
 
     Raises ``ImportRejectedError`` and stores nothing if anything is wrong."""
-    result = import_read(fmt=fmt, uploads=uploads, qos_map=qos_map, defaults=defaults,
-                         name=name, horizon_seconds=horizon_seconds, scenarios=scenarios,
-                         window=window)
+    result = import_read(
+        fmt=fmt,
+        uploads=uploads,
+        qos_map=qos_map,
+        defaults=defaults,
+        name=name,
+        horizon_seconds=horizon_seconds,
+        scenarios=scenarios,
+        window=window,
+    )
     with transaction.atomic():
-        experiment = experiment_create(owner=owner, spec=result.spec, tags=tags,
-                                       shared_with=shared_with)
-    return ImportedExperiment(experiment, dict(result.counts), list(result.notes),
-                              dict(result.kinds))
+        experiment = experiment_create(
+            owner=owner, spec=result.spec, tags=tags, shared_with=shared_with
+        )
+    return ImportedExperiment(
+        experiment, dict(result.counts), list(result.notes), dict(result.kinds)
+    )
 
 
-def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,
-                   horizon_seconds: float | None,
-                   window: ImportWindow | None = None) -> ImportOptions:
+def import_options(
+    *,
+    fmt: str,
+    qos_map: str,
+    defaults: str,
+    name: str,
+    horizon_seconds: float | None,
+    window: ImportWindow | None = None,
+) -> ImportOptions:
     """The importer's options from the form's text fields; a bad one is an error at its
     field (``qos_map``, ``defaults``)."""
     if fmt not in FORMATS:
@@ -163,10 +210,16 @@ def import_options(*, fmt: str, qos_map: str, defaults: str, name: str,
     except LoadError as exc:
         field = "start_seconds" if exc.field == "start" else exc.field
         raise ImportRejectedError([{"path": field, "message": str(exc)}]) from None
-    return ImportOptions(qos_map=mapping, defaults=table, name=name or None,
-                         horizon_seconds=horizon_seconds, start=window.start_seconds,
-                         compress=window.compress, sample=window.sample,
-                         sample_seed=window.seed)
+    return ImportOptions(
+        qos_map=mapping,
+        defaults=table,
+        name=name or None,
+        horizon_seconds=horizon_seconds,
+        start=window.start_seconds,
+        compress=window.compress,
+        sample=window.sample,
+        sample_seed=window.seed,
+    )
 
 
 def _qos_mapping(fmt: str, text: str) -> Any:
@@ -212,16 +265,27 @@ def _located(error: Mapping[str, Any], names: Sequence[str]) -> ErrorItem:
     """A trace error gets the request path of its upload: ``files[1]`` for the second."""
     file = str(error.get("file", ""))
     path = f"files[{names.index(file)}]" if file in names else "files"
-    return {"path": path, "file": file, "line": int(error.get("line", 0)),
-            "column": int(error.get("column", 0)), "message": str(error["message"])}
+    return {
+        "path": path,
+        "file": file,
+        "line": int(error.get("line", 0)),
+        "column": int(error.get("column", 0)),
+        "message": str(error["message"]),
+    }
 
 
 def trace_formats() -> list[dict[str, Any]]:
     """The importable formats, what files each expects, and whether it maps QoS labels."""
-    return [{"name": f.name, "title": f.title, "files": f.files,
-             "qos_map": f.qos_map.to_document() if f.qos_map else None,
-             "node_inventory": f.node_inventory}
-            for f in FORMATS.values()]
+    return [
+        {
+            "name": f.name,
+            "title": f.title,
+            "files": f.files,
+            "qos_map": f.qos_map.to_document() if f.qos_map else None,
+            "node_inventory": f.node_inventory,
+        }
+        for f in FORMATS.values()
+    ]
 
 
 def kind_defaults() -> dict[str, dict[str, Any]]:
@@ -229,5 +293,12 @@ def kind_defaults() -> dict[str, dict[str, Any]]:
     return KindDefaults.builtin().as_table()
 
 
-__all__ = ["ImportRejectedError", "ImportedExperiment", "experiment_import", "import_options",
-           "import_read", "kind_defaults", "trace_formats"]
+__all__ = [
+    "ImportRejectedError",
+    "ImportedExperiment",
+    "experiment_import",
+    "import_options",
+    "import_read",
+    "kind_defaults",
+    "trace_formats",
+]

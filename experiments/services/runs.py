@@ -45,8 +45,7 @@ class RunStartThrottledError(Exception):
 
 
 @transaction.atomic
-def run_start(*, experiment: Experiment, user: User,
-              rate: tuple[int, int] | None) -> Run:
+def run_start(*, experiment: Experiment, user: User, rate: tuple[int, int] | None) -> Run:
     """``run_enqueue`` under a per-user allowance of ``rate`` = (runs, seconds).
 
     The count and the insert are one step: the user's row is locked (``SELECT ... FOR
@@ -65,8 +64,11 @@ def run_start(*, experiment: Experiment, user: User,
 def _start_wait(user: User, limit: int, seconds: int) -> float | None:
     """Seconds until the oldest of the user's last ``limit`` runs leaves the window."""
     since = timezone.now() - timedelta(seconds=seconds)
-    recent = list(Run.objects.filter(created_by=user, created_at__gte=since)
-                  .order_by("-created_at").values_list("created_at", flat=True)[:limit])
+    recent = list(
+        Run.objects.filter(created_by=user, created_at__gte=since)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)[:limit]
+    )
     if len(recent) < limit:
         return None
     return max(1.0, (recent[-1] - since).total_seconds())
@@ -80,12 +82,17 @@ def run_enqueue(*, experiment: Experiment, user: User | None) -> Run:
     Raises ``sc.SpecError`` if the spec no longer passes (limits may have changed).
     """
     spec = spec_parse(document=experiment.spec)
-    run = Run.objects.create(experiment=experiment, created_by=user, spec=spec_document(spec),
-                             product_version=product_version())
+    run = Run.objects.create(
+        experiment=experiment,
+        created_by=user,
+        spec=spec_document(spec),
+        product_version=product_version(),
+    )
     Replication.objects.bulk_create(
         Replication(run=run, variant_index=index, variant=name, replication=number)
         for index, name in enumerate(sc.variant_names(spec))
-        for number in range(spec.replications))
+        for number in range(spec.replications)
+    )
     replication_ids = list(run.replications.values_list("pk", flat=True))
     from experiments import tasks  # tasks call services: import at use, not at load
 
@@ -121,11 +128,11 @@ def _stop(*, run_id: int, status: Status, reason: str) -> bool:
         return False
     now = timezone.now()
     RunEvent.objects.filter(replication__run_id=run_id).delete()
-    run.replications.update(summary={}, distributions={}, by_priority_class={}, workloads=[],
-                            event_count=0)
+    run.replications.update(
+        summary={}, distributions={}, by_priority_class={}, workloads=[], event_count=0
+    )
     run.replications.filter(status__in=ACTIVE_STATUSES).update(status=status, finished_at=now)
-    Run.objects.filter(pk=run_id).update(status=status, error=reason, finished_at=now,
-                                         aggregate=[])
+    Run.objects.filter(pk=run_id).update(status=status, error=reason, finished_at=now, aggregate=[])
     return True
 
 
@@ -160,16 +167,20 @@ def variant_aggregates(replications: Sequence[Replication]) -> list[dict[str, An
     by_variant: dict[int, list[Replication]] = {}
     for replication in replications:
         by_variant.setdefault(replication.variant_index, []).append(replication)
-    return [{"variant": reps[0].variant, "preemption": reps[0].preemption,
-             "placement": reps[0].placement,
-             "metrics": sc.aggregate(_as_results(reps))}
-            for _, reps in sorted(by_variant.items())]
+    return [
+        {
+            "variant": reps[0].variant,
+            "preemption": reps[0].preemption,
+            "placement": reps[0].placement,
+            "metrics": sc.aggregate(_as_results(reps)),
+        }
+        for _, reps in sorted(by_variant.items())
+    ]
 
 
 def _as_results(replications: list[Replication]) -> list[sc.ReplicationResult]:
     """Stored summaries in the shape ``sc.aggregate`` reads (it reads ``.summary`` only)."""
-    return cast("list[sc.ReplicationResult]",
-                [_StoredReplication(r.summary) for r in replications])
+    return cast("list[sc.ReplicationResult]", [_StoredReplication(r.summary) for r in replications])
 
 
 def runs_sweep_stale(*, now: datetime | None = None) -> list[int]:
@@ -187,13 +198,19 @@ def runs_sweep_stale(*, now: datetime | None = None) -> list[int]:
     """
     now = now or timezone.now()
     lost_before = now - timedelta(seconds=settings.LAB_WORKER_LOST_SECONDS)
-    changed = [run_id for run_id, reason in _lost_runs(lost_before)
-               if run_fail(run_id=run_id, reason=reason)]
+    changed = [
+        run_id
+        for run_id, reason in _lost_runs(lost_before)
+        if run_fail(run_id=run_id, reason=reason)
+    ]
     queued_before = now - timedelta(seconds=settings.LAB_QUEUED_TIMEOUT_SECONDS)
-    for run_id in Run.objects.filter(status=Status.QUEUED, created_at__lt=queued_before) \
-            .values_list("pk", flat=True):
-        reason = (f"no worker picked the run up within {settings.LAB_QUEUED_TIMEOUT_SECONDS:g} s "
-                  "(is a Celery worker running?)")
+    for run_id in Run.objects.filter(
+        status=Status.QUEUED, created_at__lt=queued_before
+    ).values_list("pk", flat=True):
+        reason = (
+            f"no worker picked the run up within {settings.LAB_QUEUED_TIMEOUT_SECONDS:g} s "
+            "(is a Celery worker running?)"
+        )
         if run_fail(run_id=run_id, reason=reason):
             changed.append(run_id)
     for run_id in _unfinalized_runs():
@@ -203,29 +220,45 @@ def runs_sweep_stale(*, now: datetime | None = None) -> list[int]:
 
 
 def _lost_runs(lost_before: datetime) -> list[tuple[int, str]]:
-    silent = (Replication.objects.filter(run__status=Status.RUNNING, status=Status.RUNNING,
-                                         heartbeat_at__lt=lost_before)
-              .order_by("run_id", "variant_index", "replication"))
+    silent = Replication.objects.filter(
+        run__status=Status.RUNNING, status=Status.RUNNING, heartbeat_at__lt=lost_before
+    ).order_by("run_id", "variant_index", "replication")
     found: dict[int, str] = {}
     for rep in silent:
-        found.setdefault(rep.run_id, (
-            f"worker lost: variant '{rep.variant}' replication {rep.replication} sent no "
-            f"heartbeat for over {settings.LAB_WORKER_LOST_SECONDS:g} s (attempt {rep.attempt}) "
-            "and no other worker took it over"))
-    idle = (Run.objects.filter(status=Status.RUNNING, started_at__lt=lost_before)
-            .annotate(last_beat=Max("replications__heartbeat_at"),
-                      last_finish=Max("replications__finished_at"))
-            .filter(Q(last_beat__lt=lost_before) | Q(last_beat__isnull=True))
-            .filter(Q(last_finish__lt=lost_before) | Q(last_finish__isnull=True))
-            .filter(replications__status=Status.QUEUED).distinct())
+        found.setdefault(
+            rep.run_id,
+            (
+                f"worker lost: variant '{rep.variant}' replication {rep.replication} sent no "
+                f"heartbeat for over {settings.LAB_WORKER_LOST_SECONDS:g} s "
+                f"(attempt {rep.attempt}) and no other worker took it over"
+            ),
+        )
+    idle = (
+        Run.objects.filter(status=Status.RUNNING, started_at__lt=lost_before)
+        .annotate(
+            last_beat=Max("replications__heartbeat_at"),
+            last_finish=Max("replications__finished_at"),
+        )
+        .filter(Q(last_beat__lt=lost_before) | Q(last_beat__isnull=True))
+        .filter(Q(last_finish__lt=lost_before) | Q(last_finish__isnull=True))
+        .filter(replications__status=Status.QUEUED)
+        .distinct()
+    )
     for run in idle:
-        found.setdefault(run.pk, (
-            f"tasks lost: nothing happened for over {settings.LAB_WORKER_LOST_SECONDS:g} s "
-            "while some replications were still queued (the worker holding them stopped)"))
+        found.setdefault(
+            run.pk,
+            (
+                f"tasks lost: nothing happened for over {settings.LAB_WORKER_LOST_SECONDS:g} s "
+                "while some replications were still queued (the worker holding them stopped)"
+            ),
+        )
     return sorted(found.items())
 
 
 def _unfinalized_runs() -> list[int]:
     unfinished = Replication.objects.exclude(status=Status.SUCCEEDED).values("run_id")
-    return list(Run.objects.filter(status=Status.RUNNING).exclude(pk__in=unfinished)
-                .values_list("pk", flat=True))
+    return list(
+        Run.objects.filter(status=Status.RUNNING)
+        .exclude(pk__in=unfinished)
+        .values_list("pk", flat=True)
+    )

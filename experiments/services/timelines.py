@@ -24,8 +24,10 @@ def replication_timeline(*, replication_id: int) -> Timeline:
     return replication_timeline_derive(replication_id=replication_id)
 
 
-def replication_costs(*, replication_ids: Iterable[int],
-                      ) -> dict[int, tuple[list[Cost], list[Recovery]]]:
+def replication_costs(
+    *,
+    replication_ids: Iterable[int],
+) -> dict[int, tuple[list[Cost], list[Recovery]]]:
     """Cost increments and recoveries per replication, from the stored timelines (those
     missing are derived and stored)."""
     found = selectors_charts.stored_costs(replication_ids=replication_ids)
@@ -44,6 +46,5 @@ def replication_timeline_derive(*, replication_id: int) -> Timeline:
     spec = sc.parse_spec(document, check_variants=False)
     derived = core_timeline.for_variant(spec, variant, rows)
     stored = derived.to_json(max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS)
-    Replication.objects.filter(pk=replication_id, status=Status.SUCCEEDED).update(
-        timeline=stored)
+    Replication.objects.filter(pk=replication_id, status=Status.SUCCEEDED).update(timeline=stored)
     return Timeline.from_json(stored) if stored["omitted_spans"] else derived

@@ -28,17 +28,26 @@ def run_charts(context: template.Context, run: Run) -> SafeString:
     is not one of this run's reads as none (so junk ids add no cache entries)."""
     request = context.get("request")
     raw = request.GET.get("replication", "") if request is not None else ""
-    chosen = raw if raw.isdigit() and len(raw) <= 18 \
-        and run.replications.filter(pk=int(raw)).exists() else ""
+    chosen = (
+        raw
+        if raw.isdigit() and len(raw) <= 18 and run.replications.filter(pk=int(raw)).exists()
+        else ""
+    )
     return selectors_cache.run_cached(
-        run=run, kind="page-charts-html", params=f"replication={chosen}",
-        build=lambda: render_to_string("experiments/run_charts.html", _context(run, chosen)))
+        run=run,
+        kind="page-charts-html",
+        params=f"replication={chosen}",
+        build=lambda: render_to_string("experiments/run_charts.html", _context(run, chosen)),
+    )
 
 
 def _context(run: Run, chosen: str = "") -> dict[str, Any]:
     variants = "&".join(urlencode({"v": f"{run.pk}:{v['variant']}"}) for v in run.aggregate)
-    return {"run": run, "charts": chart_data.run_charts(run=run, replication=chosen),
-            "compare_url": f"{reverse('experiments:compare')}?{variants}"}
+    return {
+        "run": run,
+        "charts": chart_data.run_charts(run=run, replication=chosen),
+        "compare_url": f"{reverse('experiments:compare')}?{variants}",
+    }
 
 
 @register.simple_tag

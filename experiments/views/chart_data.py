@@ -62,15 +62,17 @@ def _run_key(run: Run) -> str:
 
 def _run_charts(run: Run, chosen: int | None = None) -> dict[str, Any]:
     """The page's data; {} (cached as such) when no replication has results to draw."""
-    replications = list(selectors.run_replications(run=run).filter(status=Status.SUCCEEDED)
-                        .only("pk", "run_id", "variant_index", "variant", "replication"))
+    replications = list(
+        selectors.run_replications(run=run)
+        .filter(status=Status.SUCCEEDED)
+        .only("pk", "run_id", "variant_index", "variant", "replication")
+    )
     if not replications:
         return {}
     shown = next((r for r in replications if r.pk == chosen), replications[0])
     per_variant: dict[int, int] = {}
     for replication in replications:
-        per_variant[replication.variant_index] = per_variant.get(replication.variant_index,
-                                                                 0) + 1
+        per_variant[replication.variant_index] = per_variant.get(replication.variant_index, 0) + 1
     first: dict[int, int] = {}  # each variant's first replication: its timeline and tables
     for replication in replications:
         first.setdefault(replication.variant_index, replication.pk)
@@ -80,22 +82,36 @@ def _run_charts(run: Run, chosen: int | None = None) -> dict[str, Any]:
     data = {
         "figures": figures,
         "timeline": replication_timeline(run=run, replication_id=shown.pk),
-        "variants": [{"index": i, "label": v.label, "replication": first[i]}
-                     for i, v in enumerate(variants) if i in first],
+        "variants": [
+            {"index": i, "label": v.label, "replication": first[i]}
+            for i, v in enumerate(variants)
+            if i in first
+        ],
         "workloads": workload_table(replication_id=shown.pk),
         "events": event_page(replication=shown, filters={}),
-        "replications": [{"id": r.pk, "label": _replication_label(r, per_variant),
-                          "variant": r.variant, "number": r.replication,
-                          "log": reverse("experiments:replication-events", args=[run.pk, r.pk])}
-                         for r in replications],
-        "urls": {name: reverse(f"experiments:run-chart-{name}", args=[run.pk])
-                 for name in ("timeline", "workloads", "events")},
+        "replications": [
+            {
+                "id": r.pk,
+                "label": _replication_label(r, per_variant),
+                "variant": r.variant,
+                "number": r.replication,
+                "log": reverse("experiments:replication-events", args=[run.pk, r.pk]),
+            }
+            for r in replications
+        ],
+        "urls": {
+            name: reverse(f"experiments:run-chart-{name}", args=[run.pk])
+            for name in ("timeline", "workloads", "events")
+        },
     }
-    return {"data_json": json_script(data, "run-charts-data"),
-            "replications": data["replications"], "replication": shown.pk,
-            "unserved": [v.label for v in variants if v.unserved],
-            "assumptions": assumptions(run.spec, run.aggregate),
-            "headline": [f"headline-{m}" for m in HEADLINE_METRICS]}
+    return {
+        "data_json": json_script(data, "run-charts-data"),
+        "replications": data["replications"],
+        "replication": shown.pk,
+        "unserved": [v.label for v in variants if v.unserved],
+        "assumptions": assumptions(run.spec, run.aggregate),
+        "headline": [f"headline-{m}" for m in HEADLINE_METRICS],
+    }
 
 
 def _replication_label(replication: Replication, per_variant: dict[int, int]) -> str:
@@ -107,32 +123,45 @@ def _replication_label(replication: Replication, per_variant: dict[int, int]) ->
 
 def summary_figures(variants: Sequence[VariantResults]) -> dict[str, dict[str, Any]]:
     """The charts drawn from summaries alone: headline metrics, milestones, trade-off."""
-    figures = {f"headline-{m}": headline_figure(variants, m)
-               for m in HEADLINE_METRICS}
+    figures = {f"headline-{m}": headline_figure(variants, m) for m in HEADLINE_METRICS}
     figures["milestones"] = milestones_figure(variants)
     figures["tradeoff"] = tradeoff_figure(variants)
     return figures
 
 
-def cost_figures(*, run: Run, labels: Sequence[str],
-                 indexes: Sequence[int] | None = None) -> dict[str, dict[str, Any]]:
+def cost_figures(
+    *, run: Run, labels: Sequence[str], indexes: Sequence[int] | None = None
+) -> dict[str, dict[str, Any]]:
     """Cumulative costs and recovery curves of the run's variants (all, or ``indexes``),
     averaged over every replication unless the run is too large to read them all."""
-    return cost_figures_for([(run, i, label) for i, label in zip(
-        indexes if indexes is not None else range(len(labels)), labels, strict=True)])
+    return cost_figures_for(
+        [
+            (run, i, label)
+            for i, label in zip(
+                indexes if indexes is not None else range(len(labels)), labels, strict=True
+            )
+        ]
+    )
 
 
 def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[str, Any]]:
     """The same for variants picked from any runs: (run, variant index, label)."""
     ids = _cost_replication_ids(chosen)
     found = replication_costs(replication_ids=[pk for group in ids for pk in group])
-    series = [VariantCosts(label, [found[pk][0] for pk in group if pk in found],
-                           [found[pk][1] for pk in group if pk in found],
-                           name=_variant_name(run, index))
-              for (run, index, label), group in zip(chosen, ids, strict=True)]
+    series = [
+        VariantCosts(
+            label,
+            [found[pk][0] for pk in group if pk in found],
+            [found[pk][1] for pk in group if pk in found],
+            name=_variant_name(run, index),
+        )
+        for (run, index, label), group in zip(chosen, ids, strict=True)
+    ]
     end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
-    return {"costs": cumulative_cost_figure(series, end=end),
-            "recovery": recovery_figure(series, end=end)}
+    return {
+        "costs": cumulative_cost_figure(series, end=end),
+        "recovery": recovery_figure(series, end=end),
+    }
 
 
 def _variant_name(run: Run, index: int) -> str:
@@ -149,8 +178,9 @@ def _cost_replication_ids(chosen: Sequence[tuple[Run, int, str]]) -> list[list[i
 
 
 # ------------------------------------------------------------------- the timeline
-def replication_timeline(*, run: Run, replication_id: int,
-                         group: int | None = None) -> dict[str, Any]:
+def replication_timeline(
+    *, run: Run, replication_id: int, group: int | None = None
+) -> dict[str, Any]:
     """The GPU timeline of one replication: per-node Gantt for a small cluster; for a
     large one a heatmap of node groups and the Gantt of ``group`` (default: the group
     with the most preemption victims)."""
@@ -158,30 +188,58 @@ def replication_timeline(*, run: Run, replication_id: int,
     cluster = run.spec.get("cluster") or {}
     groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
     end = float(run.spec.get("horizonSeconds", 0.0))
-    left_out = (f" (not drawn: {omitted:,} pod spans, more than "
-                "LAB_MAX_STORED_TIMELINE_SPANS keeps)") if omitted else ""
-    figures = {"states": timeline.state_area_figure(
-        span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster" + left_out)}
+    left_out = (
+        (f" (not drawn: {omitted:,} pod spans, more than LAB_MAX_STORED_TIMELINE_SPANS keeps)")
+        if omitted
+        else ""
+    )
+    figures = {
+        "states": timeline.state_area_figure(
+            span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster" + left_out
+        )
+    }
     if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
         nodes = [n for g in groups for n in g.nodes]
         figures["gantt"] = timeline.gantt_figure(
-            span_list, marks, nodes, capacity=capacity, start=0.0, end=end,
-            title="GPU timeline per node" + left_out)
+            span_list,
+            marks,
+            nodes,
+            capacity=capacity,
+            start=0.0,
+            end=end,
+            title="GPU timeline per node" + left_out,
+        )
         return {"figures": figures, "groups": [], "group": None, "replication": replication_id}
     chosen = group if group is not None and 0 <= group < len(groups) else _busiest(groups, marks)
     figures["occupancy"] = timeline.occupancy_figure(
-        span_list, marks, groups, start=0.0, end=end,
-        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row"
-        + left_out)
+        span_list,
+        marks,
+        groups,
+        start=0.0,
+        end=end,
+        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row" + left_out,
+    )
     figures["gantt"] = timeline.gantt_figure(
-        span_list, marks, groups[chosen].nodes, capacity=capacity, start=0.0, end=end,
-        title=f"GPU timeline: {groups[chosen].name}")
-    return {"figures": figures, "groups": [g.name for g in groups], "group": chosen,
-            "replication": replication_id}
+        span_list,
+        marks,
+        groups[chosen].nodes,
+        capacity=capacity,
+        start=0.0,
+        end=end,
+        title=f"GPU timeline: {groups[chosen].name}",
+    )
+    return {
+        "figures": figures,
+        "groups": [g.name for g in groups],
+        "group": chosen,
+        "replication": replication_id,
+    }
 
 
-def _spans(run: Run, replication_id: int,
-           ) -> tuple[list[spans.Span], list[spans.Preemption], int]:
+def _spans(
+    run: Run,
+    replication_id: int,
+) -> tuple[list[spans.Span], list[spans.Preemption], int]:
     """Spans and preemptions of one replication (stored with it by the worker), and how
     many spans the store left out; cached: a group click re-reads them."""
     key = f"run-spans-v2:{_run_key(run)}:{replication_id}"
@@ -203,33 +261,41 @@ def _busiest(groups: Sequence[spans.NodeGroup], marks: Sequence[spans.Preemption
 
 
 # ------------------------------------------------------------ workloads and events
-def workload_table(*, replication_id: int, query: str = "", sort: str = "-lost_work",
-                   page: int = 1) -> dict[str, Any]:
+def workload_table(
+    *, replication_id: int, query: str = "", sort: str = "-lost_work", page: int = 1
+) -> dict[str, Any]:
     records = selectors_charts.replication_workloads(replication_id=replication_id)
     return tables.workload_page(records, query=query, sort=sort, page=page) | {
-        "replication": replication_id}
+        "replication": replication_id
+    }
 
 
-def event_page(*, replication: Replication, filters: dict[str, str], page: int = 1,
-               setup: bool = False) -> dict[str, Any]:
+def event_page(
+    *, replication: Replication, filters: dict[str, str], page: int = 1, setup: bool = False
+) -> dict[str, Any]:
     """One page of a replication's events, kubectl-style, with the reasons to filter by.
     The setup rows (t <= 0) are folded away unless ``setup`` or a filter is set, so the
     first page shows what happened rather than the initial placement."""
     fold = not setup and not any(filters.values())
-    events = selectors.replication_events(replication=replication, **filters,
-                                          after_setup=fold)
+    events = selectors.replication_events(replication=replication, **filters, after_setup=fold)
     total = events.count()
     pages = max(1, -(-total // EVENTS_PER_PAGE))
     page = min(max(1, page), pages)
-    rows = events.values("time", "reason", "workload", "pod", "node", "value", "related",
-                         "message", "decision")
-    rows = rows[(page - 1) * EVENTS_PER_PAGE: page * EVENTS_PER_PAGE]
-    return {"rows": [{**kubectl.describe(row), "decision": row["decision"]} for row in rows],
-            "total": total, "page": page,
-            "pages": pages, "filters": filters, "replication": replication.pk,
-            "setup": not fold, "setup_hidden":
-            selectors.replication_setup_count(replication=replication) if fold else 0,
-            "reasons": selectors.replication_event_reasons(replication=replication)}
+    rows = events.values(
+        "time", "reason", "workload", "pod", "node", "value", "related", "message", "decision"
+    )
+    rows = rows[(page - 1) * EVENTS_PER_PAGE : page * EVENTS_PER_PAGE]
+    return {
+        "rows": [{**kubectl.describe(row), "decision": row["decision"]} for row in rows],
+        "total": total,
+        "page": page,
+        "pages": pages,
+        "filters": filters,
+        "replication": replication.pk,
+        "setup": not fold,
+        "setup_hidden": selectors.replication_setup_count(replication=replication) if fold else 0,
+        "reasons": selectors.replication_event_reasons(replication=replication),
+    }
 
 
 # ------------------------------------------------------------------- the compare page

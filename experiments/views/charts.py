@@ -43,8 +43,9 @@ def plotly_js(request: HttpRequest) -> HttpResponse:
         return HttpResponseNotModified()
     raw, packed = _plotly_bundle()
     gzipped = "gzip" in request.headers.get("Accept-Encoding", "")
-    response = HttpResponse(packed if gzipped else raw,
-                            content_type="text/javascript; charset=utf-8")
+    response = HttpResponse(
+        packed if gzipped else raw, content_type="text/javascript; charset=utf-8"
+    )
     if gzipped:
         response["Content-Encoding"] = "gzip"
     response["ETag"] = PLOTLY_ETAG
@@ -57,8 +58,9 @@ def _replication(request: HttpRequest, run: Run) -> Replication:
     """The succeeded replication of ``run`` named by ``?replication=``; 404 otherwise, so
     an id from another run (even a visible one) never answers here."""
     raw = request.GET.get("replication", "")
-    replication = selectors_charts.replication_of_run(run=run, pk=int(raw)) \
-        if raw.isdigit() else None
+    replication = (
+        selectors_charts.replication_of_run(run=run, pk=int(raw)) if raw.isdigit() else None
+    )
     if replication is None:
         raise Http404("No such replication in this run")
     return replication
@@ -69,15 +71,20 @@ def _page(request: HttpRequest) -> int:
     return int(raw) if raw.isdigit() else 1
 
 
-def _cached_json(request: HttpRequest, run: Run, kind: str,
-                 build: Callable[[], dict[str, Any]]) -> HttpResponse:
+def _cached_json(
+    request: HttpRequest, run: Run, kind: str, build: Callable[[], dict[str, Any]]
+) -> HttpResponse:
     """The chart data as JSON text, built once per run state and query (any process):
     a finished run's figures never change, and rebuilding them per request was the
     run page's largest cost under load. ``build`` checks that the ``?replication=`` is
     of this run (404 otherwise, and nothing is kept), so an entry only exists for a
     replication that was found in this run, and a hit needs no second look."""
-    text = selectors_cache.run_cached(run=run, kind=kind, params=request.GET.urlencode(),
-                                      build=lambda: json.dumps(build(), cls=DjangoJSONEncoder))
+    text = selectors_cache.run_cached(
+        run=run,
+        kind=kind,
+        params=request.GET.urlencode(),
+        build=lambda: json.dumps(build(), cls=DjangoJSONEncoder),
+    )
     return HttpResponse(text, content_type="application/json")
 
 
@@ -85,23 +92,46 @@ def _cached_json(request: HttpRequest, run: Run, kind: str,
 def run_timeline(request: HttpRequest, pk: int) -> HttpResponse:
     run = readable_run(request, pk)
     raw = request.GET.get("group", "")
-    return _cached_json(request, run, "chart-timeline", lambda: chart_data.replication_timeline(
-        run=run, replication_id=_replication(request, run).pk,
-        group=int(raw) if raw.isdigit() else None))
+    return _cached_json(
+        request,
+        run,
+        "chart-timeline",
+        lambda: chart_data.replication_timeline(
+            run=run,
+            replication_id=_replication(request, run).pk,
+            group=int(raw) if raw.isdigit() else None,
+        ),
+    )
 
 
 @require_GET
 def run_workloads(request: HttpRequest, pk: int) -> HttpResponse:
     run = readable_run(request, pk)
-    return _cached_json(request, run, "chart-workloads", lambda: chart_data.workload_table(
-        replication_id=_replication(request, run).pk, query=request.GET.get("q", "").strip(),
-        sort=request.GET.get("sort", "-lost_work"), page=_page(request)))
+    return _cached_json(
+        request,
+        run,
+        "chart-workloads",
+        lambda: chart_data.workload_table(
+            replication_id=_replication(request, run).pk,
+            query=request.GET.get("q", "").strip(),
+            sort=request.GET.get("sort", "-lost_work"),
+            page=_page(request),
+        ),
+    )
 
 
 @require_GET
 def run_events(request: HttpRequest, pk: int) -> HttpResponse:
     run = readable_run(request, pk)
     filters = {key: value for key in FILTERS if (value := request.GET.get(key, "").strip())}
-    return _cached_json(request, run, "chart-events", lambda: chart_data.event_page(
-        replication=_replication(request, run), filters=filters, page=_page(request),
-        setup=request.GET.get("setup") == "1"))
+    return _cached_json(
+        request,
+        run,
+        "chart-events",
+        lambda: chart_data.event_page(
+            replication=_replication(request, run),
+            filters=filters,
+            page=_page(request),
+            setup=request.GET.get("setup") == "1",
+        ),
+    )

@@ -25,28 +25,45 @@ MAX_CHOSEN = 24
 
 @require_GET
 def compare(request: HttpRequest) -> HttpResponse:
-    refs = [ref for text in request.GET.getlist("v")[:MAX_CHOSEN]
-            if (ref := VariantRef.parse(text)) is not None]
+    refs = [
+        ref
+        for text in request.GET.getlist("v")[:MAX_CHOSEN]
+        if (ref := VariantRef.parse(text)) is not None
+    ]
     chosen, left_out = selectors_charts.compare_variants(user=request.user, refs=refs)
     baseline = _baseline(request.GET.get("baseline", ""), chosen)
-    table = compare_table([c.results for c in chosen], sc.SUMMARY_NAMES, baseline=baseline,
-                          differences_only=request.GET.get("diff") == "1")
+    table = compare_table(
+        [c.results for c in chosen],
+        sc.SUMMARY_NAMES,
+        baseline=baseline,
+        differences_only=request.GET.get("diff") == "1",
+    )
     figures = chart_data.compare_figures(chosen) if chosen else {}
     parameters, more_parameters = selectors_charts.compare_parameters(chosen=chosen)
-    return render(request, "experiments/compare.html", {
-        "chosen": chosen, "left_out": left_out, "table": table, "baseline": baseline,
-        "heads": list(zip(chosen, variant_colors([c.results.color_key for c in chosen]),
-                          strict=True)),
-        "unserved": [c.results.label for c in chosen if c.results.unserved],
-        "intervals": sorted({cell.interval for row in table.rows for cell in row.cells
-                             if cell.interval}),
-        "parameters": parameters, "more_parameters": more_parameters,
-        "differences_only": request.GET.get("diff") == "1",
-        "transposed": request.GET.get("t") == "1",
-        "picker": _picker(request, chosen),
-        "data_json": json_script({"figures": figures}, "compare-charts-data") if chosen else "",
-        "headline": [name for name in figures if name.startswith("headline-")],
-    })
+    return render(
+        request,
+        "experiments/compare.html",
+        {
+            "chosen": chosen,
+            "left_out": left_out,
+            "table": table,
+            "baseline": baseline,
+            "heads": list(
+                zip(chosen, variant_colors([c.results.color_key for c in chosen]), strict=True)
+            ),
+            "unserved": [c.results.label for c in chosen if c.results.unserved],
+            "intervals": sorted(
+                {cell.interval for row in table.rows for cell in row.cells if cell.interval}
+            ),
+            "parameters": parameters,
+            "more_parameters": more_parameters,
+            "differences_only": request.GET.get("diff") == "1",
+            "transposed": request.GET.get("t") == "1",
+            "picker": _picker(request, chosen),
+            "data_json": json_script({"figures": figures}, "compare-charts-data") if chosen else "",
+            "headline": [name for name in figures if name.startswith("headline-")],
+        },
+    )
 
 
 def _baseline(key: str, chosen: list[ChosenVariant]) -> int | None:
@@ -62,25 +79,44 @@ def _picker(request: HttpRequest, chosen: list[ChosenVariant]) -> list[dict[str,
     runs: dict[int, Run] = {c.run.pk: c.run for c in chosen}
     for run in selectors_charts.compare_candidates(user=request.user):
         runs.setdefault(run.pk, run)
-    return [{"run": run, "variants": [{"key": f"{run.pk}:{v['variant']}", "name": v["variant"],
-                                       "checked": f"{run.pk}:{v['variant']}" in picked}
-                                      for v in run.aggregate]}
-            for run in sorted(runs.values(), key=lambda r: -r.pk)]
+    return [
+        {
+            "run": run,
+            "variants": [
+                {
+                    "key": f"{run.pk}:{v['variant']}",
+                    "name": v["variant"],
+                    "checked": f"{run.pk}:{v['variant']}" in picked,
+                }
+                for v in run.aggregate
+            ],
+        }
+        for run in sorted(runs.values(), key=lambda r: -r.pk)
+    ]
 
 
 @require_GET
 def metrics_glossary(request: HttpRequest) -> HttpResponse:
     """Every metric as the core's registry defines it, and the interval methods."""
     document = sc.registry_document()
-    return render(request, "experiments/metrics.html", {
-        "groups": _grouped(document["metrics"]), "methods": document["interval_methods"],
-        "never": document["never"]})
+    return render(
+        request,
+        "experiments/metrics.html",
+        {
+            "groups": _grouped(document["metrics"]),
+            "methods": document["interval_methods"],
+            "never": document["never"],
+        },
+    )
 
 
 def _grouped(metrics: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    titles = {"preemptor": "The preemptor (the urgent workload)",
-              "displaced": "The displaced (victim) workloads", "cluster": "The cluster",
-              "accounting": "Accounting"}
+    titles = {
+        "preemptor": "The preemptor (the urgent workload)",
+        "displaced": "The displaced (victim) workloads",
+        "cluster": "The cluster",
+        "accounting": "Accounting",
+    }
     groups: dict[str, list[dict[str, Any]]] = {}
     for metric in metrics:
         groups.setdefault(metric["group"], []).append(metric)

@@ -32,8 +32,10 @@ def _replication(run: Run, replication_pk: int) -> Replication:
 
 
 def _filters(request: HttpRequest, replication: Replication) -> dict[str, Any]:
-    filters: dict[str, Any] = {"variant": replication.variant,
-                               "replication": replication.replication}
+    filters: dict[str, Any] = {
+        "variant": replication.variant,
+        "replication": replication.replication,
+    }
     for key in ("pod", "node", "reason", "workload"):
         value = request.GET.get(key, "").strip()[:250]
         if value:
@@ -52,10 +54,14 @@ def replication_decisions(request: HttpRequest, pk: int, replication_pk: int) ->
     run = visible_run(request, pk)
     replication = _replication(run, replication_pk)
     decisions = selectors_api.run_decisions(run=run, filters=_filters(request, replication))
-    return JsonResponse({"decisions": decisions[:200], "count": len(decisions),
-                         "diagnosis": replication.diagnosis,
-                         "pod_url": reverse("experiments:pod",
-                                            args=[run.pk, replication.pk, POD_PLACEHOLDER])})
+    return JsonResponse(
+        {
+            "decisions": decisions[:200],
+            "count": len(decisions),
+            "diagnosis": replication.diagnosis,
+            "pod_url": reverse("experiments:pod", args=[run.pk, replication.pk, POD_PLACEHOLDER]),
+        }
+    )
 
 
 @require_GET
@@ -66,15 +72,32 @@ def pod_detail(request: HttpRequest, pk: int, replication_pk: int, pod: str) -> 
     if not rows:
         raise Http404("No such pod in this replication")
     described = describe_pod(rows, pod)
-    decisions = selectors_api.run_decisions(run=run, filters={
-        "variant": replication.variant, "replication": replication.replication, "pod": pod})
+    decisions = selectors_api.run_decisions(
+        run=run,
+        filters={
+            "variant": replication.variant,
+            "replication": replication.replication,
+            "pod": pod,
+        },
+    )
     values = ("time", "reason", "workload", "pod", "node", "value", "related", "message")
-    events = [{**kubectl.describe({k: getattr(e, k) for k in values}), "decision": e.decision}
-              for e in rows]
-    return render(request, "experiments/pod_detail.html", {
-        "run": run, "replication": replication, "pod": described, "events": events,
-        "decisions": decisions, "group": _pod_group(run, described.workload),
-        "workload": _workload_spec(run, described.workload)})
+    events = [
+        {**kubectl.describe({k: getattr(e, k) for k in values}), "decision": e.decision}
+        for e in rows
+    ]
+    return render(
+        request,
+        "experiments/pod_detail.html",
+        {
+            "run": run,
+            "replication": replication,
+            "pod": described,
+            "events": events,
+            "decisions": decisions,
+            "group": _pod_group(run, described.workload),
+            "workload": _workload_spec(run, described.workload),
+        },
+    )
 
 
 def _workload_spec(run: Run, name: str) -> dict[str, Any]:

@@ -31,16 +31,24 @@ def experiment_import(request: HttpRequest) -> HttpResponse:
     form = TraceImportForm(request.POST, request.FILES) if posted else TraceImportForm()
     if posted and form.is_valid():
         try:
-            outcome = experiment_import_with_scenarios(owner=signed_in(request),
-                                                       **form.import_arguments())
+            outcome = experiment_import_with_scenarios(
+                owner=signed_in(request), **form.import_arguments()
+            )
         except ImportRejectedError as exc:
             form.add_import_errors(exc.errors)
         else:
             return _imported(request, outcome)
     chosen = [f.name for f in request.FILES.getlist("files")]
-    return render(request, "experiments/import.html", {
-        "form": form, "formats": FORMATS.values(), "chosen_files": chosen,
-        "default_columns": DEFAULT_FIELDS.values()})
+    return render(
+        request,
+        "experiments/import.html",
+        {
+            "form": form,
+            "formats": FORMATS.values(),
+            "chosen_files": chosen,
+            "default_columns": DEFAULT_FIELDS.values(),
+        },
+    )
 
 
 MAX_NOTE_MESSAGES = 30
@@ -55,8 +63,11 @@ def _imported(request: HttpRequest, outcome: ImportedExperiment) -> HttpResponse
     for note in notes[:MAX_NOTE_MESSAGES]:
         messages.info(request, f"Import note: {note}")
     if len(notes) > MAX_NOTE_MESSAGES:
-        messages.info(request, f"… and {len(notes) - MAX_NOTE_MESSAGES} more import notes "
-                               "(the CLI and the API list them all)")
+        messages.info(
+            request,
+            f"… and {len(notes) - MAX_NOTE_MESSAGES} more import notes "
+            "(the CLI and the API list them all)",
+        )
     return redirect("experiments:detail", pk=experiment.pk)
 
 
@@ -73,15 +84,24 @@ def experiment_import_k8s(request: HttpRequest) -> HttpResponse:
         try:
             if request.POST.get("action") == "save":
                 outcome = import_services.experiment_import(
-                    owner=signed_in(request), tags=form.tag_list(), **form.import_arguments())
+                    owner=signed_in(request), tags=form.tag_list(), **form.import_arguments()
+                )
                 return _imported(request, outcome)
             preview = import_services.import_read(**form.import_arguments())
         except ImportRejectedError as exc:
             form.add_import_errors(exc.errors)
     carried = form.carry() if posted and form.is_valid() else request.POST.get("carried", "")
-    return render(request, "experiments/import_k8s.html", {
-        "form": form, "preview": preview and preview_context(preview), "carried": carried,
-        "not_carried": [f.name for key in request.FILES for f in request.FILES.getlist(key)]
-        if not carried else [],
-        "default_columns": DEFAULT_FIELDS.values(),
-        "annotations": ANNOTATION_NAMES})
+    return render(
+        request,
+        "experiments/import_k8s.html",
+        {
+            "form": form,
+            "preview": preview and preview_context(preview),
+            "carried": carried,
+            "not_carried": [f.name for key in request.FILES for f in request.FILES.getlist(key)]
+            if not carried
+            else [],
+            "default_columns": DEFAULT_FIELDS.values(),
+            "annotations": ANNOTATION_NAMES,
+        },
+    )

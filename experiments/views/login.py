@@ -36,7 +36,9 @@ class ThrottledAuthenticationForm(AuthenticationForm):
             minutes = max(1, round(settings.LAB_LOGIN_WINDOW_SECONDS / 60))
             raise ValidationError(
                 f"Too many failed logins for this username from your address. Try again in "
-                f"{minutes} minute{'s' if minutes != 1 else ''}.", code=THROTTLED)
+                f"{minutes} minute{'s' if minutes != 1 else ''}.",
+                code=THROTTLED,
+            )
         try:
             cleaned = super().clean()
         except ValidationError:

@@ -19,8 +19,9 @@ YAML_TYPE = "application/yaml; charset=utf-8"
 @require_GET
 def experiment_manifests(request: HttpRequest, pk: int) -> HttpResponse:
     experiment = visible_experiment(request, pk)
-    return _download(lambda **query: selectors_k8s.experiment_manifests(
-        experiment=experiment, **query), request)
+    return _download(
+        lambda **query: selectors_k8s.experiment_manifests(experiment=experiment, **query), request
+    )
 
 
 @require_GET
@@ -29,14 +30,17 @@ def run_manifests(request: HttpRequest, pk: int) -> HttpResponse:
     return _download(lambda **query: selectors_k8s.run_manifests(run=run, **query), request)
 
 
-def _download(select: Callable[..., selectors_k8s.ManifestDownload],
-              request: HttpRequest) -> HttpResponse:
+def _download(
+    select: Callable[..., selectors_k8s.ManifestDownload], request: HttpRequest
+) -> HttpResponse:
     """A link names a variant the page listed; one that is not (an edited spec, a typed
     URL) is a 404, like any other missing thing a page links to."""
     try:
-        download = select(variant=request.GET.get("variant") or None,
-                          fmt=request.GET.get("format", "k8s"),
-                          policy_only=request.GET.get("policy_only") == "1")
+        download = select(
+            variant=request.GET.get("variant") or None,
+            fmt=request.GET.get("format", "k8s"),
+            policy_only=request.GET.get("policy_only") == "1",
+        )
     except sc.SpecError as exc:
         raise Http404(str(exc)) from None
     response = HttpResponse(download.text, content_type=YAML_TYPE)

@@ -17,8 +17,12 @@ from experiments.specs import spec_yaml
 from experiments.views.common import owned_experiment, readable_run, visible_run
 
 EVENTS_PER_PAGE = 200
-DOWNLOAD_TABLES = (("summary", "Summary"), ("workloads", "Workloads"), ("events", "Events"),
-                   ("decisions", "Decisions"))
+DOWNLOAD_TABLES = (
+    ("summary", "Summary"),
+    ("workloads", "Workloads"),
+    ("events", "Events"),
+    ("decisions", "Decisions"),
+)
 DOWNLOAD_FORMATS = ("csv", "json", "parquet")
 """What the run page offers to download: the API's exports (the browser's session
 authenticates them)."""
@@ -30,28 +34,41 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run comes from the shared cache (see ``selectors_cache``), so a run with a spec of
     thousands of workloads is not loaded and parsed on every view."""
     run = readable_run(request, pk)
-    return render(request, "experiments/run_detail.html", {
-        "run": run,
-        "experiment": run.experiment,
-        "can_edit": selectors.experiment_can_edit(user=request.user, experiment=run.experiment),
-        "status": selectors_cache.run_cached(run=run, kind="page-status",
-                                             build=lambda: selectors.run_status(run=run)),
-        "table": selectors.run_summary_table(run=run),
-        "replications": selectors_cache.run_cached(
-            run=run, kind="page-replications",
-            build=lambda: list(selectors.run_replications(run=run))),
-        "replication_count": selectors_cache.run_cached(
-            run=run, kind="page-replication-count",
-            build=lambda: selectors.run_replication_count(run=run)),
-        "metric_names": sc.METRIC_NAMES,
-        "manifest_variants": selectors_cache.run_cached(
-            run=run, kind="page-manifest-variants",
-            build=lambda: selectors_k8s.manifest_variants(spec_document=run.spec)),
-        "spec_yaml": selectors_cache.run_cached(run=run, kind="page-spec-yaml",
-                                                build=lambda: _shown_spec(run)),
-        "download_tables": DOWNLOAD_TABLES, "download_formats": DOWNLOAD_FORMATS,
-        "diagnoses": selectors_api.variant_diagnoses(run=run),
-    })
+    return render(
+        request,
+        "experiments/run_detail.html",
+        {
+            "run": run,
+            "experiment": run.experiment,
+            "can_edit": selectors.experiment_can_edit(user=request.user, experiment=run.experiment),
+            "status": selectors_cache.run_cached(
+                run=run, kind="page-status", build=lambda: selectors.run_status(run=run)
+            ),
+            "table": selectors.run_summary_table(run=run),
+            "replications": selectors_cache.run_cached(
+                run=run,
+                kind="page-replications",
+                build=lambda: list(selectors.run_replications(run=run)),
+            ),
+            "replication_count": selectors_cache.run_cached(
+                run=run,
+                kind="page-replication-count",
+                build=lambda: selectors.run_replication_count(run=run),
+            ),
+            "metric_names": sc.METRIC_NAMES,
+            "manifest_variants": selectors_cache.run_cached(
+                run=run,
+                kind="page-manifest-variants",
+                build=lambda: selectors_k8s.manifest_variants(spec_document=run.spec),
+            ),
+            "spec_yaml": selectors_cache.run_cached(
+                run=run, kind="page-spec-yaml", build=lambda: _shown_spec(run)
+            ),
+            "download_tables": DOWNLOAD_TABLES,
+            "download_formats": DOWNLOAD_FORMATS,
+            "diagnoses": selectors_api.variant_diagnoses(run=run),
+        },
+    )
 
 
 SPEC_SHOWN_CHARS = 200_000
@@ -68,8 +85,11 @@ def _shown_spec(run: Run) -> str:
 def run_status(request: HttpRequest, pk: int) -> JsonResponse:
     """What the run page polls for live progress (small, no results)."""
     run = readable_run(request, pk)
-    return JsonResponse(selectors_cache.run_cached(run=run, kind="page-status",
-                                                   build=lambda: selectors.run_status(run=run)))
+    return JsonResponse(
+        selectors_cache.run_cached(
+            run=run, kind="page-status", build=lambda: selectors.run_status(run=run)
+        )
+    )
 
 
 @require_POST
@@ -89,20 +109,29 @@ def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> Ht
     replication = run.replications.filter(pk=replication_pk).defer("timeline").first()
     if replication is None:
         raise Http404("No such replication")
-    filters = {key: request.GET.get(key, "").strip() for key in ("reason", "workload", "pod",
-                                                                 "node")}
+    filters = {
+        key: request.GET.get(key, "").strip() for key in ("reason", "workload", "pod", "node")
+    }
     # The setup rows (t <= 0) are folded away unless asked for or a filter is set.
     fold = request.GET.get("setup") != "1" and not any(filters.values())
-    events = selectors.replication_events(replication=replication, **filters,
-                                          after_setup=fold)
+    events = selectors.replication_events(replication=replication, **filters, after_setup=fold)
     page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
     shown = {key: value for key, value in filters.items() if value}
-    return render(request, "experiments/replication_events.html", {
-        "run": run, "replication": replication, "page": page, "filters": filters,
-        "reasons": selectors.replication_event_reasons(replication=replication),
-        "setup_hidden": selectors.replication_setup_count(replication=replication)
-        if fold else 0,
-        "query": urlencode(shown if fold or shown else {"setup": "1"})})
+    return render(
+        request,
+        "experiments/replication_events.html",
+        {
+            "run": run,
+            "replication": replication,
+            "page": page,
+            "filters": filters,
+            "reasons": selectors.replication_event_reasons(replication=replication),
+            "setup_hidden": selectors.replication_setup_count(replication=replication)
+            if fold
+            else 0,
+            "query": urlencode(shown if fold or shown else {"setup": "1"}),
+        },
+    )
 
 
 RUNS_PER_PAGE = 50
@@ -114,6 +143,12 @@ def run_overview(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     runs = selectors.run_overview(user=request.user, status=status)
     page = Paginator(runs, RUNS_PER_PAGE).get_page(request.GET.get("page"))
-    return render(request, "experiments/run_list.html", {
-        "page": page, "status": status if status in Status.values else "",
-        "statuses": Status.values})
+    return render(
+        request,
+        "experiments/run_list.html",
+        {
+            "page": page,
+            "status": status if status in Status.values else "",
+            "statuses": Status.values,
+        },
+    )

@@ -33,8 +33,9 @@ DEFAULT_POOL = {"name": "gpu", "count": 4, "gpus": 8, "cpu": 96, "memory": 1024}
 ANNOTATION_NAMES = tuple(PREFIX + name for name in ANNOTATIONS)
 
 
-def read_manifests(sources: Iterable[TraceFile | str | Path],
-                   options: ImportOptions | None = None) -> ImportResult:
+def read_manifests(
+    sources: Iterable[TraceFile | str | Path], options: ImportOptions | None = None
+) -> ImportResult:
     """Read manifests (paths, folders or :class:`TraceFile`) into a validated spec, or
     raise ``TraceError``. The one entry point the CLI and the web app share."""
     from scheduler_core.traces import import_trace
@@ -42,13 +43,15 @@ def read_manifests(sources: Iterable[TraceFile | str | Path],
     return import_trace("k8s", list(sources), options)
 
 
-def read_manifest_texts(texts: Sequence[tuple[str, str]],
-                        options: ImportOptions | None = None) -> ImportResult:
+def read_manifest_texts(
+    texts: Sequence[tuple[str, str]], options: ImportOptions | None = None
+) -> ImportResult:
     """Pasted text: ``[(text, name), ...]`` (the name is what errors call the file)."""
     import io
 
-    return read_manifests([TraceFile.from_stream(io.StringIO(text), name)
-                           for text, name in texts], options)
+    return read_manifests(
+        [TraceFile.from_stream(io.StringIO(text), name) for text, name in texts], options
+    )
 
 
 def read_snapshot(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
@@ -69,11 +72,23 @@ def read_snapshot(files: Sequence[TraceFile], options: ImportOptions, log: Error
     draft.checked = True  # read_items ran the loader's checks wherever they can fail
     if draft.cluster is None and draft.nodes.node_count == 0:
         draft.cluster = {"nodePools": [dict(DEFAULT_POOL)]}
-        draft.notes.insert(0, "no Node in the input: the cluster is a default pool of "
-                              f"{DEFAULT_POOL['count']} nodes with {DEFAULT_POOL['gpus']} GPUs "
-                              "each (import a snapshot, or edit it)")
+        draft.notes.insert(
+            0,
+            "no Node in the input: the cluster is a default pool of "
+            f"{DEFAULT_POOL['count']} nodes with {DEFAULT_POOL['gpus']} GPUs "
+            "each (import a snapshot, or edit it)",
+        )
     return draft
 
 
-__all__ = ["ANNOTATION_NAMES", "ErrorLimitError", "ImportOptions", "ImportResult", "Item",
-           "TraceError", "read_manifest_texts", "read_manifests", "read_snapshot"]
+__all__ = [
+    "ANNOTATION_NAMES",
+    "ErrorLimitError",
+    "ImportOptions",
+    "ImportResult",
+    "Item",
+    "TraceError",
+    "read_manifest_texts",
+    "read_manifests",
+    "read_snapshot",
+]

@@ -29,19 +29,31 @@ EPILOG = """examples:
 
 def register(sub: Any) -> None:
     """Add the ``export`` command to the CLI's subparsers."""
-    parser = sub.add_parser("export", help="write an experiment as Kubernetes manifests "
-                            "or a KWOK snapshot", description=__doc__, epilog=EPILOG,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("format", choices=("k8s", "kwok"),
-                        help="k8s: manifests to kubectl apply; kwok: a cluster snapshot")
+    parser = sub.add_parser(
+        "export",
+        help="write an experiment as Kubernetes manifests or a KWOK snapshot",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "format",
+        choices=("k8s", "kwok"),
+        help="k8s: manifests to kubectl apply; kwok: a cluster snapshot",
+    )
     parser.add_argument("spec", help="a YAML/JSON file, '-' for stdin, or a preset id")
     parser.add_argument("--variant", help="write this variant (its overrides applied)")
     parser.add_argument("-o", "--output", help="write here; default: stdout")
-    parser.add_argument("--namespace", default=DEFAULT_NAMESPACE,
-                        help=f"namespace of the namespaced objects (default {DEFAULT_NAMESPACE})")
-    parser.add_argument("--policy-only", action="store_true",
-                        help="k8s: leave out the Nodes and the initial-state Pods "
-                             "(for a real cluster)")
+    parser.add_argument(
+        "--namespace",
+        default=DEFAULT_NAMESPACE,
+        help=f"namespace of the namespaced objects (default {DEFAULT_NAMESPACE})",
+    )
+    parser.add_argument(
+        "--policy-only",
+        action="store_true",
+        help="k8s: leave out the Nodes and the initial-state Pods (for a real cluster)",
+    )
     parser.set_defaults(handler=_export)
 
 

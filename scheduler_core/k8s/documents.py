@@ -28,9 +28,15 @@ _TEXT_ESCAPES = re.compile(r"\\u(?:0000|[dD][89abcdefABCDEF])")
 """How JSON text can hold a NUL or a lone surrogate (it may hold neither raw): only a
 file with one of these escapes has its objects walked by the loader's checks."""
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-SIMULATOR_KEYS = {"pods": "Pod", "nodes": "Node", "priorityClasses": "PriorityClass",
-                  "pvs": "PersistentVolume", "pvcs": "PersistentVolumeClaim",
-                  "storageClasses": "StorageClass", "namespaces": "Namespace"}
+SIMULATOR_KEYS = {
+    "pods": "Pod",
+    "nodes": "Node",
+    "priorityClasses": "PriorityClass",
+    "pvs": "PersistentVolume",
+    "pvcs": "PersistentVolumeClaim",
+    "storageClasses": "StorageClass",
+    "namespaces": "Namespace",
+}
 """kube-scheduler-simulator's export: one list per resource, objects without a ``kind``."""
 SIMULATOR_CONFIG = "schedulerConfig"
 """The export's scheduler configuration: read as a ``KubeSchedulerConfiguration`` item
@@ -90,8 +96,9 @@ def expand_sources(sources: Iterable[TraceFile | str | Path], log: ErrorLog) -> 
     for source in sources:
         path = _folder(source)
         if path is not None:
-            found = sorted(p for p in path.rglob("*")
-                           if p.is_file() and p.suffix.lower() in MANIFEST_SUFFIXES)
+            found = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in MANIFEST_SUFFIXES
+            )
             if not found:
                 log.add(str(path), 0, 0, "no *.yaml, *.yml or *.json file in this folder")
             files.extend(TraceFile.from_path(p) for p in found)
@@ -137,8 +144,13 @@ def _json_items(text: str, name: str, log: ErrorLog) -> list[Item]:
             return []
         found = None
     if found is None:
-        log.add(name, 1, 1, "expected Kubernetes objects: an object with a kind, a List "
-                "with items, or a kube-scheduler-simulator export")
+        log.add(
+            name,
+            1,
+            1,
+            "expected Kubernetes objects: an object with a kind, a List "
+            "with items, or a kube-scheduler-simulator export",
+        )
         return []
     escaped = _TEXT_ESCAPES.search(text) is not None
     items = []
@@ -163,8 +175,9 @@ def _checked(obj: dict[str, Any], origin: Origin, log: ErrorLog) -> bool:
     return True
 
 
-def _json_walk(text: str,
-               decoder: json.JSONDecoder) -> list[tuple[int, str, dict[str, Any]]] | None:
+def _json_walk(
+    text: str, decoder: json.JSONDecoder
+) -> list[tuple[int, str, dict[str, Any]]] | None:
     """``(offset, implied kind, object)`` for each object, or None for another shape."""
     index = _skip(text, 0)
     if text[index] == "[":
@@ -199,15 +212,28 @@ def _json_walk(text: str,
         whole = {**members, **{k: [v for _, v in a] for k, a in arrays.items()}}
         return [(start, "", whole)]
     if arrays.keys() & SIMULATOR_KEYS.keys() or members.keys() & SIMULATOR_KEYS.keys():
-        found = [(o, SIMULATOR_KEYS[k], v) for k, a in arrays.items() if k in SIMULATOR_KEYS
-                 for o, v in a if isinstance(v, dict)]
+        found = [
+            (o, SIMULATOR_KEYS[k], v)
+            for k, a in arrays.items()
+            if k in SIMULATOR_KEYS
+            for o, v in a
+            if isinstance(v, dict)
+        ]
         for key, value in members.items():  # {"pods": {"items": [...]}}: a List per key
             if key in SIMULATOR_KEYS and isinstance(value, dict):
-                found += [(start, SIMULATOR_KEYS[key], v) for v in value.get("items") or []
-                          if isinstance(v, dict)]
+                found += [
+                    (start, SIMULATOR_KEYS[key], v)
+                    for v in value.get("items") or []
+                    if isinstance(v, dict)
+                ]
         if isinstance(members.get(SIMULATOR_CONFIG), dict):
-            found.append((start, "KubeSchedulerConfiguration", {
-                "metadata": {"name": SIMULATOR_CONFIG}, **members[SIMULATOR_CONFIG]}))
+            found.append(
+                (
+                    start,
+                    "KubeSchedulerConfiguration",
+                    {"metadata": {"name": SIMULATOR_CONFIG}, **members[SIMULATOR_CONFIG]},
+                )
+            )
         return found
     return None
 
@@ -261,12 +287,19 @@ def _yaml_document(data: Any, node: Any, name: str, log: ErrorLog) -> Iterator[I
             yield from _yaml_document(obj, child, name, log)
         return
     if not isinstance(data, dict):
-        log.add(name, origin.line, origin.column,
-                "expected a Kubernetes object (a mapping with apiVersion and kind)")
+        log.add(
+            name,
+            origin.line,
+            origin.column,
+            "expected a Kubernetes object (a mapping with apiVersion and kind)",
+        )
         return
     children = {k.value: v for k, v in node.value if isinstance(k.value, str)}
-    lists = [(key, children[key]) for key in ("items", *SIMULATOR_KEYS)
-             if isinstance(data.get(key), list) and key in children]
+    lists = [
+        (key, children[key])
+        for key in ("items", *SIMULATOR_KEYS)
+        if isinstance(data.get(key), list) and key in children
+    ]
     if lists and (data.get("kind") in (None, "List") or str(data.get("kind")).endswith("List")):
         for key, seq in lists:
             kind = SIMULATOR_KEYS.get(key, "")
@@ -274,8 +307,9 @@ def _yaml_document(data: Any, node: Any, name: str, log: ErrorLog) -> Iterator[I
                 if isinstance(obj, dict):
                     if kind and "kind" not in obj:
                         obj = {"kind": kind, **obj}
-                    yield Item(obj, Origin(name, child.start_mark.line + 1,
-                                           child.start_mark.column + 1))
+                    yield Item(
+                        obj, Origin(name, child.start_mark.line + 1, child.start_mark.column + 1)
+                    )
         return
     yield Item(data, origin)  # without a kind: listed in the notes as not Kubernetes
 

@@ -31,15 +31,26 @@ EXPERIMENT_KEY = "experiment.yaml"
 EXPERIMENT_LABEL = PREFIX + "experiment"
 POOL_ANNOTATION = PREFIX + "node-pool"
 SPOT_ANNOTATION = PREFIX + "spot"
-SETTINGS = ("name", "description", "horizonSeconds", "seed", "replications", "policy",
-            "events", "failures", "variants", "grid")
+SETTINGS = (
+    "name",
+    "description",
+    "horizonSeconds",
+    "seed",
+    "replications",
+    "policy",
+    "events",
+    "failures",
+    "variants",
+    "grid",
+)
 POOL_FIELDS = ("gpus", "cpu", "memory", "maxPods", "labels", "taints", "spot")
 
 ItemsOf = Callable[[str], Sequence[Item]]
 
 
-def restore_experiment(draft: Draft, items_of: ItemsOf, options: ImportOptions,
-                       log: ErrorLog) -> None:
+def restore_experiment(
+    draft: Draft, items_of: ItemsOf, options: ImportOptions, log: ErrorLog
+) -> None:
     """Apply the exporter's settings, pools, spot marks and queue fields to ``draft``."""
     found = _experiment_config(items_of("ConfigMap"), log)
     if found is not None:
@@ -53,8 +64,9 @@ def restore_experiment(draft: Draft, items_of: ItemsOf, options: ImportOptions,
 
 
 # ============================================================================ settings
-def _experiment_config(config_maps: Sequence[Item],
-                       log: ErrorLog) -> tuple[Item, dict[str, Any]] | None:
+def _experiment_config(
+    config_maps: Sequence[Item], log: ErrorLog
+) -> tuple[Item, dict[str, Any]] | None:
     for item in config_maps:
         labels = item.meta.get("labels") or {}
         if item.name != EXPERIMENT_CONFIGMAP and labels.get(EXPERIMENT_LABEL) != "true":
@@ -64,17 +76,29 @@ def _experiment_config(config_maps: Sequence[Item],
             settings = load_document(text) if isinstance(text, str) else None
         except SpecError as exc:
             settings = None
-            log.add(item.origin.file, item.origin.line, item.origin.column,
-                    f"{item.label}: data.{EXPERIMENT_KEY}: {exc}")
+            log.add(
+                item.origin.file,
+                item.origin.line,
+                item.origin.column,
+                f"{item.label}: data.{EXPERIMENT_KEY}: {exc}",
+            )
         if not isinstance(settings, Mapping):
-            log.add(item.origin.file, item.origin.line, item.origin.column,
-                    f"{item.label}: data.{EXPERIMENT_KEY} must be a YAML mapping")
+            log.add(
+                item.origin.file,
+                item.origin.line,
+                item.origin.column,
+                f"{item.label}: data.{EXPERIMENT_KEY} must be a YAML mapping",
+            )
             return None
         unknown = sorted(set(settings) - set(SETTINGS))
         if unknown:
-            log.add(item.origin.file, item.origin.line, item.origin.column,
-                    f"{item.label}: data.{EXPERIMENT_KEY}: unknown field(s) "
-                    f"{', '.join(unknown)} (known: {', '.join(SETTINGS)})")
+            log.add(
+                item.origin.file,
+                item.origin.line,
+                item.origin.column,
+                f"{item.label}: data.{EXPERIMENT_KEY}: unknown field(s) "
+                f"{', '.join(unknown)} (known: {', '.join(SETTINGS)})",
+            )
             return None
         return item, dict(settings)
     return None
@@ -109,8 +133,9 @@ def _drop_note(draft: Draft, used: Item) -> None:
 def _input_order(draft: Draft) -> None:
     """Workloads in the order their objects appear in the input (the exporter writes them
     in the spec's order; the reader groups them by controller kind)."""
-    origins = {i: draft.provenance.items.get(f"workloads[{i}]")
-               for i in range(len(draft.workloads))}
+    origins = {
+        i: draft.provenance.items.get(f"workloads[{i}]") for i in range(len(draft.workloads))
+    }
     order = sorted(origins, key=lambda i: _position(origins[i]))
     if order == list(range(len(order))):
         return
@@ -166,7 +191,8 @@ def _regroup(named: list[dict[str, Any]], pools: Mapping[str, str | None]) -> di
         shape = [{k: n.get(k) for k in POOL_FIELDS} for n in nodes]
         names = [n["name"] for n in nodes]
         if names == [f"{pool}-{i}" for i in range(len(nodes))] and all(
-                s == shape[0] for s in shape):
+            s == shape[0] for s in shape
+        ):
             node_pools.append({"name": pool, "count": len(nodes), **shape[0]})
             pooled.update(names)
     return {"nodePools": node_pools, "nodes": [n for n in named if n["name"] not in pooled]}

@@ -99,12 +99,12 @@ def export_spec(spec: ExperimentSpec, variant: str | None = None) -> ExperimentS
 
 def single_variant_spec(resolved: ResolvedVariant) -> ExperimentSpec:
     policy = resolved.spec.policy.model_copy(
-        update={"preemption": resolved.preemption, "placement": resolved.placement})
+        update={"preemption": resolved.preemption, "placement": resolved.placement}
+    )
     return resolved.spec.model_copy(update={"policy": policy, "variants": [], "grid": {}})
 
 
-def manifest_objects(spec: ExperimentSpec, options: ExportOptions | None = None
-                     ) -> list[Manifest]:
+def manifest_objects(spec: ExperimentSpec, options: ExportOptions | None = None) -> list[Manifest]:
     """Every object, in the order ``kubectl apply`` needs them (classes and queues
     before the workloads that name them)."""
     options = options or ExportOptions()
@@ -112,8 +112,9 @@ def manifest_objects(spec: ExperimentSpec, options: ExportOptions | None = None
     return list(writer.objects())
 
 
-def export_manifests(spec: ExperimentSpec, *, variant: str | None = None,
-                     options: ExportOptions | None = None) -> str:
+def export_manifests(
+    spec: ExperimentSpec, *, variant: str | None = None, options: ExportOptions | None = None
+) -> str:
     """The experiment (or ``variant``) as multi-document YAML with a header comment."""
     options = options or ExportOptions()
     chosen = export_spec(spec, variant)
@@ -121,8 +122,9 @@ def export_manifests(spec: ExperimentSpec, *, variant: str | None = None,
     return dump_documents(manifest_objects(chosen, options), header)
 
 
-def export_kwok_snapshot(spec: ExperimentSpec, *, variant: str | None = None,
-                         namespace: str = DEFAULT_NAMESPACE) -> str:
+def export_kwok_snapshot(
+    spec: ExperimentSpec, *, variant: str | None = None, namespace: str = DEFAULT_NAMESPACE
+) -> str:
     """The scenario at t = 0 as a KWOK snapshot (what ``kwokctl snapshot export`` writes:
     one multi-document YAML of the cluster's objects). Its Nodes carry the annotation
     KWOK's controller manages (``kwok.x-k8s.io/node: fake``); the initial state is Pods
@@ -135,18 +137,18 @@ def export_kwok_snapshot(spec: ExperimentSpec, *, variant: str | None = None,
         if obj["kind"] == "Node":
             obj["metadata"].setdefault("annotations", {})[KWOK_NODE_ANNOTATION] = "fake"
     what = f"experiment '{chosen.name}'" + (f", variant '{variant}'" if variant else "")
-    header = [f"Disruption Lab: {what} at t = 0 as a KWOK cluster snapshot.",
-              "Restore: kwokctl create cluster && kwokctl snapshot restore --path THIS_FILE "
-              "--format k8s",
-              "(newer kwokctl: kwokctl snapshot replay --snapshot --path THIS_FILE).",
-              "Install the JobSet and Kueue CRDs first where JobSets or queues appear.",
-              f"t = 0 is {timestamp(options.snapshot_time)} (every Node's Ready heartbeat).",
-              "Import it back: python -m scheduler_core import k8s THIS_FILE"]
+    header = [
+        f"Disruption Lab: {what} at t = 0 as a KWOK cluster snapshot.",
+        "Restore: kwokctl create cluster && kwokctl snapshot restore --path THIS_FILE --format k8s",
+        "(newer kwokctl: kwokctl snapshot replay --snapshot --path THIS_FILE).",
+        "Install the JobSet and Kueue CRDs first where JobSets or queues appear.",
+        f"t = 0 is {timestamp(options.snapshot_time)} (every Node's Ready heartbeat).",
+        "Import it back: python -m scheduler_core import k8s THIS_FILE",
+    ]
     return dump_documents(objects, header)
 
 
-def manifest_header(spec: ExperimentSpec, variant: str | None,
-                    options: ExportOptions) -> list[str]:
+def manifest_header(spec: ExperimentSpec, variant: str | None, options: ExportOptions) -> list[str]:
     what = f"experiment '{spec.name}'" + (f", variant '{variant}'" if variant else "")
     lines = [
         f"Disruption Lab: {what} as Kubernetes manifests.",
@@ -158,8 +160,9 @@ def manifest_header(spec: ExperimentSpec, variant: str | None,
         "Import it back: python -m scheduler_core import k8s THIS_FILE",
     ]
     if options.nodes:
-        lines.append("The Nodes (and Pods bound to them: the initial state) describe the "
-                     "simulated cluster;")
+        lines.append(
+            "The Nodes (and Pods bound to them: the initial state) describe the simulated cluster;"
+        )
         lines.append("for a real cluster export with --policy-only.")
     return lines
 
@@ -181,8 +184,16 @@ def dump_documents(objects: Iterable[Manifest], header: Iterable[str] = ()) -> s
     parts = [f"# {line}\n" for line in header]
     for obj in objects:
         parts.append("---\n")
-        parts.append(yaml.dump(obj, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-                               default_flow_style=False, width=100))
+        parts.append(
+            yaml.dump(
+                obj,
+                Dumper=_Dumper,
+                sort_keys=False,
+                allow_unicode=True,
+                default_flow_style=False,
+                width=100,
+            )
+        )
     return "".join(parts)
 
 
@@ -198,8 +209,9 @@ class _Writer:
         yield self.experiment_config()
         yield from (priority_class(pc) for pc in self.spec.priority_classes)
         yield from self.kueue()
-        yield from (self.resource_quota(q.priority_class_name, q.gpus)
-                    for q in self.spec.resource_quotas)
+        yield from (
+            self.resource_quota(q.priority_class_name, q.gpus) for q in self.spec.resource_quotas
+        )
         for workload in self.spec.workloads:
             yield from self.workload(workload)
         if self.options.nodes:
@@ -215,53 +227,83 @@ class _Writer:
         document = self.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
         settings = {key: document[key] for key in SETTINGS if key in document}
         text = yaml.safe_dump(settings, sort_keys=False, allow_unicode=True)
-        return {"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": self.meta(EXPERIMENT_CONFIGMAP, labels={EXPERIMENT_LABEL: "true"}),
-                "data": {EXPERIMENT_KEY: text}}
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": self.meta(EXPERIMENT_CONFIGMAP, labels={EXPERIMENT_LABEL: "true"}),
+            "data": {EXPERIMENT_KEY: text},
+        }
 
     # ------------------------------------------------------------ quotas and queues
     def resource_quota(self, class_name: str, gpus: int) -> Manifest:
         """A namespace quota on the GPUs of one PriorityClass (a scope selector)."""
-        return {"apiVersion": "v1", "kind": "ResourceQuota",
-                "metadata": self.meta(f"{class_name}-gpus"),
-                "spec": {"hard": {f"requests.{GPU}": str(gpus)},
-                         "scopeSelector": {"matchExpressions": [
-                             {"scopeName": "PriorityClass", "operator": "In",
-                              "values": [class_name]}]}}}
+        return {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": self.meta(f"{class_name}-gpus"),
+            "spec": {
+                "hard": {f"requests.{GPU}": str(gpus)},
+                "scopeSelector": {
+                    "matchExpressions": [
+                        {"scopeName": "PriorityClass", "operator": "In", "values": [class_name]}
+                    ]
+                },
+            },
+        }
 
     def kueue(self) -> Iterator[Manifest]:
         if not self.spec.queues:
             return
         for flavor in flavor_names(self.spec.queues):
-            yield {"apiVersion": KUEUE_API, "kind": "ResourceFlavor",
-                   "metadata": {"name": flavor}, "spec": {}}
+            yield {
+                "apiVersion": KUEUE_API,
+                "kind": "ResourceFlavor",
+                "metadata": {"name": flavor},
+                "spec": {},
+            }
         if self.spec.fair_sharing is not None:
             yield self.kueue_configuration()
         for cohort in sorted({q.cohort for q in self.spec.queues if q.cohort}):
-            yield {"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": {"name": cohort},
-                   "spec": {}}
+            yield {
+                "apiVersion": KUEUE_API,
+                "kind": "Cohort",
+                "metadata": {"name": cohort},
+                "spec": {},
+            }
         for queue in self.spec.queues:
             yield cluster_queue(queue, self.total_gpus())
-            yield {"apiVersion": KUEUE_API, "kind": "LocalQueue",
-                   "metadata": self.meta(queue.name), "spec": {"clusterQueue": queue.name}}
+            yield {
+                "apiVersion": KUEUE_API,
+                "kind": "LocalQueue",
+                "metadata": self.meta(queue.name),
+                "spec": {"clusterQueue": queue.name},
+            }
 
     def kueue_configuration(self) -> Manifest:
         """Kueue's manager configuration with fairSharing (kueue-system/kueue-manager-config;
         Kueue reads it at start, so restart the controller after applying it)."""
         fair = self.spec.fair_sharing
         assert fair is not None
-        config = {"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
-                  "fairSharing": {"enable": True,
-                                  "preemptionStrategies": list(fair.preemption_strategies)}}
-        return {"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
-                "data": {"controller_manager_config.yaml": yaml.safe_dump(config,
-                                                                          sort_keys=False)}}
+        config = {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta1",
+            "kind": "Configuration",
+            "fairSharing": {
+                "enable": True,
+                "preemptionStrategies": list(fair.preemption_strategies),
+            },
+        }
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+            "data": {"controller_manager_config.yaml": yaml.safe_dump(config, sort_keys=False)},
+        }
 
     def total_gpus(self) -> int:
         cluster = self.spec.cluster
-        return (sum(p.gpus * p.count for p in cluster.node_pools)
-                + sum(n.gpus for n in cluster.nodes))
+        return sum(p.gpus * p.count for p in cluster.node_pools) + sum(
+            n.gpus for n in cluster.nodes
+        )
 
     # ------------------------------------------------------------ workloads
     def workload(self, w: Workload) -> Iterator[Manifest]:
@@ -289,46 +331,71 @@ class _Writer:
         return self.meta(w.name, labels=self.labels(w), annotations=workload_annotations(w))
 
     def pod_template(self, w: Workload, restart: str) -> Manifest:
-        return {"metadata": {"labels": self.labels(w),
-                             "annotations": workload_annotations(w)},
-                "spec": pod_spec(w, restart)}
+        return {
+            "metadata": {"labels": self.labels(w), "annotations": workload_annotations(w)},
+            "spec": pod_spec(w, restart),
+        }
 
     def job_spec(self, w: Workload, backoff_limit: int) -> dict[str, Any]:
         spec: dict[str, Any] = {
-            "parallelism": w.members, "completions": w.members, "completionMode": "Indexed",
+            "parallelism": w.members,
+            "completions": w.members,
+            "completionMode": "Indexed",
             "backoffLimit": backoff_limit,
-            "podReplacementPolicy": w.controller.pod_replacement_policy}
+            "podReplacementPolicy": w.controller.pod_replacement_policy,
+        }
         if w.queue:
             spec["suspend"] = True  # Kueue admits it by unsuspending
         spec["template"] = self.pod_template(w, "Never")
         return spec
 
     def job(self, w: Workload) -> Manifest:
-        return {"apiVersion": JOB_API, "kind": "Job", "metadata": self.object_meta(w),
-                "spec": self.job_spec(w, JOB_BACKOFF_LIMIT)}
+        return {
+            "apiVersion": JOB_API,
+            "kind": "Job",
+            "metadata": self.object_meta(w),
+            "spec": self.job_spec(w, JOB_BACKOFF_LIMIT),
+        }
 
     def jobset(self, w: Workload) -> Manifest:
         """One replicated Job of all members. ``restart: group`` is JobSet's own restart
         (any member failing fails the Job, and the JobSet recreates every Job);
         ``member`` leaves replacing a member to the Job controller."""
         group = w.controller.restart == "group"
-        job = {"name": "workers", "replicas": 1,
-               "template": {"metadata": {"labels": self.labels(w)},
-                            "spec": self.job_spec(w, 0 if group else JOB_BACKOFF_LIMIT)}}
+        job = {
+            "name": "workers",
+            "replicas": 1,
+            "template": {
+                "metadata": {"labels": self.labels(w)},
+                "spec": self.job_spec(w, 0 if group else JOB_BACKOFF_LIMIT),
+            },
+        }
         spec: dict[str, Any] = {"replicatedJobs": [job]}
         if group:
-            spec["failurePolicy"] = {"maxRestarts": JOBSET_MAX_RESTARTS,
-                                     "restartStrategy": "Recreate"}
+            spec["failurePolicy"] = {
+                "maxRestarts": JOBSET_MAX_RESTARTS,
+                "restartStrategy": "Recreate",
+            }
         if w.queue:
             spec["suspend"] = True
-        return {"apiVersion": JOBSET_API, "kind": "JobSet", "metadata": self.object_meta(w),
-                "spec": spec}
+        return {
+            "apiVersion": JOBSET_API,
+            "kind": "JobSet",
+            "metadata": self.object_meta(w),
+            "spec": spec,
+        }
 
     def deployment(self, w: Workload) -> Manifest:
-        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": self.object_meta(w),
-                "spec": {"replicas": w.members,
-                         "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
-                         "template": self.pod_template(w, "Always")}}
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": self.object_meta(w),
+            "spec": {
+                "replicas": w.members,
+                "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}},
+                "template": self.pod_template(w, "Always"),
+            },
+        }
 
     def bare_pods(self, w: Workload) -> Iterator[Manifest]:
         """No controller: the members are plain Pods, in the workload's place; those of
@@ -364,22 +431,30 @@ class _Writer:
             labels["batch.kubernetes.io/job-completion-index"] = str(member)
             meta["ownerReferences"] = [self.owner(JOB_API, "Job", w.name)]
         elif kind == "jobset":
-            labels.update({"jobset.sigs.k8s.io/jobset-name": w.name,
-                           "jobset.sigs.k8s.io/replicatedjob-name": "workers",
-                           "batch.kubernetes.io/job-completion-index": str(member)})
+            labels.update(
+                {
+                    "jobset.sigs.k8s.io/jobset-name": w.name,
+                    "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+                    "batch.kubernetes.io/job-completion-index": str(member),
+                }
+            )
             meta["ownerReferences"] = [self.owner(JOB_API, "Job", f"{w.name}-workers-0")]
         elif kind == "deployment":
             digest = _digest(f"{self.ns}/{w.name}")[:10]
             labels["pod-template-hash"] = digest
-            meta["ownerReferences"] = [self.owner("apps/v1", "ReplicaSet",
-                                                  f"{w.name}-{digest}")]
+            meta["ownerReferences"] = [self.owner("apps/v1", "ReplicaSet", f"{w.name}-{digest}")]
 
     def owner(self, api: str, kind: str, name: str) -> dict[str, Any]:
         """An owner reference. The uid is derived from the name: a KWOK restore re-links
         owners by name; a real cluster's garbage collector would remove the pod, hence
         ``--policy-only`` for real clusters."""
-        return {"apiVersion": api, "kind": kind, "name": name, "controller": True,
-                "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.ns}/{kind}/{name}"))}
+        return {
+            "apiVersion": api,
+            "kind": kind,
+            "name": name,
+            "controller": True,
+            "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.ns}/{kind}/{name}")),
+        }
 
     def placements(self, w: Workload) -> list[tuple[int, InitialPod]]:
         """The workload's initial pods with their member index (given, else the next free)."""
@@ -392,24 +467,37 @@ class _Writer:
     def pod_group(self, w: Workload) -> Manifest:
         assert w.pod_group is not None
         group = w.pod_group
-        policy: dict[str, Any] = ({"gang": {"minCount": group.min_count}}
-                                  if group.scheduling == "gang" else {"basic": {}})
-        spec: dict[str, Any] = {"schedulingPolicy": policy,
-                                "disruptionMode": {group.disruption_mode.lower(): {}}}
+        policy: dict[str, Any] = (
+            {"gang": {"minCount": group.min_count}} if group.scheduling == "gang" else {"basic": {}}
+        )
+        spec: dict[str, Any] = {
+            "schedulingPolicy": policy,
+            "disruptionMode": {group.disruption_mode.lower(): {}},
+        }
         if group.priority_class_name:
             spec["priorityClassName"] = group.priority_class_name
         if group.topology is not None and group.topology.required:
             spec["schedulingConstraints"] = {"topology": [{"key": group.topology.required}]}
-        return {"apiVersion": POD_GROUP_API, "kind": "PodGroup",
-                "metadata": self.meta(w.name, labels={WORKLOAD_LABEL: w.name}), "spec": spec}
+        return {
+            "apiVersion": POD_GROUP_API,
+            "kind": "PodGroup",
+            "metadata": self.meta(w.name, labels={WORKLOAD_LABEL: w.name}),
+            "spec": spec,
+        }
 
     def pdb(self, w: Workload) -> Manifest:
         assert w.pdb is not None
-        budget = ({"minAvailable": w.pdb.min_available} if w.pdb.min_available is not None
-                  else {"maxUnavailable": w.pdb.max_unavailable})
-        return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-                "metadata": self.meta(w.name),
-                "spec": {**budget, "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}}}}
+        budget = (
+            {"minAvailable": w.pdb.min_available}
+            if w.pdb.min_available is not None
+            else {"maxUnavailable": w.pdb.max_unavailable}
+        )
+        return {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": self.meta(w.name),
+            "spec": {**budget, "selector": {"matchLabels": {WORKLOAD_LABEL: w.name}}},
+        }
 
     # ------------------------------------------------------------ the cluster
     def nodes(self) -> Iterator[Manifest]:
@@ -424,8 +512,7 @@ class _Writer:
         """The members of controllers already running at t = 0, in initialState order
         (a bare pod's were written in its workload's place)."""
         workloads = {w.name: w for w in self.spec.workloads}
-        members = {w.name: {id(p): m for m, p in self.placements(w)}
-                   for w in self.spec.workloads}
+        members = {w.name: {id(p): m for m, p in self.placements(w)} for w in self.spec.workloads}
         for placed in self.spec.initial_state:
             w = workloads[placed.workload]
             if w.controller.kind.value != "none":
@@ -434,10 +521,14 @@ class _Writer:
 
 # ============================================================================ objects
 def priority_class(pc: Any) -> Manifest:
-    manifest: Manifest = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                          "metadata": {"name": pc.name}, "value": pc.value,
-                          "globalDefault": pc.global_default,
-                          "preemptionPolicy": pc.preemption_policy.value}
+    manifest: Manifest = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": pc.name},
+        "value": pc.value,
+        "globalDefault": pc.global_default,
+        "preemptionPolicy": pc.preemption_policy.value,
+    }
     if pc.description:
         manifest["description"] = pc.description
     return manifest
@@ -469,28 +560,37 @@ def resource_groups(queue: AdmissionQueue, cluster_gpus: int) -> list[dict[str, 
     """spec.resourceGroups in Kubernetes names and quantities; the short form is one
     GPU-only flavor (the whole cluster when the queue has no GPU cap)."""
     if not queue.resource_groups:
-        resource: dict[str, Any] = {"name": GPU, "nominalQuota": str(
-            cluster_gpus if queue.nominal_gpus is None else queue.nominal_gpus)}
+        resource: dict[str, Any] = {
+            "name": GPU,
+            "nominalQuota": str(cluster_gpus if queue.nominal_gpus is None else queue.nominal_gpus),
+        }
         if queue.borrowing_limit_gpus is not None:
             resource["borrowingLimit"] = str(queue.borrowing_limit_gpus)
-        return [{"coveredResources": [GPU],
-                 "flavors": [{"name": FLAVOR, "resources": [resource]}]}]
+        return [{"coveredResources": [GPU], "flavors": [{"name": FLAVOR, "resources": [resource]}]}]
     groups = []
     for group in queue.resource_groups:
         flavors = []
         for flavor in group.flavors:
             resources = []
             for r in flavor.resources:
-                entry: dict[str, Any] = {"name": K8S_RESOURCES[r.name],
-                                         "nominalQuota": _quota_quantity(r.name, r.nominal_quota)}
-                for key, value in (("borrowingLimit", r.borrowing_limit),
-                                   ("lendingLimit", r.lending_limit)):
+                entry: dict[str, Any] = {
+                    "name": K8S_RESOURCES[r.name],
+                    "nominalQuota": _quota_quantity(r.name, r.nominal_quota),
+                }
+                for key, value in (
+                    ("borrowingLimit", r.borrowing_limit),
+                    ("lendingLimit", r.lending_limit),
+                ):
                     if value is not None:
                         entry[key] = _quota_quantity(r.name, value)
                 resources.append(entry)
             flavors.append({"name": flavor.name, "resources": resources})
-        groups.append({"coveredResources": [K8S_RESOURCES[r] for r in group.covered_resources],
-                       "flavors": flavors})
+        groups.append(
+            {
+                "coveredResources": [K8S_RESOURCES[r] for r in group.covered_resources],
+                "flavors": flavors,
+            }
+        )
     return groups
 
 
@@ -500,23 +600,28 @@ def cluster_queue(queue: AdmissionQueue, cluster_gpus: int) -> Manifest:
     without a GPU cap gets the whole cluster as its nominal quota."""
     preemption: dict[str, Any] = {
         "withinClusterQueue": queue.preemption.within_cluster_queue,
-        "reclaimWithinCohort": queue.preemption.reclaim_within_cohort}
+        "reclaimWithinCohort": queue.preemption.reclaim_within_cohort,
+    }
     bwc = queue.preemption.borrow_within_cohort
     if bwc is not None:
         preemption["borrowWithinCohort"] = {"policy": bwc.policy}
         if bwc.max_priority_threshold is not None:
-            preemption["borrowWithinCohort"]["maxPriorityThreshold"] = \
-                bwc.max_priority_threshold
+            preemption["borrowWithinCohort"]["maxPriorityThreshold"] = bwc.max_priority_threshold
     spec: dict[str, Any] = {
         "namespaceSelector": {},
         "queueingStrategy": queue.queueing_strategy,
         "resourceGroups": resource_groups(queue, cluster_gpus),
-        "preemption": preemption}
+        "preemption": preemption,
+    }
     fungibility = queue.flavor_fungibility
-    if (fungibility.when_can_borrow, fungibility.when_can_preempt) != \
-            ("MayStopSearch", "TryNextFlavor"):
-        spec["flavorFungibility"] = {"whenCanBorrow": fungibility.when_can_borrow,
-                                     "whenCanPreempt": fungibility.when_can_preempt}
+    if (fungibility.when_can_borrow, fungibility.when_can_preempt) != (
+        "MayStopSearch",
+        "TryNextFlavor",
+    ):
+        spec["flavorFungibility"] = {
+            "whenCanBorrow": fungibility.when_can_borrow,
+            "whenCanPreempt": fungibility.when_can_preempt,
+        }
     if queue.fair_sharing.weight != 1:
         spec["fairSharing"] = {"weight": _number(queue.fair_sharing.weight)}
     if queue.cohort:
@@ -526,15 +631,22 @@ def cluster_queue(queue: AdmissionQueue, cluster_gpus: int) -> Manifest:
         annotations[PREFIX + "concurrency"] = str(queue.concurrency)
     if queue.nominal_gpus is None and not queue.resource_groups:
         annotations[PREFIX + "nominal-gpus"] = "none"
-    return {"apiVersion": KUEUE_API, "kind": "ClusterQueue",
-            "metadata": {"name": queue.name, "annotations": annotations}, "spec": spec}
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "ClusterQueue",
+        "metadata": {"name": queue.name, "annotations": annotations},
+        "spec": spec,
+    }
 
 
 def node(name: str, shape: NodeShape, heartbeat: str, pool: str | None = None) -> Manifest:
     """A Node as ``kubectl get node -o yaml`` shows it: allocatable, labels, taints, and
     a Ready condition whose heartbeat is the snapshot time (t = 0)."""
-    resources = {"cpu": cpu_quantity(shape.cpu), "memory": memory_quantity(shape.memory),
-                 "pods": str(shape.max_pods)}
+    resources = {
+        "cpu": cpu_quantity(shape.cpu),
+        "memory": memory_quantity(shape.memory),
+        "pods": str(shape.max_pods),
+    }
     if shape.gpus:
         resources[GPU] = str(shape.gpus)
     annotations = {}
@@ -551,9 +663,18 @@ def node(name: str, shape: NodeShape, heartbeat: str, pool: str | None = None) -
     if shape.taints:
         manifest["spec"] = {"taints": [_taint(t) for t in shape.taints]}
     manifest["status"] = {
-        "capacity": dict(resources), "allocatable": resources,
-        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
-                        "lastHeartbeatTime": heartbeat, "lastTransitionTime": heartbeat}]}
+        "capacity": dict(resources),
+        "allocatable": resources,
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "KubeletReady",
+                "lastHeartbeatTime": heartbeat,
+                "lastTransitionTime": heartbeat,
+            }
+        ],
+    }
     return manifest
 
 
@@ -570,8 +691,11 @@ def pod_spec(w: Workload, restart: str) -> dict[str, Any]:
     limits: dict[str, str] = {}
     if w.gpus:
         requests[GPU] = limits[GPU] = str(w.gpus)  # extended resources: limit == request
-    container: dict[str, Any] = {"name": "main", "image": PAUSE_IMAGE,
-                                 "resources": {"requests": requests}}
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": PAUSE_IMAGE,
+        "resources": {"requests": requests},
+    }
     if limits:
         container["resources"]["limits"] = limits
     spec: dict[str, Any] = {"restartPolicy": restart}
@@ -591,15 +715,19 @@ def pod_spec(w: Workload, restart: str) -> dict[str, Any]:
 def workload_annotations(w: Workload) -> dict[str, str]:
     """Every application-model field, written out even at its default: the reader fills
     a missing one from the per-kind defaults, which need not be the spec's."""
-    a = {"kind": w.kind.value, "arrival": duration(w.arrival),
-         "duration-seconds": optional_duration(w.duration_seconds),
-         "startup-seconds": duration(w.startup_seconds),
-         "stop-seconds": duration(w.stop_seconds),
-         "checkpoint-interval": optional_duration(w.checkpoint.interval_seconds),
-         "checkpoint-write-seconds": duration(w.checkpoint.write_seconds),
-         "checkpoint-on-sigterm": _bool(w.checkpoint.on_sigterm),
-         "recovery-model": w.recovery.model.value,
-         "urgent": _bool(w.urgent), "queue-priority": str(w.queue_priority)}
+    a = {
+        "kind": w.kind.value,
+        "arrival": duration(w.arrival),
+        "duration-seconds": optional_duration(w.duration_seconds),
+        "startup-seconds": duration(w.startup_seconds),
+        "stop-seconds": duration(w.stop_seconds),
+        "checkpoint-interval": optional_duration(w.checkpoint.interval_seconds),
+        "checkpoint-write-seconds": duration(w.checkpoint.write_seconds),
+        "checkpoint-on-sigterm": _bool(w.checkpoint.on_sigterm),
+        "recovery-model": w.recovery.model.value,
+        "urgent": _bool(w.urgent),
+        "queue-priority": str(w.queue_priority),
+    }
     if w.recovery.min_members is not None:
         a["recovery-min-members"] = str(w.recovery.min_members)
     if w.controller.kind.value == "jobset":

@@ -68,24 +68,34 @@ class KueueReader:
                 continue
             self.local[(item.namespace, item.name)] = str(target)
         for item in self._items("ResourceFlavor"):
-            if (item.spec.get("nodeLabels") or item.spec.get("nodeTaints")
-                    or item.spec.get("topologyName")):
-                notes.add("Kueue ResourceFlavors: node labels, taints and topology are not "
-                          "applied to the pods (a flavor is a quota bucket)", item.label)
+            if (
+                item.spec.get("nodeLabels")
+                or item.spec.get("nodeTaints")
+                or item.spec.get("topologyName")
+            ):
+                notes.add(
+                    "Kueue ResourceFlavors: node labels, taints and topology are not "
+                    "applied to the pods (a flavor is a quota bucket)",
+                    item.label,
+                )
         self._configuration()
         for item in self._items("Cohort"):
             if "cohort" in AdmissionQueue.model_fields and self._cohort_fields():
                 continue
-            notes.add("Kueue Cohort objects: only the cohort name is modelled (no parent "
-                      "cohorts, no cohort quota, no fair-sharing weight)", item.label)
+            notes.add(
+                "Kueue Cohort objects: only the cohort name is modelled (no parent "
+                "cohorts, no cohort quota, no fair-sharing weight)",
+                item.label,
+            )
 
     def _cohort_fields(self) -> bool:
         return False
 
     def _configuration(self) -> None:
         """fairSharing from Kueue's Configuration: the manager's ConfigMap, or the object."""
-        configs = [(i, i.data) for i in self.reader.of("Configuration")
-                   if i.api_group == CONFIG_GROUP]
+        configs = [
+            (i, i.data) for i in self.reader.of("Configuration") if i.api_group == CONFIG_GROUP
+        ]
         for item in self.reader.of("ConfigMap"):
             text = (item.data.get("data") or {}).get(CONFIG_KEY)
             if item.name != CONFIG_MAP or not isinstance(text, str):
@@ -119,20 +129,26 @@ class KueueReader:
         cohort = spec.get("cohortName") or spec.get("cohort")
         if cohort:
             queue["cohort"] = str(cohort)
-        chosen = {k: preemption[k] for k in ("withinClusterQueue", "reclaimWithinCohort",
-                                             "borrowWithinCohort") if preemption.get(k)}
+        chosen = {
+            k: preemption[k]
+            for k in ("withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort")
+            if preemption.get(k)
+        }
         if chosen:
             queue["preemption"] = chosen
         if spec.get("queueingStrategy"):
             queue["queueingStrategy"] = spec["queueingStrategy"]
         fungibility = spec.get("flavorFungibility") or {}
-        picked = {k: fungibility[k] for k in ("whenCanBorrow", "whenCanPreempt")
-                  if fungibility.get(k)}
+        picked = {
+            k: fungibility[k] for k in ("whenCanBorrow", "whenCanPreempt") if fungibility.get(k)
+        }
         if picked:
             queue["flavorFungibility"] = picked
         if fungibility.get("preference"):
-            notes.add("Kueue flavorFungibility.preference is not modelled "
-                      "(BorrowingOverPreemption)", item.label)
+            notes.add(
+                "Kueue flavorFungibility.preference is not modelled (BorrowingOverPreemption)",
+                item.label,
+            )
         weight = (spec.get("fairSharing") or {}).get("weight")
         if weight is not None:
             try:
@@ -151,10 +167,14 @@ class KueueReader:
         groups: list[dict[str, Any]] = []
         other: set[str] = set()
         for gi, group in enumerate(item.spec.get("resourceGroups") or []):
-            covered = [RESOURCES[str(r)] for r in group.get("coveredResources") or []
-                       if str(r) in RESOURCES]
-            other |= {str(r) for r in group.get("coveredResources") or []
-                      if str(r) not in RESOURCES}
+            covered = [
+                RESOURCES[str(r)]
+                for r in group.get("coveredResources") or []
+                if str(r) in RESOURCES
+            ]
+            other |= {
+                str(r) for r in group.get("coveredResources") or [] if str(r) not in RESOURCES
+            }
             flavors = []
             for fi, flavor in enumerate(group.get("flavors") or []):
                 resources = []
@@ -172,8 +192,11 @@ class KueueReader:
             if covered:
                 groups.append({"coveredResources": covered, "flavors": flavors})
         if other:
-            self.reader.notes.add(f"Kueue quota on {', '.join(sorted(other))} is not modelled "
-                                  "(GPUs, CPU and memory are)", item.label)
+            self.reader.notes.add(
+                f"Kueue quota on {', '.join(sorted(other))} is not modelled "
+                "(GPUs, CPU and memory are)",
+                item.label,
+            )
         return groups
 
     def queue_of(self, unit: Unit) -> str | None:
@@ -188,8 +211,9 @@ class KueueReader:
             return None
         return self.local.get((unit.namespace, str(name)))
 
-    def workload_fields(self, unit: Unit, fields: dict[str, Any], own: dict[str, Any],
-                        template_meta: dict[str, Any]) -> None:
+    def workload_fields(
+        self, unit: Unit, fields: dict[str, Any], own: dict[str, Any], template_meta: dict[str, Any]
+    ) -> None:
         labels = {**(template_meta.get("labels") or {}), **(own.get("labels") or {})}
         name = labels.get(QUEUE_LABEL)
         if not name:
@@ -197,26 +221,37 @@ class KueueReader:
         queue = self.local.get((unit.namespace, str(name)))
         label = unit.source.label
         if queue is None:
-            self.reader.notes.add("not queued: no Kueue LocalQueue of that name in the input "
-                                  "(Kueue would keep them suspended)", label)
+            self.reader.notes.add(
+                "not queued: no Kueue LocalQueue of that name in the input "
+                "(Kueue would keep them suspended)",
+                label,
+            )
             return
         if any(p.node for p in unit.pods):
-            self.reader.notes.add("already admitted (pods running): run outside the Kueue "
-                                  "queue; their quota use is not counted", label)
+            self.reader.notes.add(
+                "already admitted (pods running): run outside the Kueue "
+                "queue; their quota use is not counted",
+                label,
+            )
             return
         fields["queue"] = queue
         self.queued.add(queue)
         wpc = labels.get(PRIORITY_LABEL)
         if wpc and wpc not in self.priorities:
-            self.reader.error(unit.source, f"metadata.labels.{PRIORITY_LABEL}: no "
-                                           f"WorkloadPriorityClass '{wpc}' in the input")
+            self.reader.error(
+                unit.source,
+                f"metadata.labels.{PRIORITY_LABEL}: no WorkloadPriorityClass '{wpc}' in the input",
+            )
             return
         if wpc:
             fields["queuePriority"] = self.priorities[str(wpc)]
         else:
             name_ = fields.get("priorityClassName")
-            fields["queuePriority"] = self.reader.classes.get(name_, self.reader.default_priority) \
-                if name_ else self.reader.default_priority
+            fields["queuePriority"] = (
+                self.reader.classes.get(name_, self.reader.default_priority)
+                if name_
+                else self.reader.default_priority
+            )
 
     def emit(self, draft: Draft) -> None:
         if self.queues:
@@ -229,6 +264,7 @@ class KueueReader:
 
 def _resource_quota(name: str, resource: dict[str, Any]) -> dict[str, Any]:
     """One resource's quota in the spec's units: whole GPUs, cores, GiB."""
+
     def amount(value: Any) -> float | int:
         if name == "gpus":
             return parse_count(value)
@@ -237,8 +273,7 @@ def _resource_quota(name: str, resource: dict[str, Any]) -> dict[str, Any]:
             raise QuantityError(f"'{value}' is negative")
         return number / GIB if name == "memory" else number
 
-    quota: dict[str, Any] = {"name": name, "nominalQuota": amount(resource.get("nominalQuota",
-                                                                              0))}
+    quota: dict[str, Any] = {"name": name, "nominalQuota": amount(resource.get("nominalQuota", 0))}
     for key in ("borrowingLimit", "lendingLimit"):
         if resource.get(key) is not None:
             quota[key] = amount(resource[key])
@@ -250,11 +285,14 @@ def _quota_fields(groups: list[dict[str, Any]]) -> dict[str, Any]:
     limit) as nominalGpus; anything else as resourceGroups."""
     if not groups:
         return {"nominalGpus": 0}
-    if (len(groups) == 1 and groups[0]["coveredResources"] == ["gpus"]
-            and len(groups[0]["flavors"]) == 1
-            and groups[0]["flavors"][0]["name"] == SHORT_FORM_FLAVOR
-            and len(groups[0]["flavors"][0]["resources"]) == 1
-            and "lendingLimit" not in groups[0]["flavors"][0]["resources"][0]):
+    if (
+        len(groups) == 1
+        and groups[0]["coveredResources"] == ["gpus"]
+        and len(groups[0]["flavors"]) == 1
+        and groups[0]["flavors"][0]["name"] == SHORT_FORM_FLAVOR
+        and len(groups[0]["flavors"][0]["resources"]) == 1
+        and "lendingLimit" not in groups[0]["flavors"][0]["resources"][0]
+    ):
         gpus = groups[0]["flavors"][0]["resources"][0]
         fields: dict[str, Any] = {"nominalGpus": gpus["nominalQuota"]}
         if "borrowingLimit" in gpus:

@@ -36,33 +36,56 @@ from scheduler_core.traces.quantity import GIB, QuantityError, parse_count, pars
 GPU = "nvidia.com/gpu"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 SPOT_LABELS = {
-    "cloud.google.com/gke-spot": "true", "cloud.google.com/gke-preemptible": "true",
-    "eks.amazonaws.com/capacityType": "SPOT", "karpenter.sh/capacity-type": "spot",
+    "cloud.google.com/gke-spot": "true",
+    "cloud.google.com/gke-preemptible": "true",
+    "eks.amazonaws.com/capacityType": "SPOT",
+    "karpenter.sh/capacity-type": "spot",
     "kubernetes.azure.com/scalesetpriority": "spot",
 }
 GANG_LABELS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io")
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-OWNER_KIND = {"ReplicaSet": ("inference", "deployment"), "StatefulSet": ("inference",
-              "deployment"), "Deployment": ("inference", "deployment"),
-              "Job": ("batch", "job"), "JobSet": ("training", "jobset"),
-              "PodGroup": ("training", "jobset"), "Workload": ("training", "jobset")}
+OWNER_KIND = {
+    "ReplicaSet": ("inference", "deployment"),
+    "StatefulSet": ("inference", "deployment"),
+    "Deployment": ("inference", "deployment"),
+    "Job": ("batch", "job"),
+    "JobSet": ("training", "jobset"),
+    "PodGroup": ("training", "jobset"),
+    "Workload": ("training", "jobset"),
+}
 DEFAULT_HORIZON = 3600.0
 SCHEDULING_GROUPS = ("scheduling.k8s.io",)
 KUEUE_GROUP = "kueue.x-k8s.io"
 MAX_LISTED = 40
-USED_KINDS = {"Node", "Pod", "PriorityClass", "PodDisruptionBudget", "ResourceQuota", "Job",
-              "JobSet", "Deployment", "StatefulSet", "ReplicaSet", "PodGroup", "Workload",
-              "ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor",
-              "WorkloadPriorityClass", "Configuration"}
+USED_KINDS = {
+    "Node",
+    "Pod",
+    "PriorityClass",
+    "PodDisruptionBudget",
+    "ResourceQuota",
+    "Job",
+    "JobSet",
+    "Deployment",
+    "StatefulSet",
+    "ReplicaSet",
+    "PodGroup",
+    "Workload",
+    "ClusterQueue",
+    "LocalQueue",
+    "Cohort",
+    "ResourceFlavor",
+    "WorkloadPriorityClass",
+    "Configuration",
+}
 Key = tuple[str, str, str]
 PEER_KINDS = {
     "ResourcePatch": "left out, a KWOK recording's changes over time (ResourcePatch, "
-                     "kwokctl snapshot record/export --record): the snapshot before them is "
-                     "the initial state",
+    "kwokctl snapshot record/export --record): the snapshot before them is "
+    "the initial state",
     "KubeSchedulerConfiguration": "left out, kube-scheduler-simulator's schedulerConfig (the "
-                                  "experiment's policy decides preemption and placement)",
+    "experiment's policy decides preemption and placement)",
 }
 """Peers' documents that are not Kubernetes objects, each with what becomes of it."""
 
@@ -121,8 +144,9 @@ class Unit:
     def labels(self) -> list[dict[str, str]]:
         sets = [p.labels for p in self.pods]
         if self.template is not None:
-            sets.append({str(k): str(v) for k, v in
-                         (self.template_meta.get("labels") or {}).items()})
+            sets.append(
+                {str(k): str(v) for k, v in (self.template_meta.get("labels") or {}).items()}
+            )
         return sets
 
 
@@ -150,8 +174,10 @@ class ManifestReader:
 
     def __init__(self, options: ImportOptions, log: ErrorLog) -> None:
         self.options, self.log = options, log
-        self.draft = Draft(name=options.name or "kubernetes-import",
-                           description="Imported from Kubernetes manifests")
+        self.draft = Draft(
+            name=options.name or "kubernetes-import",
+            description="Imported from Kubernetes manifests",
+        )
         self.items: dict[str, list[Item]] = {}
         self.nodes: dict[str, dict[str, Any]] = {}
         self.classes: dict[str, int] = dict(SYSTEM_CLASSES)
@@ -190,8 +216,9 @@ class ManifestReader:
         return self.items.get(kind, [])
 
     def error(self, item: Item, message: str) -> None:
-        self.log.add(item.origin.file, item.origin.line, item.origin.column,
-                     f"{item.label}: {message}")
+        self.log.add(
+            item.origin.file, item.origin.line, item.origin.column, f"{item.label}: {message}"
+        )
 
     # ================================================================ driver
     def build(self) -> Draft:
@@ -224,8 +251,10 @@ class ManifestReader:
                 continue
             for item in items:
                 if not kind:
-                    self.notes.add("left out, documents without a kind (not Kubernetes "
-                                   "objects)", f"{item.origin.file}:{item.origin.line}")
+                    self.notes.add(
+                        "left out, documents without a kind (not Kubernetes objects)",
+                        f"{item.origin.file}:{item.origin.line}",
+                    )
                 elif kind in PEER_KINDS:
                     self.notes.add(PEER_KINDS[kind], f"{item.origin.file}:{item.origin.line}")
                 else:
@@ -264,19 +293,26 @@ class ManifestReader:
                 continue
             if item.data.get("globalDefault"):
                 if default is not None:
-                    self.error(item, f"globalDefault: only one PriorityClass may be "
-                                     f"globalDefault ('{default.name}' is already, at line "
-                                     f"{default.origin.line} of {default.origin.file})")
+                    self.error(
+                        item,
+                        f"globalDefault: only one PriorityClass may be "
+                        f"globalDefault ('{default.name}' is already, at line "
+                        f"{default.origin.line} of {default.origin.file})",
+                    )
                     continue
                 default, self.default_priority = item, value
-            entry: dict[str, Any] = {"name": name, "value": value,
-                                     "globalDefault": bool(item.data.get("globalDefault"))}
+            entry: dict[str, Any] = {
+                "name": name,
+                "value": value,
+                "globalDefault": bool(item.data.get("globalDefault")),
+            }
             if item.data.get("preemptionPolicy"):
                 entry["preemptionPolicy"] = item.data["preemptionPolicy"]
             if item.data.get("description"):
                 entry["description"] = str(item.data["description"])
             self.draft.provenance.record(
-                f"priorityClasses[{len(self.draft.priority_classes)}]", item.origin)
+                f"priorityClasses[{len(self.draft.priority_classes)}]", item.origin
+            )
             self.draft.priority_classes.append(entry)
             self.classes[name] = value
 
@@ -285,8 +321,7 @@ class ManifestReader:
         if not class_name:
             return self.default_priority
         if class_name not in self.classes:
-            self.error(item, f"{field_path}: no PriorityClass with name '{class_name}' was "
-                             "found")
+            self.error(item, f"{field_path}: no PriorityClass with name '{class_name}' was found")
             return None
         return self.classes[class_name]
 
@@ -298,19 +333,24 @@ class ManifestReader:
             self.error(item, "metadata.name is missing")
             return
         try:
-            node = {"name": meta["name"], "gpus": parse_count(resources.get(GPU, 0)),
-                    "cpu": parse_quantity(resources.get("cpu", 0)),
-                    "memory": parse_quantity(resources.get("memory", 0)) / GIB,
-                    "maxPods": max(1, parse_count(resources.get("pods", 110)))}
+            node = {
+                "name": meta["name"],
+                "gpus": parse_count(resources.get(GPU, 0)),
+                "cpu": parse_quantity(resources.get("cpu", 0)),
+                "memory": parse_quantity(resources.get("memory", 0)) / GIB,
+                "maxPods": max(1, parse_count(resources.get("pods", 110))),
+            }
         except QuantityError as exc:
             self.error(item, f"status.allocatable: {exc}")
             return
         if not resources:
             self.notes.add("nodes without status.allocatable (0 GPUs, 0 CPU)", item.label)
         labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
-        node.update(labels=labels, taints=_taints(spec),
-                    spot=any(labels.get(k, "").lower() == v.lower()
-                             for k, v in SPOT_LABELS.items()))
+        node.update(
+            labels=labels,
+            taints=_taints(spec),
+            spot=any(labels.get(k, "").lower() == v.lower() for k, v in SPOT_LABELS.items()),
+        )
         if node["name"] in self.nodes:
             self.error(item, f"metadata.name: duplicate Node '{node['name']}'")
             return
@@ -328,8 +368,9 @@ class ManifestReader:
             for entry in _dicts(spec.get("podGroupTemplates")) + _dicts(spec.get("podGroups")):
                 group = self._group_fields(item, entry)
                 if group is not None:
-                    self.workload_templates[(item.namespace, item.name,
-                                             str(entry.get("name")))] = group
+                    self.workload_templates[(item.namespace, item.name, str(entry.get("name")))] = (
+                        group
+                    )
                     group["_item"] = item
 
     def _group_fields(self, item: Item, spec: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -338,38 +379,47 @@ class ManifestReader:
         if isinstance(policy.get("gang"), dict):
             count = policy["gang"].get("minCount")
             if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-                self.error(item, f"schedulingPolicy.gang.minCount: '{count}' is not a "
-                                 "positive whole number")
+                self.error(
+                    item,
+                    f"schedulingPolicy.gang.minCount: '{count}' is not a positive whole number",
+                )
                 return None
             group.update(minCount=count, scheduling="gang")
         elif "basic" in policy:
             group["scheduling"] = "basic"
         mode = _disruption_mode(spec.get("disruptionMode"))
         if mode is None:
-            self.error(item, f"disruptionMode: '{spec.get('disruptionMode')}' is not Single "
-                             "or All")
+            self.error(item, f"disruptionMode: '{spec.get('disruptionMode')}' is not Single or All")
             return None
         if mode:
             group["disruptionMode"] = mode
         if spec.get("priorityClassName"):
             group["priorityClassName"] = str(spec["priorityClassName"])
         if spec.get("schedulingConstraints"):
-            self.notes.add("schedulingConstraints are not read (use the "
-                           "disruption-lab.io/topology annotation)", item.label)
+            self.notes.add(
+                "schedulingConstraints are not read (use the "
+                "disruption-lab.io/topology annotation)",
+                item.label,
+            )
         return group
 
     def _pod_group(self, item: Item) -> None:
         if item.api_group not in SCHEDULING_GROUPS:
-            self.notes.add("left out, a PodGroup of another API group (only "
-                           "scheduling.k8s.io is read)", item.label)
+            self.notes.add(
+                "left out, a PodGroup of another API group (only scheduling.k8s.io is read)",
+                item.label,
+            )
             return
         spec = item.spec
         ref = (spec.get("podGroupTemplateRef") or {}).get("workload") or {}
         inherited = self.workload_templates.get(
-            (item.namespace, str(ref.get("workloadName")), str(ref.get("podGroupTemplateName"))))
+            (item.namespace, str(ref.get("workloadName")), str(ref.get("podGroupTemplateName")))
+        )
         if ref and inherited is None:
-            self.notes.add("PodGroups naming a Workload template not in the input (their own "
-                           "fields are used)", item.label)
+            self.notes.add(
+                "PodGroups naming a Workload template not in the input (their own fields are used)",
+                item.label,
+            )
         group = self._group_fields(item, spec)
         if group is None:
             return
@@ -387,18 +437,26 @@ class ManifestReader:
         kind, spec = item.kind, item.spec
         if kind == "ReplicaSet":
             owner = _controller_ref(item.meta)
-            if owner and owner.get("kind") == "Deployment" and \
-                    (item.namespace, "Deployment", str(owner.get("name"))) in self.units:
+            if (
+                owner
+                and owner.get("kind") == "Deployment"
+                and (item.namespace, "Deployment", str(owner.get("name"))) in self.units
+            ):
                 self.replica_sets[(item.namespace, item.name)] = (
-                    item.namespace, "Deployment", str(owner.get("name")))
+                    item.namespace,
+                    "Deployment",
+                    str(owner.get("name")),
+                )
                 return
         if kind == "Job":
             owner = _controller_ref(item.meta)
             jobset = (item.meta.get("labels") or {}).get(JOBSET_LABEL) or (
-                owner.get("name") if owner and owner.get("kind") == "JobSet" else None)
+                owner.get("name") if owner and owner.get("kind") == "JobSet" else None
+            )
             if jobset and self._jobset_unit(item.namespace, str(jobset), item.meta) is not None:
                 self.jobs[(item.namespace, item.name)] = self._jobset_unit(
-                    item.namespace, str(jobset), item.meta)  # type: ignore[assignment]
+                    item.namespace, str(jobset), item.meta
+                )  # type: ignore[assignment]
                 return
         if kind == "JobSet":
             self._jobset(item)
@@ -406,23 +464,33 @@ class ManifestReader:
         template = spec.get("template") or {}
         replicas = spec.get("parallelism" if kind == "Job" else "replicas", 1)
         if not _whole(replicas):
-            self.error(item, f"spec.{'parallelism' if kind == 'Job' else 'replicas'}: "
-                             f"'{replicas}' is not a whole number")
+            self.error(
+                item,
+                f"spec.{'parallelism' if kind == 'Job' else 'replicas'}: "
+                f"'{replicas}' is not a whole number",
+            )
             return
-        unit = self._template_unit(item, (item.namespace, kind, item.name), template,
-                                   int(replicas))
+        unit = self._template_unit(item, (item.namespace, kind, item.name), template, int(replicas))
         if kind == "Job":
             self._job_fields(item, unit)
 
-    def _template_unit(self, item: Item, key: Key, template: Mapping[str, Any],
-                       declared: int) -> Unit:
+    def _template_unit(
+        self, item: Item, key: Key, template: Mapping[str, Any], declared: int
+    ) -> Unit:
         kind, controller = OWNER_KIND[item.kind]
         pod_spec = template.get("spec") or {}
-        self.priority_of(item, pod_spec.get("priorityClassName"),
-                         "spec.template.spec.priorityClassName")
-        unit = Unit(key, kind, controller, item=item,
-                    template=dict(template.get("spec") or {}),
-                    template_meta=dict(template.get("metadata") or {}), declared=declared)
+        self.priority_of(
+            item, pod_spec.get("priorityClassName"), "spec.template.spec.priorityClassName"
+        )
+        unit = Unit(
+            key,
+            kind,
+            controller,
+            item=item,
+            template=dict(template.get("spec") or {}),
+            template_meta=dict(template.get("metadata") or {}),
+            declared=declared,
+        )
         self.units[key] = unit
         return unit
 
@@ -432,8 +500,11 @@ class ManifestReader:
             unit.extra["podReplacementPolicy"] = spec["podReplacementPolicy"]
         completions = spec.get("completions")
         if isinstance(completions, int) and completions > (unit.declared or 1):
-            self.notes.add("Job completions beyond parallelism are not modelled (the work "
-                           "is durationSeconds of parallelism members)", item.label)
+            self.notes.add(
+                "Job completions beyond parallelism are not modelled (the work "
+                "is durationSeconds of parallelism members)",
+                item.label,
+            )
         self._job_failure_fields(item, spec)
         if spec.get("suspend"):
             unit.suspended = True
@@ -443,9 +514,12 @@ class ManifestReader:
         (the Job controller with podFailurePolicy ignoring DisruptionTarget), so a
         finite backoffLimit and the failure policies are named, not modelled."""
         if job_spec.get("backoffLimit") is not None:
-            self.notes.add("Job backoffLimit is not counted (an evicted member is always "
-                           "replaced, as with a podFailurePolicy that ignores "
-                           "DisruptionTarget)", item.label)
+            self.notes.add(
+                "Job backoffLimit is not counted (an evicted member is always "
+                "replaced, as with a podFailurePolicy that ignores "
+                "DisruptionTarget)",
+                item.label,
+            )
         for extra in ("podFailurePolicy", "backoffLimitPerIndex", "activeDeadlineSeconds"):
             if job_spec.get(extra) is not None:
                 self.notes.add(f"Job {extra} is not modelled", item.label)
@@ -459,8 +533,11 @@ class ManifestReader:
         if policy.get("rules"):
             self.notes.add("JobSet failurePolicy.rules are not modelled", item.label)
         if policy.get("maxRestarts") is not None:
-            self.notes.add("JobSet failurePolicy.maxRestarts is not counted (a group "
-                           "restart is never refused)", item.label)
+            self.notes.add(
+                "JobSet failurePolicy.maxRestarts is not counted (a group "
+                "restart is never refused)",
+                item.label,
+            )
         if not rjobs:
             self.error(item, "spec.replicatedJobs: a JobSet needs at least one replicated job")
             return
@@ -468,14 +545,19 @@ class ManifestReader:
             job_spec = (rjob.get("template") or {}).get("spec") or {}
             replicas, parallelism = rjob.get("replicas", 1), job_spec.get("parallelism", 1)
             if not (_whole(replicas) and _whole(parallelism)):
-                self.error(item, f"spec.replicatedJobs[{rjob.get('name')}]: replicas and "
-                                 "parallelism must be whole numbers")
+                self.error(
+                    item,
+                    f"spec.replicatedJobs[{rjob.get('name')}]: replicas and "
+                    "parallelism must be whole numbers",
+                )
                 continue
             name = item.name if len(rjobs) == 1 else f"{item.name}-{rjob.get('name')}"
-            unit = self._template_unit(item, (item.namespace, "JobSet",
-                                              f"{item.name}/{rjob.get('name')}"),
-                                       job_spec.get("template") or {},
-                                       int(replicas) * int(parallelism))
+            unit = self._template_unit(
+                item,
+                (item.namespace, "JobSet", f"{item.name}/{rjob.get('name')}"),
+                job_spec.get("template") or {},
+                int(replicas) * int(parallelism),
+            )
             unit.extra.update(restart=self._jobset_restart(item, policy, job_spec), base=name)
             if job_spec.get("podReplacementPolicy"):
                 unit.extra["podReplacementPolicy"] = job_spec["podReplacementPolicy"]
@@ -485,8 +567,9 @@ class ManifestReader:
             if item.spec.get("suspend"):
                 unit.suspended = True
 
-    def _jobset_restart(self, item: Item, policy: Mapping[str, Any],
-                        job_spec: Mapping[str, Any]) -> str:
+    def _jobset_restart(
+        self, item: Item, policy: Mapping[str, Any], job_spec: Mapping[str, Any]
+    ) -> str:
         """Who replaces an evicted member of a JobSet. Its Job does, while its
         ``backoffLimit`` (6 when unset) allows a retry: ``member``. With ``backoffLimit:
         0`` the eviction fails the Job, and ``failurePolicy`` (``Recreate``,
@@ -497,15 +580,21 @@ class ManifestReader:
         if _whole(backoff) and backoff > 0:
             return "member"
         if not policy:
-            self.notes.add("JobSets without failurePolicy fail when a member fails; "
-                           "modelled as restarting the whole group", item.label)
+            self.notes.add(
+                "JobSets without failurePolicy fail when a member fails; "
+                "modelled as restarting the whole group",
+                item.label,
+            )
         return "group"
 
     def _jobset_unit(self, namespace: str, jobset: str, meta: Mapping[str, Any]) -> Key | None:
         labels = meta.get("labels") or {}
         rjob = labels.get(RJOB_LABEL)
-        candidates = [k for k in self.units if k[0] == namespace and k[1] == "JobSet"
-                      and k[2].partition("/")[0] == jobset]
+        candidates = [
+            k
+            for k in self.units
+            if k[0] == namespace and k[1] == "JobSet" and k[2].partition("/")[0] == jobset
+        ]
         if rjob is not None:
             candidates = [k for k in candidates if k[2].partition("/")[2] == rjob] or candidates
         return candidates[0] if candidates else None
@@ -527,15 +616,22 @@ class ManifestReader:
             return
         labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
         deleting = meta.get("deletionTimestamp")
-        pod = PodInfo(item, labels, gpus, cpu, memory, node, _maybe_time(status.get("startTime")),
-                      _maybe_time(deleting) if deleting is not None else None,
-                      status.get("nominatedNodeName") or None)
+        pod = PodInfo(
+            item,
+            labels,
+            gpus,
+            cpu,
+            memory,
+            node,
+            _maybe_time(status.get("startTime")),
+            _maybe_time(deleting) if deleting is not None else None,
+            status.get("nominatedNodeName") or None,
+        )
         owners = _dicts(meta.get("ownerReferences"))
         if _is_node_daemon(meta, owners):
             self._overhead(pod)
             return
-        if self.priority_of(item, spec.get("priorityClassName"),
-                            "spec.priorityClassName") is None:
+        if self.priority_of(item, spec.get("priorityClassName"), "spec.priorityClassName") is None:
             return
         owner = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
         unit = self._unit_of(pod, owner)
@@ -548,8 +644,7 @@ class ManifestReader:
         meta, spec = pod.item.meta, pod.item.spec
         namespace = str(meta.get("namespace") or "default")
         if owner is not None:
-            key = self._owner_unit(namespace, str(owner.get("kind")), str(owner.get("name")),
-                                   pod)
+            key = self._owner_unit(namespace, str(owner.get("kind")), str(owner.get("name")), pod)
             if key is not None:
                 return self.units[key]
         if JOBSET_LABEL in pod.labels:
@@ -560,8 +655,11 @@ class ManifestReader:
         if group_name and (namespace, "PodGroup", group_name) in self.units:
             return self.units[(namespace, "PodGroup", group_name)]
         if group_name:
-            self.error(pod.item, f"spec.schedulingGroup.podGroupName: no PodGroup "
-                                 f"'{group_name}' in namespace '{namespace}' in the input")
+            self.error(
+                pod.item,
+                f"spec.schedulingGroup.podGroupName: no PodGroup "
+                f"'{group_name}' in namespace '{namespace}' in the input",
+            )
         return self._implicit_unit(pod, owner, namespace)
 
     def _owner_unit(self, namespace: str, kind: str, name: str, pod: PodInfo) -> Key | None:
@@ -578,8 +676,7 @@ class ManifestReader:
         key = (namespace, kind, name)
         return key if key in self.units and self.units[key].item is not None else None
 
-    def _implicit_unit(self, pod: PodInfo, owner: Mapping[str, Any] | None,
-                       namespace: str) -> Unit:
+    def _implicit_unit(self, pod: PodInfo, owner: Mapping[str, Any] | None, namespace: str) -> Unit:
         spec = pod.item.spec
         kind, name = "Pod", pod.item.name
         for label in GANG_LABELS:
@@ -591,8 +688,14 @@ class ManifestReader:
                 kind, name = "JobSet", pod.labels[JOBSET_LABEL]
             elif owner is not None:
                 kind, name = str(owner.get("kind")), str(owner.get("name"))
-        shape = (kind, pod.gpus, pod.cpu, pod.memory, spec.get("priorityClassName") or None,
-                 spec.get("terminationGracePeriodSeconds", 30))
+        shape = (
+            kind,
+            pod.gpus,
+            pod.cpu,
+            pod.memory,
+            spec.get("priorityClassName") or None,
+            spec.get("terminationGracePeriodSeconds", 30),
+        )
         tag = self.shape_tags.get(shape)
         if tag is None:  # formatted once per shape, not once per pod
             tag = self.shape_tags[shape] = f"{kind}#{shape[1:]}"
@@ -605,8 +708,7 @@ class ManifestReader:
 
     def _overhead(self, pod: PodInfo) -> None:
         """DaemonSet and static pods: what they hold is not there for workloads."""
-        self.notes.add("DaemonSet/static pods, taken off their node's allocatable",
-                       pod.item.label)
+        self.notes.add("DaemonSet/static pods, taken off their node's allocatable", pod.item.label)
         node = self.nodes.get(pod.node or "")
         if node is None:
             return
@@ -631,19 +733,26 @@ class ManifestReader:
                 members.insert(0, (unit.item, unit.template.get("priorityClassName")))
             first: tuple[Item, str | None, int] | None = None
             for item, name in members:
-                value = self.classes.get(name, self.default_priority) if name else \
-                    self.default_priority
+                value = (
+                    self.classes.get(name, self.default_priority) if name else self.default_priority
+                )
                 if wanted is not None and value != wanted:
-                    self.error(item, f"spec.priorityClassName: '{name or '(none)'}' "
-                                     f"(priority {value}) disagrees with its {group_item.label}"
-                                     f" ('{wanted_class}', priority {wanted}); Kubernetes "
-                                     "1.37 requires a PodGroup's members to share its "
-                                     "priority")
+                    self.error(
+                        item,
+                        f"spec.priorityClassName: '{name or '(none)'}' "
+                        f"(priority {value}) disagrees with its {group_item.label}"
+                        f" ('{wanted_class}', priority {wanted}); Kubernetes "
+                        "1.37 requires a PodGroup's members to share its "
+                        "priority",
+                    )
                 elif wanted is None and first is not None and value != first[2]:
-                    self.error(item, f"spec.priorityClassName: '{name or '(none)'}' "
-                                     f"(priority {value}) disagrees with {first[0].label} "
-                                     f"('{first[1] or '(none)'}', priority {first[2]}), a "
-                                     f"member of the same {group_item.label}")
+                    self.error(
+                        item,
+                        f"spec.priorityClassName: '{name or '(none)'}' "
+                        f"(priority {value}) disagrees with {first[0].label} "
+                        f"('{first[1] or '(none)'}', priority {first[2]}), a "
+                        f"member of the same {group_item.label}",
+                    )
                 if first is None:
                     first = (item, name, value)
 
@@ -659,9 +768,12 @@ class ManifestReader:
         group_unit = self.units.get(key)
         if group_unit is None:
             assert unit.item is not None
-            self.error(unit.item, f"spec.template.spec.schedulingGroup.podGroupName: no "
-                                  f"PodGroup '{name}' in namespace '{unit.namespace}' in the "
-                                  "input")
+            self.error(
+                unit.item,
+                f"spec.template.spec.schedulingGroup.podGroupName: no "
+                f"PodGroup '{name}' in namespace '{unit.namespace}' in the "
+                "input",
+            )
             return
         unit.group, unit.group_item = group_unit.group, group_unit.group_item
         unit.pods.extend(group_unit.pods)
@@ -677,12 +789,17 @@ class ManifestReader:
         except FieldError as exc:
             self.error(item, str(exc))
             return
-        units = [u for u in self._live_units() if u.namespace == item.namespace
-                 and any(matches(labels) for labels in u.labels())]
+        units = [
+            u
+            for u in self._live_units()
+            if u.namespace == item.namespace and any(matches(labels) for labels in u.labels())
+        ]
         if len(units) != 1:
             what = "no pod" if not units else f"{len(units)} workloads"
-            self.notes.add(f"budgets not applied: each selects {what} (budgets are per "
-                           "workload here)", item.label)
+            self.notes.add(
+                f"budgets not applied: each selects {what} (budgets are per workload here)",
+                item.label,
+            )
             return
         unit = units[0]
         budget = self._budget(item, spec, _members(unit))
@@ -693,15 +810,20 @@ class ManifestReader:
         if disrupted:
             budget.update(self._disrupted(item, disrupted))
         if "disruptionsAllowed" in status:
-            self.notes.add("PDB status.disruptionsAllowed is recomputed by the simulation",
-                           item.label)
+            self.notes.add(
+                "PDB status.disruptionsAllowed is recomputed by the simulation", item.label
+            )
         unit.pdb = budget
         relative = spec.get("maxUnavailable") is not None or str(
-            spec.get("minAvailable", "")).endswith("%")
+            spec.get("minAvailable", "")
+        ).endswith("%")
         if relative and unit.controller != "deployment":
-            self.notes.add("budgets counted against their workload's members; Kubernetes "
-                           "finds no scalable controller for these pods and would allow no "
-                           "voluntary disruption", item.label)
+            self.notes.add(
+                "budgets counted against their workload's members; Kubernetes "
+                "finds no scalable controller for these pods and would allow no "
+                "voluntary disruption",
+                item.label,
+            )
 
     def _disrupted(self, item: Item, disrupted: Any) -> dict[str, Any]:
         """``status.disruptedPods`` (pod name -> eviction time): kept where the spec has
@@ -709,8 +831,13 @@ class ManifestReader:
         from scheduler_core.spec import PodDisruptionBudget
 
         if "disrupted_pods" in PodDisruptionBudget.model_fields:
-            return {"disruptedPods": len(disrupted) if isinstance(disrupted, dict) else
-                    int(disrupted) if _whole(disrupted) else 0}
+            return {
+                "disruptedPods": len(disrupted)
+                if isinstance(disrupted, dict)
+                else int(disrupted)
+                if _whole(disrupted)
+                else 0
+            }
         self.notes.add("PDB status.disruptedPods is not modelled", item.label)
         return {}
 
@@ -739,15 +866,22 @@ class ManifestReader:
 
     # ================================================================ quotas
     def _quota(self, item: Item) -> None:
-        hard = (item.spec.get("hard") or {})
+        hard = item.spec.get("hard") or {}
         gpu_key = next((k for k in (f"requests.{GPU}", GPU, f"limits.{GPU}") if k in hard), None)
         expressions = _dicts((item.spec.get("scopeSelector") or {}).get("matchExpressions"))
         scoped = [e for e in expressions if e.get("scopeName") == "PriorityClass"]
         values = _list(scoped[0].get("values")) if scoped else []
-        if gpu_key is None or len(scoped) != 1 or scoped[0].get("operator") != "In" \
-                or len(values) != 1 or len(expressions) != 1:
-            self.notes.add("quotas not modelled (only a GPU quota scoped to one "
-                           "PriorityClass with In is)", item.label)
+        if (
+            gpu_key is None
+            or len(scoped) != 1
+            or scoped[0].get("operator") != "In"
+            or len(values) != 1
+            or len(expressions) != 1
+        ):
+            self.notes.add(
+                "quotas not modelled (only a GPU quota scoped to one PriorityClass with In is)",
+                item.label,
+            )
             return
         try:
             gpus = parse_count(hard[gpu_key])
@@ -758,10 +892,12 @@ class ManifestReader:
             return
         others = sorted(k for k in hard if k != gpu_key)
         if others:
-            self.notes.add(f"quota limits other than GPUs are not modelled ({', '.join(others)})",
-                           item.label)
-        self.draft.notes.append(f"{item.label}: applies cluster-wide here (the model has no "
-                                "namespaces)")
+            self.notes.add(
+                f"quota limits other than GPUs are not modelled ({', '.join(others)})", item.label
+            )
+        self.draft.notes.append(
+            f"{item.label}: applies cluster-wide here (the model has no namespaces)"
+        )
         self.kueue.quotas.append({"priorityClassName": str(values[0]), "gpus": gpus})
 
     # ================================================================ output
@@ -777,25 +913,34 @@ class ManifestReader:
         taken: set[str] = set()
         for unit in self._live_units():
             if unit.suspended and not self.kueue.queue_of(unit):
-                self.notes.add("left out, suspended without a Kueue queue (no pods)",
-                               unit.source.label)
+                self.notes.add(
+                    "left out, suspended without a Kueue queue (no pods)", unit.source.label
+                )
                 continue
             if not unit.pods and unit.template is None:
                 assert unit.group_item is not None
                 if not (unit.group or {}).get("minCount"):
-                    self.notes.add("left out, PodGroups with no member pods, controller "
-                                   "or minCount", unit.group_item.label)
+                    self.notes.add(
+                        "left out, PodGroups with no member pods, controller or minCount",
+                        unit.group_item.label,
+                    )
                     continue
             unit.name = _unique(unit, taken)
             self._workload(unit, at)
         self.kueue.emit(draft)
         pods = sum(len(u.pods) for u in self._live_units())
-        draft.counts.update(nodes=len(self.nodes), pods=pods, workloads=len(draft.workloads),
-                            initial_pods=len(draft.initial_state))
+        draft.counts.update(
+            nodes=len(self.nodes),
+            pods=pods,
+            workloads=len(draft.workloads),
+            initial_pods=len(draft.initial_state),
+        )
         if at is not None and draft.initial_state:
             self.notes.plain.append(f"snapshot time {at.isoformat()}: pods started before it")
-        self.notes.plain.append("remaining work is unknown: workloads run to the horizon "
-                                "unless disruption-lab.io/duration-seconds says otherwise")
+        self.notes.plain.append(
+            "remaining work is unknown: workloads run to the horizon "
+            "unless disruption-lab.io/duration-seconds says otherwise"
+        )
         draft.notes.extend(self.notes.lines())
 
     def _workload(self, unit: Unit, at: datetime | None) -> None:
@@ -815,15 +960,31 @@ class ManifestReader:
 
     def _fields(self, unit: Unit, spec: Mapping[str, Any]) -> dict[str, Any]:
         template_meta = unit.template_meta
-        own = unit.item.meta if unit.item is not None else (
-            unit.pods[0].item.meta if unit.pods else unit.group_item.meta if unit.group_item
-            else {})
+        own = (
+            unit.item.meta
+            if unit.item is not None
+            else (
+                unit.pods[0].item.meta
+                if unit.pods
+                else unit.group_item.meta
+                if unit.group_item
+                else {}
+            )
+        )
         group_meta = unit.group_item.meta if unit.group_item is not None else {}
-        kind = kind_from(unit.kind, own.get("labels"), template_meta.get("labels"),
-                         *(p.labels for p in unit.pods[:1]))
+        kind = kind_from(
+            unit.kind,
+            own.get("labels"),
+            template_meta.get("labels"),
+            *(p.labels for p in unit.pods[:1]),
+        )
         where = "metadata.annotations"
-        annotations = annotated_fields(own.get("annotations"), group_meta.get("annotations"),
-                                       template_meta.get("annotations"), where=where)
+        annotations = annotated_fields(
+            own.get("annotations"),
+            group_meta.get("annotations"),
+            template_meta.get("annotations"),
+            where=where,
+        )
         kind = annotations.pop("kind", kind)
         if unit.template is not None:
             gpus, cpu, memory = requests(spec)
@@ -832,19 +993,28 @@ class ManifestReader:
             gpus, cpu, memory = first.gpus, first.cpu, first.memory
         else:
             gpus, cpu, memory = 1, 4.0, 32.0
-            self.notes.add("PodGroups without member pods: each member assumed to need 1 GPU "
-                           "(4 CPU, 32 GiB)", unit.source.label)
+            self.notes.add(
+                "PodGroups without member pods: each member assumed to need 1 GPU (4 CPU, 32 GiB)",
+                unit.source.label,
+            )
         defaults = self.options.defaults.for_kind(kind).workload_fields()
         grace = float(spec.get("terminationGracePeriodSeconds", 30))
         group_class = (unit.group or {}).get("priorityClassName")
         fields: dict[str, Any] = {
-            "name": unit.name, "kind": kind, "members": _members(unit),
-            "gpus": gpus, "cpu": cpu, "memory": round(memory, 6),
+            "name": unit.name,
+            "kind": kind,
+            "members": _members(unit),
+            "gpus": gpus,
+            "cpu": cpu,
+            "memory": round(memory, 6),
             "priorityClassName": group_class or spec.get("priorityClassName") or None,
-            "arrival": 0.0, "durationSeconds": None, **defaults,
+            "arrival": 0.0,
+            "durationSeconds": None,
+            **defaults,
             "terminationGracePeriodSeconds": grace,
             "stopSeconds": min(defaults["stopSeconds"], grace),
-            "controller": {"kind": _controller_kind(unit)}}
+            "controller": {"kind": _controller_kind(unit)},
+        }
         rules, notes = placement(spec)
         fields.update(rules)
         for note in notes:
@@ -861,8 +1031,9 @@ class ManifestReader:
         for path, value in annotations.items():
             set_path(fields, path, value)
         if "stopSeconds" not in annotations:
-            fields["stopSeconds"] = min(fields["stopSeconds"],
-                                        fields["terminationGracePeriodSeconds"])
+            fields["stopSeconds"] = min(
+                fields["stopSeconds"], fields["terminationGracePeriodSeconds"]
+            )
         return fields
 
     def _pod_group_field(self, unit: Unit, fields: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -883,36 +1054,51 @@ class ManifestReader:
         started = 0.0
         if at is not None and pod.started is not None:
             started = min(0.0, round((pod.started - at).total_seconds(), 3))
-        entry: dict[str, Any] = {"workload": unit.name, "node": pod.node, "startedAt": started,
-                                 "member": member}
+        entry: dict[str, Any] = {
+            "workload": unit.name,
+            "node": pod.node,
+            "startedAt": started,
+            "member": member,
+        }
         if pod.deleting is not None:
             if "terminating_until" not in self.initial_fields:
-                self.notes.add("left out, terminating pods (their GPUs free at t = 0; the "
-                               "spec has no terminatingUntil)", pod.item.label)
+                self.notes.add(
+                    "left out, terminating pods (their GPUs free at t = 0; the "
+                    "spec has no terminatingUntil)",
+                    pod.item.label,
+                )
                 return
             until = 0.0 if at is None else (pod.deleting - at).total_seconds()
             entry["terminatingUntil"] = max(0.0, round(until, 3))
-        self.draft.provenance.record(f"initialState[{len(self.draft.initial_state)}]",
-                                     pod.item.origin)
+        self.draft.provenance.record(
+            f"initialState[{len(self.draft.initial_state)}]", pod.item.origin
+        )
         self.draft.initial_state.append(entry)
 
     def _nominated(self, unit: Unit, member: int, pod: PodInfo) -> None:
         if "nominated" not in self.initial_fields or pod.nominated not in self.nodes:
-            self.notes.add("status.nominatedNodeName not kept (the pod is plainly pending)",
-                           pod.item.label)
+            self.notes.add(
+                "status.nominatedNodeName not kept (the pod is plainly pending)", pod.item.label
+            )
             return
-        self.draft.provenance.record(f"initialState[{len(self.draft.initial_state)}]",
-                                     pod.item.origin)
-        self.draft.initial_state.append({"workload": unit.name, "node": pod.nominated,
-                                         "member": member, "nominated": True})
+        self.draft.provenance.record(
+            f"initialState[{len(self.draft.initial_state)}]", pod.item.origin
+        )
+        self.draft.initial_state.append(
+            {"workload": unit.name, "node": pod.nominated, "member": member, "nominated": True}
+        )
 
 
 # ==================================================================== helpers
 def _controller_kind(unit: Unit) -> str:
     """A PodGroup's members that are bare pods (no owner) have no controller to recreate
     them; without pods in the input, the PodGroup's default stands."""
-    if unit.item is None and unit.group_item is not None and unit.pods and not any(
-            _controller_ref(p.item.meta) for p in unit.pods):
+    if (
+        unit.item is None
+        and unit.group_item is not None
+        and unit.pods
+        and not any(_controller_ref(p.item.meta) for p in unit.pods)
+    ):
         return "none"
     return unit.controller
 
@@ -944,13 +1130,17 @@ def _disruption_mode(value: Any) -> str | None:
     if isinstance(value, dict):
         keys = {k.lower() for k in value}
         return "All" if keys == {"all"} else "Single" if keys == {"single"} else None
-    return {"single": "Single", "all": "All", "pod": "Single",
-            "podgroup": "All"}.get(str(value).lower())
+    return {"single": "Single", "all": "All", "pod": "Single", "podgroup": "All"}.get(
+        str(value).lower()
+    )
 
 
 def _taints(spec: Mapping[str, Any]) -> list[dict[str, str]]:
-    taints = [{"key": t["key"], "value": str(t.get("value", "")), "effect": t["effect"]}
-              for t in _dicts(spec.get("taints")) if "key" in t and "effect" in t]
+    taints = [
+        {"key": t["key"], "value": str(t.get("value", "")), "effect": t["effect"]}
+        for t in _dicts(spec.get("taints"))
+        if "key" in t and "effect" in t
+    ]
     if spec.get("unschedulable") and not any(t["key"] == UNSCHEDULABLE_TAINT for t in taints):
         taints.append({"key": UNSCHEDULABLE_TAINT, "value": "", "effect": "NoSchedule"})
     return taints
@@ -965,8 +1155,8 @@ def _selector(selector: Mapping[str, Any]) -> Callable[[Mapping[str, str]], bool
         return lambda labels: False
 
     def matches(labels: Mapping[str, str]) -> bool:
-        return all(labels.get(k) == v for k, v in wanted.items()) and all(
-            t(labels) for t in tests)
+        return all(labels.get(k) == v for k, v in wanted.items()) and all(t(labels) for t in tests)
+
     return matches
 
 
@@ -982,15 +1172,18 @@ def _expression(expression: Mapping[str, Any]) -> Callable[[Mapping[str, str]], 
         return (key in labels) == (operator == "Exists")
 
     if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
-        raise FieldError(f"spec.selector.matchExpressions: '{operator}' is not In, NotIn, "
-                         "Exists or DoesNotExist")
+        raise FieldError(
+            f"spec.selector.matchExpressions: '{operator}' is not In, NotIn, Exists or DoesNotExist"
+        )
     return test
 
 
 def _is_node_daemon(meta: Mapping[str, Any], owners: list[dict[str, Any]]) -> bool:
     annotations = meta.get("annotations") or {}
-    return (any(o.get("kind") in ("DaemonSet", "Node") for o in owners)
-            or "kubernetes.io/config.mirror" in annotations)
+    return (
+        any(o.get("kind") in ("DaemonSet", "Node") for o in owners)
+        or "kubernetes.io/config.mirror" in annotations
+    )
 
 
 def _controller_ref(meta: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -42,21 +42,27 @@ def requests(pod_spec: Mapping[str, Any]) -> tuple[int, float, float]:
         g, c, m = _container_requests(container)
         gpus, cpu, memory = max(gpus, g), max(cpu, c), max(memory, m)
     if not float(gpus).is_integer():
-        raise FieldError(f"spec.containers resources: {GPU} '{gpus:g}' is not a whole "
-                         "number (a pod holds whole GPUs)")
+        raise FieldError(
+            f"spec.containers resources: {GPU} '{gpus:g}' is not a whole "
+            "number (a pod holds whole GPUs)"
+        )
     return int(gpus), cpu, memory / GIB
 
 
 def _container_requests(container: Any) -> tuple[float, float, float]:
     """A container's request of each resource; a limit stands in for a missing one."""
-    resources = _dict(container.get("resources"), "resources") \
-        if isinstance(container, dict) else {}
+    resources = (
+        _dict(container.get("resources"), "resources") if isinstance(container, dict) else {}
+    )
     asked = _dict(resources.get("requests"), "resources.requests")
     limits = _dict(resources.get("limits"), "resources.limits")
     try:
-        return tuple(parse_quantity(  # type: ignore[return-value]
-            value if (value := asked.get(name)) is not None else limits.get(name, 0))
-            for name in _RESOURCES)
+        return tuple(
+            parse_quantity(  # type: ignore[return-value]
+                value if (value := asked.get(name)) is not None else limits.get(name, 0)
+            )
+            for name in _RESOURCES
+        )
     except QuantityError as exc:
         raise FieldError(f"spec.containers resources: {exc}") from None
 
@@ -90,8 +96,9 @@ def placement(pod_spec: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             continue  # added to every pod by admission; only node failures use them
         if toleration.get("tolerationSeconds") is not None:
             notes.append("tolerationSeconds is not modelled")
-        operator = toleration.get("operator") or ("Exists" if not toleration.get("key")
-                                                  else "Equal")
+        operator = toleration.get("operator") or (
+            "Exists" if not toleration.get("key") else "Equal"
+        )
         entry = {k: str(toleration[k]) for k in ("key", "value", "effect") if toleration.get(k)}
         tolerations.append({**entry, "operator": operator})
     affinity = pod_spec.get("affinity") or {}
@@ -127,8 +134,10 @@ def _node_affinity(affinity: Mapping[str, Any], notes: list[str]) -> dict[str, s
         if expression.get("operator") == "In" and len(values) == 1:
             selector[str(expression.get("key"))] = str(values[0])
         else:
-            notes.append(f"required node affinity '{expression.get('key')} "
-                         f"{expression.get('operator')} {values}' is not modelled")
+            notes.append(
+                f"required node affinity '{expression.get('key')} "
+                f"{expression.get('operator')} {values}' is not modelled"
+            )
     if term.get("matchFields"):
         notes.append("node affinity matchFields are not modelled")
     return selector
@@ -166,6 +175,7 @@ def _one_of(choices: list[str]) -> Callable[[str], str]:
         if text.strip() not in choices:
             raise ValueError(f"'{text}' is not one of {', '.join(choices)}")
         return text.strip()
+
     return parse
 
 
@@ -176,8 +186,10 @@ def _topology(text: str) -> dict[str, Any]:
     for option in options:
         key, sep, value = option.partition("=")
         if not sep or key.strip() not in ("required", "preferred", "algorithm"):
-            raise ValueError(f"'{option}' is not required=LEVEL, preferred=LEVEL or "
-                             "algorithm=BestFit|LeastFreeCapacity")
+            raise ValueError(
+                f"'{option}' is not required=LEVEL, preferred=LEVEL or "
+                "algorithm=BestFit|LeastFreeCapacity"
+            )
         topology[key.strip()] = value.strip()
     if not topology["levels"]:
         raise ValueError("name at least one level (a node label key)")
@@ -206,8 +218,9 @@ lists the same table; the export writes these names back."""
 CONTROLLERS = tuple(c.value for c in ControllerKind)
 
 
-def annotated_fields(*annotation_sets: Mapping[str, Any] | None,
-                     where: str = "metadata.annotations") -> dict[str, Any]:
+def annotated_fields(
+    *annotation_sets: Mapping[str, Any] | None, where: str = "metadata.annotations"
+) -> dict[str, Any]:
     """The spec fields the ``disruption-lab.io/`` annotations set, as dotted paths; the
     first set that has an annotation wins (the object's own before its pod template's)."""
     fields: dict[str, Any] = {}
@@ -215,10 +228,12 @@ def annotated_fields(*annotation_sets: Mapping[str, Any] | None,
         for key, raw in (found or {}).items():
             if not str(key).startswith(PREFIX):
                 continue
-            name = str(key)[len(PREFIX):]
+            name = str(key)[len(PREFIX) :]
             if name not in ANNOTATIONS:
-                raise FieldError(f"{where}.{key}: unknown annotation (known: "
-                                 f"{', '.join(PREFIX + n for n in ANNOTATIONS)})")
+                raise FieldError(
+                    f"{where}.{key}: unknown annotation (known: "
+                    f"{', '.join(PREFIX + n for n in ANNOTATIONS)})"
+                )
             path, parse = ANNOTATIONS[name]
             try:
                 fields[path] = parse(str(raw))

@@ -37,8 +37,9 @@ class PreemptionPolicy(Protocol):
         cycle); UNSCHEDULABLE when preemption did not (or may not) help, with the reason."""
         ...
 
-    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
-                          need: int) -> Status:
+    def post_filter_group(
+        self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int
+    ) -> Status:
         """PodGroupPostFilter: runs once when fewer than ``need`` pending members fit.
         SUCCESS after victims were evicted and members nominated; else why not."""
         ...
@@ -103,15 +104,21 @@ def _default_registry() -> Registry:
     )
 
     return Registry(
-        placement={"MostAllocated": placement.MostAllocated,
-                   "LeastAllocated": placement.LeastAllocated},
-        preemption={"none": default_preemption.NoPreemption,
-                    "pod": default_preemption.DefaultPreemption,
-                    "workload-aware": workload_preemption.WorkloadAwarePreemption,
-                    "checkpoint-aware": workload_preemption.CheckpointAwarePreemption},
-        disruptions={"spot-reclaim": disruptions.spot_reclaim,
-                     "node-failure": disruptions.node_failure,
-                     "drain": disruptions.drain},
+        placement={
+            "MostAllocated": placement.MostAllocated,
+            "LeastAllocated": placement.LeastAllocated,
+        },
+        preemption={
+            "none": default_preemption.NoPreemption,
+            "pod": default_preemption.DefaultPreemption,
+            "workload-aware": workload_preemption.WorkloadAwarePreemption,
+            "checkpoint-aware": workload_preemption.CheckpointAwarePreemption,
+        },
+        disruptions={
+            "spot-reclaim": disruptions.spot_reclaim,
+            "node-failure": disruptions.node_failure,
+            "drain": disruptions.drain,
+        },
     )
 
 
@@ -120,5 +127,8 @@ registry = _default_registry()
 
 def policy_names() -> dict[str, list[str]]:
     """The names a variant may use at each extension point (for forms and docs)."""
-    return {"preemption": list(registry.preemption), "placement": list(registry.placement),
-            "disruptions": list(registry.disruptions)}
+    return {
+        "preemption": list(registry.preemption),
+        "placement": list(registry.placement),
+        "disruptions": list(registry.disruptions),
+    }

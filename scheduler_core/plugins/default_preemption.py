@@ -22,10 +22,14 @@ from scheduler_core.status import SUCCESS, Code, Status
 
 PLUGIN = "DefaultPreemption"
 NEVER = Status(Code.UNSCHEDULABLE, "not eligible due to preemptionPolicy=Never.", PLUGIN)
-WAITING = Status(Code.UNSCHEDULABLE, "not eligible due to a terminating pod on the nominated node.",
-                 PLUGIN)
-PLACEMENT_LIMITED = Status(Code.UNSCHEDULABLE, "not eligible due to placement-based pod group "
-                           "scheduling limitation", PLUGIN)
+WAITING = Status(
+    Code.UNSCHEDULABLE, "not eligible due to a terminating pod on the nominated node.", PLUGIN
+)
+PLACEMENT_LIMITED = Status(
+    Code.UNSCHEDULABLE,
+    "not eligible due to placement-based pod group scheduling limitation",
+    PLUGIN,
+)
 NOT_HELPFUL = Status(Code.UNSCHEDULABLE, "Preemption is not helpful for scheduling", PLUGIN)
 NO_PREEMPTION = Status(Code.UNSCHEDULABLE, "preemption is disabled in this variant", "none")
 INT32_OFFSET = 2**31
@@ -44,8 +48,9 @@ class NoPreemption:
     def post_filter(self, host: PreemptionHost, pod: Pod) -> Status:
         return NO_PREEMPTION
 
-    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
-                          need: int) -> Status:
+    def post_filter_group(
+        self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int
+    ) -> Status:
         return NO_PREEMPTION
 
 
@@ -89,8 +94,11 @@ class DefaultPreemption:
         if not candidates:
             host.clear_nomination(pod)
             return NOT_HELPFUL
-        best, rule = (candidates[0], ONLY_CANDIDATE) if len(candidates) == 1 \
+        best, rule = (
+            (candidates[0], ONLY_CANDIDATE)
+            if len(candidates) == 1
             else pick_one_node_by_rule(candidates)
+        )
         self.explain(host, pod, candidates, best, rule)
         host.actuate(pod, best.node, best.victims)
         return SUCCESS
@@ -102,12 +110,21 @@ class DefaultPreemption:
     def arrays_decide(self, host: PreemptionHost) -> bool:
         """The array path gives the reference's choice when no PDB exists (no candidate
         violates one) and nobody records every candidate; subclasses choose otherwise."""
-        return (self.use_arrays and type(self) is DefaultPreemption
-                and not getattr(host, "_any_pdb", True)
-                and getattr(host, "recorder", None) is None)
+        return (
+            self.use_arrays
+            and type(self) is DefaultPreemption
+            and not getattr(host, "_any_pdb", True)
+            and getattr(host, "recorder", None) is None
+        )
 
-    def explain(self, host: PreemptionHost, pod: Pod, candidates: list[Candidate],
-                best: Candidate, rule: str) -> None:
+    def explain(
+        self,
+        host: PreemptionHost,
+        pod: Pod,
+        candidates: list[Candidate],
+        best: Candidate,
+        rule: str,
+    ) -> None:
         """Record the PostFilter's candidates, deciding rule and reprieved pods."""
         recorder = getattr(host, "recorder", None)
         if recorder is not None:
@@ -125,8 +142,10 @@ class DefaultPreemption:
         status = host.cluster.static_filter(pod.workload, node)
         if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             return None
-        if any(p.priority < pod.priority and p.state is PodState.TERMINATING and p.preempted
-               for p in node.pods):
+        if any(
+            p.priority < pod.priority and p.state is PodState.TERMINATING and p.preempted
+            for p in node.pods
+        ):
             return WAITING
         return None
 
@@ -166,8 +185,9 @@ class DefaultPreemption:
         return select_victims_on_node(host, pod, node)
 
     # ----------------------------------------------------------------- groups
-    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
-                          need: int) -> Status:
+    def post_filter_group(
+        self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int
+    ) -> Status:
         """Without workload-aware preemption a gang's members preempt one by one, each for
         itself (§4.0 with the WorkloadAwarePreemption gate off): each nominated member
         counts on its node for the next member's Filter. A group with a topology
@@ -183,8 +203,9 @@ class DefaultPreemption:
         return status
 
 
-def _visit_order(cluster: Cluster, pod: Pod, potential: list[Node], position: dict[Node, int],
-                 offset: int) -> Iterator[Node]:
+def _visit_order(
+    cluster: Cluster, pod: Pod, potential: list[Node], position: dict[Node, int], offset: int
+) -> Iterator[Node]:
     """Potential nodes in DryRun order (from ``offset``, wrapping), only those that can help.
 
     Few helpful nodes: sort just those by their rotated position. Many: walk the rotation
@@ -281,11 +302,11 @@ def pick_one_node_by_rule(candidates: list[Candidate]) -> tuple[Candidate, str]:
     only breaks ties; the first remaining candidate wins. Returns the winner and the rule
     that left it alone (§4.4), for the decision record."""
     rules = (
-        lambda c: -c.pdb_violations,                                       # 1 fewest PDB violations
-        lambda c: -c.victims[0].priority,                                  # 2 lowest top victim
-        lambda c: -sum(v.priority + INT32_OFFSET for v in c.victims),      # 3 smallest priority sum
-        lambda c: -len(c.victims),                                         # 4 fewest victims
-        _latest_start_of_top_victims,                                      # 5 latest start time
+        lambda c: -c.pdb_violations,  # 1 fewest PDB violations
+        lambda c: -c.victims[0].priority,  # 2 lowest top victim
+        lambda c: -sum(v.priority + INT32_OFFSET for v in c.victims),  # 3 smallest priority sum
+        lambda c: -len(c.victims),  # 4 fewest victims
+        _latest_start_of_top_victims,  # 5 latest start time
     )
     remaining = candidates
     for number, rule in enumerate(rules):
@@ -294,7 +315,7 @@ def pick_one_node_by_rule(candidates: list[Candidate]) -> tuple[Candidate, str]:
         remaining = [c for c, s in zip(remaining, scores, strict=True) if s == top]
         if len(remaining) == 1:
             return remaining[0], RULES[number]
-    return remaining[0], RULES[5]                                          # 6 first remaining
+    return remaining[0], RULES[5]  # 6 first remaining
 
 
 def _latest_start_of_top_victims(candidate: Candidate) -> float:

@@ -44,8 +44,9 @@ def node_failure(host: DisruptionHost, event: TimelineEvent, nodes: list[Node]) 
         if event.toleration_seconds is None:
             host.lose_node(node, "node failed")
         else:
-            host.fail_node(node, "node failed: NotReady",
-                           NODE_MONITOR_GRACE_SECONDS + event.toleration_seconds)
+            host.fail_node(
+                node, "node failed: NotReady", NODE_MONITOR_GRACE_SECONDS + event.toleration_seconds
+            )
         _schedule_return(host, node, event)
 
 
@@ -55,8 +56,9 @@ def drain(host: DisruptionHost, event: TimelineEvent, nodes: list[Node]) -> None
     drain --timeout); the node stays cordoned after a timeout, as with kubectl."""
     for node in nodes:
         host.cordon(node, "drained")
-        deadline = (host.now + event.timeout_seconds if event.timeout_seconds is not None
-                    else float("inf"))
+        deadline = (
+            host.now + event.timeout_seconds if event.timeout_seconds is not None else float("inf")
+        )
         _evict_all(host, node, deadline)
         if event.recover_after_seconds is not None:
             host.at(host.now + event.recover_after_seconds, host.restore_node, node)

@@ -68,8 +68,9 @@ def best_fit(domains: list[Domain], needed: int) -> Domain:
     return min(fitting, key=lambda d: d.count) if fitting else domains[0]
 
 
-def place_with_topology(pods: list[Pod], nodes: list[Node], free: Free,
-                        constraint: TopologyConstraint) -> list[tuple[Pod, Node]] | None:
+def place_with_topology(
+    pods: list[Pod], nodes: list[Node], free: Free, constraint: TopologyConstraint
+) -> list[tuple[Pod, Node]] | None:
     """Per-node member counts for the whole group, or None when the constraint cannot be
     met (required level) or the cluster is short."""
     if not pods:
@@ -96,8 +97,9 @@ def _level_domains(root: Domain, depth: int) -> list[Domain]:
     return domains
 
 
-def _choose_domains(root: Domain, needed: int,
-                    constraint: TopologyConstraint) -> list[tuple[Domain, int]] | None:
+def _choose_domains(
+    root: Domain, needed: int, constraint: TopologyConstraint
+) -> list[tuple[Domain, int]] | None:
     """Phase 2a: one domain at the requested level, else (preferred) one level up, else
     greedily several domains at the top level."""
     target = constraint.required or constraint.preferred
@@ -123,8 +125,11 @@ def _greedy(domains: list[Domain], needed: int, algorithm: str) -> list[tuple[Do
     left = list(domains)
     while needed > 0:
         fitting = [d for d in left if d.count >= needed]
-        pick = (best_fit(left, needed) if algorithm == "BestFit" else fitting[0]) if fitting \
+        pick = (
+            (best_fit(left, needed) if algorithm == "BestFit" else fitting[0])
+            if fitting
             else left[0]
+        )
         amount = min(pick.count, needed)
         taken.append((pick, amount))
         needed -= amount

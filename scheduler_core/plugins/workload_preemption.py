@@ -35,17 +35,31 @@ from scheduler_core.spec import Policy
 from scheduler_core.status import SUCCESS, Code, Status
 
 PLUGIN = "WorkloadAwarePreemption"
-NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    "No preemption victims found for incoming preemptor", PLUGIN)
-CANNOT_FIT = Status(Code.UNSCHEDULABLE,
-                    "preemption of all lower-priority units would not make the group fit", PLUGIN)
-NOTHING_TO_EVICT = Status(Code.UNSCHEDULABLE, "the group fits only with pods nominated "
-                          "elsewhere; nothing to evict", PLUGIN)
+NO_VICTIMS = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    "No preemption victims found for incoming preemptor",
+    PLUGIN,
+)
+CANNOT_FIT = Status(
+    Code.UNSCHEDULABLE,
+    "preemption of all lower-priority units would not make the group fit",
+    PLUGIN,
+)
+NOTHING_TO_EVICT = Status(
+    Code.UNSCHEDULABLE,
+    "the group fits only with pods nominated elsewhere; nothing to evict",
+    PLUGIN,
+)
 ONGOING = Status(Code.SUCCESS, "ongoing preemption on nominated nodes", PLUGIN)
 
 REPRIEVED_GROUP = "its whole All-mode group is kept: the preemptor fits with it back"
-DEFAULT_WEIGHTS = {"lostWork": 1.0, "strandedCapacity": 1.0, "startup": 1.0, "recovery": 1.0,
-                   "session": 3600.0}
+DEFAULT_WEIGHTS = {
+    "lostWork": 1.0,
+    "strandedCapacity": 1.0,
+    "startup": 1.0,
+    "recovery": 1.0,
+    "session": 3600.0,
+}
 
 
 @dataclass(slots=True)
@@ -103,8 +117,9 @@ def _unit(pods: list[Pod], workload: Workload, is_group: bool) -> Unit:
         row[1] += pod.cpu
         row[2] += pod.mem
         row[3] += 1
-    return Unit(pods, workload, workload.priority, is_group, min(p.bound_at for p in pods),
-                usage=usage)
+    return Unit(
+        pods, workload, workload.priority, is_group, min(p.bound_at for p in pods), usage=usage
+    )
 
 
 class Headroom:
@@ -130,8 +145,9 @@ class Headroom:
         return [have + more for have, more in zip(free, extra, strict=True)]
 
 
-def place_group(pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[float]],
-                spread: bool) -> tuple[list[tuple[Pod, Node]], dict[Node, list[float]]]:
+def place_group(
+    pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[float]], spread: bool
+) -> tuple[list[tuple[Pod, Node]], dict[Node, list[float]]]:
     """The group's scheduling function on a what-if view: members in order, each on the
     fullest (bin-packing) or emptiest (spreading) node with room. Returns the assignment
     and what every touched node has left."""
@@ -148,8 +164,9 @@ def place_group(pods: list[Pod], nodes: list[Node], free: Callable[[Node], list[
     return assignment, remaining
 
 
-def _take(pod: Pod, buckets: dict[int, list[Node]], remaining: dict[Node, list[float]],
-          spread: bool) -> Node | None:
+def _take(
+    pod: Pod, buckets: dict[int, list[Node]], remaining: dict[Node, list[float]], spread: bool
+) -> Node | None:
     order = sorted((level for level in buckets if level >= pod.gpus), reverse=spread)
     for level in order:
         for node in buckets[level]:
@@ -166,8 +183,9 @@ def _take(pod: Pod, buckets: dict[int, list[Node]], remaining: dict[Node, list[f
     return None
 
 
-def _left_after(assignment: list[tuple[Pod, Node]], nodes: list[Node],
-                free: Callable[[Node], list[float]]) -> dict[Node, list[float]]:
+def _left_after(
+    assignment: list[tuple[Pod, Node]], nodes: list[Node], free: Callable[[Node], list[float]]
+) -> dict[Node, list[float]]:
     """What each node has left once the assigned members are on it."""
     remaining = {n: free(n) for n in nodes}
     for pod, node in assignment:
@@ -223,8 +241,9 @@ class WorkloadAwarePreemption(DefaultPreemption):
         return None
 
     # ---------------------------------------------------------------- §6.3 groups
-    def post_filter_group(self, host: PreemptionHost, workload: Workload, pending: list[Pod],
-                          need: int) -> Status:
+    def post_filter_group(
+        self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int
+    ) -> Status:
         """1. eligibility, 2. units below the group's priority, 3. remove them all and place
         the group once, 4. reprieve units (PDB-violating first), 5. actuate and nominate."""
         if workload.never_preempts:
@@ -242,20 +261,35 @@ class WorkloadAwarePreemption(DefaultPreemption):
             return NOTHING_TO_EVICT
         recorder = getattr(host, "recorder", None)
         if recorder is not None:
-            recorder.group_preemption(host.now, workload, assignment, units, victims,
-                                      self.cost_weights(), self.group_rule)
+            recorder.group_preemption(
+                host.now, workload, assignment, units, victims, self.cost_weights(), self.group_rule
+            )
         host.actuate_group(assignment, victims)
         return SUCCESS
 
-    def choose(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
-               units: list[Unit]) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
+    def choose(
+        self,
+        host: PreemptionHost,
+        workload: Workload,
+        pending: list[Pod],
+        need: int,
+        units: list[Unit],
+    ) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
         """Upstream order: one placement, reprieve by moreImportantVictim."""
-        return self._reprieve(host, workload, pending, need, units, self.spread,
-                              order=sorted(units, key=importance))
+        return self._reprieve(
+            host, workload, pending, need, units, self.spread, order=sorted(units, key=importance)
+        )
 
-    def _reprieve(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
-                  units: list[Unit], spread: bool, order: list[Unit],
-                  ) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
+    def _reprieve(
+        self,
+        host: PreemptionHost,
+        workload: Workload,
+        pending: list[Pod],
+        need: int,
+        units: list[Unit],
+        spread: bool,
+        order: list[Unit],
+    ) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
         headroom = Headroom(host.cluster, workload)
         for unit in units:
             headroom.remove(unit)
@@ -280,8 +314,10 @@ class WorkloadAwarePreemption(DefaultPreemption):
         nominated nodes are still terminating."""
         for pod in pending:
             node = pod.nominated
-            if node is not None and any(p.priority < priority and p.state is PodState.TERMINATING
-                                        and p.preempted for p in node.pods):
+            if node is not None and any(
+                p.priority < priority and p.state is PodState.TERMINATING and p.preempted
+                for p in node.pods
+            ):
                 return True
         return False
 
@@ -289,8 +325,9 @@ class WorkloadAwarePreemption(DefaultPreemption):
     def select_victims(self, host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
         return self._select_in_order(host, pod, node, self.order)
 
-    def _select_in_order(self, host: PreemptionHost, pod: Pod, node: Node,
-                         order: Callable[[list[Unit]], list[Unit]]) -> Candidate | None:
+    def _select_in_order(
+        self, host: PreemptionHost, pod: Pod, node: Node, order: Callable[[list[Unit]], list[Unit]]
+    ) -> Candidate | None:
         """SelectVictimsOnNode with units: a pod of an All-mode group is reprieved or
         evicted with its whole group, wherever the other members run."""
         units = victim_units(host.cluster, pod.priority, [node])
@@ -301,8 +338,12 @@ class WorkloadAwarePreemption(DefaultPreemption):
             headroom.remove(unit)
         remaining = {node: headroom.free(node)}
         row = remaining[node]
-        if not (row[0] >= pod.gpus and row[1] + 1e-9 >= pod.cpu and row[2] + 1e-9 >= pod.mem
-                and row[3] >= 1):
+        if not (
+            row[0] >= pod.gpus
+            and row[1] + 1e-9 >= pod.cpu
+            and row[2] + 1e-9 >= pod.mem
+            and row[3] >= 1
+        ):
             return None
         for i, amount in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
             row[i] -= amount
@@ -344,8 +385,14 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
     def cost_weights(self) -> dict[str, float] | None:
         return self.weights
 
-    def explain(self, host: PreemptionHost, pod: Pod, candidates: list[Candidate],
-                best: Candidate, rule: str) -> None:
+    def explain(
+        self,
+        host: PreemptionHost,
+        pod: Pod,
+        candidates: list[Candidate],
+        best: Candidate,
+        rule: str,
+    ) -> None:
         """Every candidate node with its victims' expected cost; the cheapest decided."""
         recorder = getattr(host, "recorder", None)
         if recorder is not None:
@@ -353,11 +400,20 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
             costs = {id(c): self.cost_of(host, c.victims) for c in considered}
             recorder.preemption(host.now, pod, considered, best, CHEAPEST, costs)
 
-    def choose(self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int,
-               units: list[Unit]) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
+    def choose(
+        self,
+        host: PreemptionHost,
+        workload: Workload,
+        pending: list[Pod],
+        need: int,
+        units: list[Unit],
+    ) -> tuple[list[tuple[Pod, Node]], list[Pod]] | None:
         self.now = host.now
-        options = [self._reprieve(host, workload, pending, need, units, spread, order(units))
-                   for spread in (False, True) for order in (self.order, self.order_by_density)]
+        options = [
+            self._reprieve(host, workload, pending, need, units, spread, order(units))
+            for spread in (False, True)
+            for order in (self.order, self.order_by_density)
+        ]
         found = [o for o in options if o is not None]
         if not found:
             return None
@@ -373,8 +429,11 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         """The cheaper of two reprieve orders (most expensive first; most expensive per
         GPU first): neither greedy order alone always finds the cheapest set."""
         self.now = host.now
-        found = [c for order in (self.order, self.order_by_density)
-                 if (c := self._select_in_order(host, pod, node, order)) is not None]
+        found = [
+            c
+            for order in (self.order, self.order_by_density)
+            if (c := self._select_in_order(host, pod, node, order)) is not None
+        ]
         if not found:
             return None
         return min(found, key=lambda c: self.cost_of(host, c.victims))
@@ -389,8 +448,9 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         """Most expensive per GPU it holds first: evicts what frees GPUs most cheaply."""
         for unit in units:
             unit.cost = self._unit_cost(unit)
-        return sorted(units, key=lambda u: (-u.cost / max(1, sum(p.gpus for p in u.pods)),
-                                            *importance(u)))
+        return sorted(
+            units, key=lambda u: (-u.cost / max(1, sum(p.gpus for p in u.pods)), *importance(u))
+        )
 
     def _unit_cost(self, unit: Unit) -> float:
         return sum(self._pod_cost(p) for p in unit.pods)

@@ -31,8 +31,14 @@ def list_presets() -> tuple[Preset, ...]:
         if entry.name.endswith(".yaml"):
             text = entry.read_text(encoding="utf-8")
             data = load_document(text)
-            presets.append(Preset(entry.name[:-5], data.get("name", entry.name),
-                                  " ".join(str(data.get("description", "")).split()), text))
+            presets.append(
+                Preset(
+                    entry.name[:-5],
+                    data.get("name", entry.name),
+                    " ".join(str(data.get("description", "")).split()),
+                    text,
+                )
+            )
     return tuple(sorted(presets, key=_scenario_order))
 
 

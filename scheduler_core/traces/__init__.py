@@ -60,24 +60,60 @@ def _formats() -> dict[str, Format]:
     from scheduler_core.traces import dlrm, inventory, native, openb
 
     items = [
-        Format("openb", "Alibaba GPU v2023 (openb): node list + pod list",
-               "openb_node_list_*.csv openb_pod_list_*.csv", openb.read_openb, OPENB_QOS),
-        Format("dlrm", "Alibaba DLRM v2025 inference instances (+ --nodes inventory)",
-               "disaggregated_DLRM_trace.csv", dlrm.read_dlrm, DLRM_QOS),
-        Format("pai", "Alibaba PAI v2020 machine list (node inventory)",
-               "pai_machine_spec.csv [pai_machine_spec.header]", inventory.read_pai,
-               node_inventory=True),
-        Format("spot", "Alibaba spot GPU v2026 node list (node inventory)",
-               "node_info_df.csv", inventory.read_spot, node_inventory=True),
-        Format("csv", "Disruption Lab CSV: nodes, jobs/pods, priority classes",
-               "nodes.csv jobs.csv [classes.csv]", native.read_csv),
-        Format("jsonl", "Disruption Lab JSON Lines: one node/job/class record per line",
-               "cluster.jsonl", native.read_jsonl),
-        Format("k8s", "Kubernetes manifests and snapshots: YAML/JSON, kubectl get -o yaml|json, "
-               "KWOK, kube-scheduler-simulator (docs/kubernetes.md)",
-               "manifests.yaml [snapshot.json ...] or a folder", _read_k8s),
-        Format("kubectl", "kubectl get nodes,pods,priorityclasses,poddisruptionbudgets -A -o json "
-               "(the k8s reader)", "snapshot.json", _read_k8s),
+        Format(
+            "openb",
+            "Alibaba GPU v2023 (openb): node list + pod list",
+            "openb_node_list_*.csv openb_pod_list_*.csv",
+            openb.read_openb,
+            OPENB_QOS,
+        ),
+        Format(
+            "dlrm",
+            "Alibaba DLRM v2025 inference instances (+ --nodes inventory)",
+            "disaggregated_DLRM_trace.csv",
+            dlrm.read_dlrm,
+            DLRM_QOS,
+        ),
+        Format(
+            "pai",
+            "Alibaba PAI v2020 machine list (node inventory)",
+            "pai_machine_spec.csv [pai_machine_spec.header]",
+            inventory.read_pai,
+            node_inventory=True,
+        ),
+        Format(
+            "spot",
+            "Alibaba spot GPU v2026 node list (node inventory)",
+            "node_info_df.csv",
+            inventory.read_spot,
+            node_inventory=True,
+        ),
+        Format(
+            "csv",
+            "Disruption Lab CSV: nodes, jobs/pods, priority classes",
+            "nodes.csv jobs.csv [classes.csv]",
+            native.read_csv,
+        ),
+        Format(
+            "jsonl",
+            "Disruption Lab JSON Lines: one node/job/class record per line",
+            "cluster.jsonl",
+            native.read_jsonl,
+        ),
+        Format(
+            "k8s",
+            "Kubernetes manifests and snapshots: YAML/JSON, kubectl get -o yaml|json, "
+            "KWOK, kube-scheduler-simulator (docs/kubernetes.md)",
+            "manifests.yaml [snapshot.json ...] or a folder",
+            _read_k8s,
+        ),
+        Format(
+            "kubectl",
+            "kubectl get nodes,pods,priorityclasses,poddisruptionbudgets -A -o json "
+            "(the k8s reader)",
+            "snapshot.json",
+            _read_k8s,
+        ),
     ]
     return {f.name: f for f in items}
 
@@ -85,13 +121,22 @@ def _formats() -> dict[str, Format]:
 FORMATS: dict[str, Format] = _formats()
 
 
-def import_trace(fmt: str, files: Sequence[TraceFile | str | Path],
-                 options: ImportOptions | None = None) -> ImportResult:
+def import_trace(
+    fmt: str, files: Sequence[TraceFile | str | Path], options: ImportOptions | None = None
+) -> ImportResult:
     """Read ``files`` in format ``fmt`` into a validated spec, or raise TraceError."""
     options = options or ImportOptions()
     if fmt not in FORMATS:
-        raise TraceError([{"file": "", "line": 0, "column": 0,
-                           "message": f"unknown format '{fmt}' (known: {', '.join(FORMATS)})"}])
+        raise TraceError(
+            [
+                {
+                    "file": "",
+                    "line": 0,
+                    "column": 0,
+                    "message": f"unknown format '{fmt}' (known: {', '.join(FORMATS)})",
+                }
+            ]
+        )
     sources = [as_trace_file(f) for f in files]
     log = ErrorLog()
     with gc_paused():
@@ -104,8 +149,14 @@ def import_trace(fmt: str, files: Sequence[TraceFile | str | Path],
             pass
         log.raise_if_any()
         draft.provenance.default_file = sources[0].name if sources else ""
-        return finish(draft.mapping(), draft.provenance, draft.counts, draft.notes,
-                      draft.kinds, checked=draft.checked and options.nodes is None)
+        return finish(
+            draft.mapping(),
+            draft.provenance,
+            draft.counts,
+            draft.notes,
+            draft.kinds,
+            checked=draft.checked and options.nodes is None,
+        )
 
 
 @contextmanager
@@ -125,9 +176,12 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def import_experiment(fmt: str, files: Sequence[TraceFile | str | Path],
-                      options: ImportOptions | None = None,
-                      scenarios: ReplayScenarios | None = None) -> ImportResult:
+def import_experiment(
+    fmt: str,
+    files: Sequence[TraceFile | str | Path],
+    options: ImportOptions | None = None,
+    scenarios: ReplayScenarios | None = None,
+) -> ImportResult:
     """The one entry point of the CLI's ``import`` and the web app's import (page and
     API): ``files`` read in format ``fmt``, the ``scenarios`` added to the spec, the
     result validated. Raises ``TraceError`` (located errors) or
@@ -138,8 +192,9 @@ def import_experiment(fmt: str, files: Sequence[TraceFile | str | Path],
     if not scenarios:
         return result
     qos_map = options.qos_map or (FORMATS[fmt].qos_map if fmt in FORMATS else None)
-    mapping = apply_scenarios(result.mapping, scenarios, qos_map=qos_map,
-                              defaults=options.defaults, fmt=fmt)
+    mapping = apply_scenarios(
+        result.mapping, scenarios, qos_map=qos_map, defaults=options.defaults, fmt=fmt
+    )
     return finish(mapping, Provenance(), result.counts, list(result.notes), result.kinds)
 
 
@@ -149,8 +204,12 @@ def _replace_nodes(draft: Draft, options: ImportOptions, log: ErrorLog) -> None:
     fmt, files = options.nodes
     if fmt not in FORMATS or fmt in ("dlrm", "openb"):
         known = ", ".join(n for n in FORMATS if n not in ("dlrm", "openb"))
-        log.add(files[0].name if files else "", 0, 0,
-                f"--nodes: '{fmt}' is not a node inventory format (use one of: {known})")
+        log.add(
+            files[0].name if files else "",
+            0,
+            0,
+            f"--nodes: '{fmt}' is not a node inventory format (use one of: {known})",
+        )
         return
     inventory = FORMATS[fmt].reader(files, replace(options, nodes=None), log)
     if draft.nodes.node_count or draft.cluster:
@@ -160,8 +219,9 @@ def _replace_nodes(draft: Draft, options: ImportOptions, log: ErrorLog) -> None:
     draft.notes.extend(inventory.notes)
 
 
-def import_uploads(fmt: str, uploads: Sequence[tuple[IO[Any], str]],
-                   options: ImportOptions | None = None) -> ImportResult | list[ImportErrorItem]:
+def import_uploads(
+    fmt: str, uploads: Sequence[tuple[IO[Any], str]], options: ImportOptions | None = None
+) -> ImportResult | list[ImportErrorItem]:
     """For a web view: uploaded file objects (bytes or text, each with its file name) in,
     the validated import or the list of ``{file, line, column, message}`` out."""
     try:

@@ -121,8 +121,9 @@ def _freeze_value(value: Any) -> Any:
     return value
 
 
-def _pool_names(bases: dict[tuple[Any, ...], str],
-                shapes: dict[tuple[Any, ...], dict[str, Any]]) -> dict[tuple[Any, ...], str]:
+def _pool_names(
+    bases: dict[tuple[Any, ...], str], shapes: dict[tuple[Any, ...], dict[str, Any]]
+) -> dict[tuple[Any, ...], str]:
     """The base name when no other pool has it, else the base plus the CPU and memory;
     numbered as a last resort."""
     names: dict[tuple[Any, ...], str] = {}
@@ -130,8 +131,11 @@ def _pool_names(bases: dict[tuple[Any, ...], str],
     for key, base in bases.items():
         clash = sum(1 for b in bases.values() if b == base) > 1
         shape = shapes[key]
-        name = dns_name(f"{base}-c{shape.get('cpu', 0):g}-m{shape.get('memory', 0):g}") \
-            if clash else base
+        name = (
+            dns_name(f"{base}-c{shape.get('cpu', 0):g}-m{shape.get('memory', 0):g}")
+            if clash
+            else base
+        )
         unique, suffix = name, 2
         while unique in taken:
             unique = f"{name}-{suffix}"
@@ -175,9 +179,15 @@ class ImportResult:
     """Input objects per kind (Kubernetes imports; empty for the trace formats)."""
 
 
-def finish(mapping: dict[str, Any], provenance: Provenance, counts: dict[str, int],
-           notes: list[str], kinds: dict[str, int] | None = None, *,
-           checked: bool = False) -> ImportResult:
+def finish(
+    mapping: dict[str, Any],
+    provenance: Provenance,
+    counts: dict[str, int],
+    notes: list[str],
+    kinds: dict[str, int] | None = None,
+    *,
+    checked: bool = False,
+) -> ImportResult:
     """Validate through ``parse_spec``; its errors are mapped back to file and line.
     ``checked``: every value came from input the loader's checks passed."""
     try:
@@ -190,5 +200,9 @@ def finish(mapping: dict[str, Any], provenance: Provenance, counts: dict[str, in
 def _located(provenance: Provenance, error: Mapping[str, str]) -> ImportErrorItem:
     origin = provenance.locate(error["path"])
     where = f"{error['path']}: " if error["path"] else ""
-    return {"file": origin.file, "line": origin.line, "column": origin.column,
-            "message": where + error["message"]}
+    return {
+        "file": origin.file,
+        "line": origin.line,
+        "column": origin.column,
+        "message": where + error["message"],
+    }

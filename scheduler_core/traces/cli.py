@@ -38,63 +38,125 @@ EPILOG = """examples:
 
 def register(sub: Any) -> None:
     """Add the ``import`` command to the CLI's subparsers."""
-    parser = sub.add_parser("import", help="import a recorded cluster (trace) as a spec",
-                            description=__doc__, epilog=EPILOG,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = sub.add_parser(
+        "import",
+        help="import a recorded cluster (trace) as a spec",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("format", choices=sorted(FORMATS), help="the files' format")
     parser.add_argument("files", nargs="*", metavar="FILE", help="the trace's files")
-    parser.add_argument("-o", "--output", help="write the spec here (.yaml or .json); "
-                        "default: stdout")
+    parser.add_argument(
+        "-o", "--output", help="write the spec here (.yaml or .json); default: stdout"
+    )
     _import_options(parser)
     _scenario_options(parser)
-    parser.add_argument("--show-qos-map", action="store_true",
-                        help="print the QoS mapping in force (YAML, to edit) and stop")
-    parser.add_argument("--show-defaults", action="store_true",
-                        help="print the per-kind defaults in force (YAML) and stop")
+    parser.add_argument(
+        "--show-qos-map",
+        action="store_true",
+        help="print the QoS mapping in force (YAML, to edit) and stop",
+    )
+    parser.add_argument(
+        "--show-defaults",
+        action="store_true",
+        help="print the per-kind defaults in force (YAML) and stop",
+    )
     parser.set_defaults(handler=run_import)
 
 
 def _import_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--qos-map", metavar="MAP", help="QOS=CLASS[:VALUE[:POLICY]],... "
-                        "or a YAML/JSON mapping file (see --show-qos-map)")
-    parser.add_argument("--defaults", action="append", default=[], metavar="KIND.FIELD=V",
-                        help="override a per-kind default, e.g. "
-                        "training.checkpointIntervalSeconds=600 (comma-separated, repeatable)")
-    parser.add_argument("--nodes", metavar="FORMAT:FILE[,FILE]",
-                        help="take the cluster from a node inventory (pai, spot, csv, jsonl)")
-    parser.add_argument("--start", type=_seconds, metavar="S",
-                        help="trace time that becomes t = 0 (default: the window's start)")
-    parser.add_argument("--horizon", type=_seconds, metavar="S",
-                        help="simulated seconds, or e.g. 24h, 1d")
-    parser.add_argument("--compress", type=float, default=1.0, metavar="N",
-                        help="arrivals N times as dense (each arrival time / N, durations "
-                             "kept): a recorded load is often light")
-    parser.add_argument("--sample", type=int, metavar="N",
-                        help="keep at most N workloads, drawn with --seed")
-    parser.add_argument("--pending", choices=("skip", "keep"), default="skip",
-                        help="pods never bound in the recording (default: skip)")
-    parser.add_argument("--snapshot-time", metavar="ISO8601",
-                        help="kubectl: the snapshot's time (default: its latest timestamp)")
+    parser.add_argument(
+        "--qos-map",
+        metavar="MAP",
+        help="QOS=CLASS[:VALUE[:POLICY]],... or a YAML/JSON mapping file (see --show-qos-map)",
+    )
+    parser.add_argument(
+        "--defaults",
+        action="append",
+        default=[],
+        metavar="KIND.FIELD=V",
+        help="override a per-kind default, e.g. "
+        "training.checkpointIntervalSeconds=600 (comma-separated, repeatable)",
+    )
+    parser.add_argument(
+        "--nodes",
+        metavar="FORMAT:FILE[,FILE]",
+        help="take the cluster from a node inventory (pai, spot, csv, jsonl)",
+    )
+    parser.add_argument(
+        "--start",
+        type=_seconds,
+        metavar="S",
+        help="trace time that becomes t = 0 (default: the window's start)",
+    )
+    parser.add_argument(
+        "--horizon", type=_seconds, metavar="S", help="simulated seconds, or e.g. 24h, 1d"
+    )
+    parser.add_argument(
+        "--compress",
+        type=float,
+        default=1.0,
+        metavar="N",
+        help="arrivals N times as dense (each arrival time / N, durations "
+        "kept): a recorded load is often light",
+    )
+    parser.add_argument(
+        "--sample", type=int, metavar="N", help="keep at most N workloads, drawn with --seed"
+    )
+    parser.add_argument(
+        "--pending",
+        choices=("skip", "keep"),
+        default="skip",
+        help="pods never bound in the recording (default: skip)",
+    )
+    parser.add_argument(
+        "--snapshot-time",
+        metavar="ISO8601",
+        help="kubectl: the snapshot's time (default: its latest timestamp)",
+    )
     parser.add_argument("--name", help="the experiment's name")
 
 
 def _scenario_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("scenarios on the recorded cluster")
-    group.add_argument("--inject-urgent", metavar="MxG@T",
-                       help="an urgent all-or-nothing group: M members of G GPUs at t = T s")
-    group.add_argument("--urgent-duration", type=float, default=3600.0, metavar="S",
-                       help="the urgent group's work in seconds (default 3600)")
-    group.add_argument("--spot-reclaim", action="append", default=[], metavar="SHARE@T",
-                       help="a variant reclaiming SHARE (0.1 or 10%%) of the GPU nodes at "
-                       "t = T s (repeatable)")
-    group.add_argument("--spot-notice", type=float, default=120.0, metavar="S",
-                       help="spot interruption notice (default 120 s)")
-    group.add_argument("--compare-qos-map", metavar="MAP",
-                       help="a variant with this alternative QoS mapping")
-    group.add_argument("--compare-policies", metavar="P1,P2",
-                       help="one variant per preemption policy, e.g. pod,none")
-    group.add_argument("--seed", type=int, default=0,
-                       help="picks the reclaimed nodes and the --sample")
+    group.add_argument(
+        "--inject-urgent",
+        metavar="MxG@T",
+        help="an urgent all-or-nothing group: M members of G GPUs at t = T s",
+    )
+    group.add_argument(
+        "--urgent-duration",
+        type=float,
+        default=3600.0,
+        metavar="S",
+        help="the urgent group's work in seconds (default 3600)",
+    )
+    group.add_argument(
+        "--spot-reclaim",
+        action="append",
+        default=[],
+        metavar="SHARE@T",
+        help="a variant reclaiming SHARE (0.1 or 10%%) of the GPU nodes at t = T s (repeatable)",
+    )
+    group.add_argument(
+        "--spot-notice",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="spot interruption notice (default 120 s)",
+    )
+    group.add_argument(
+        "--compare-qos-map", metavar="MAP", help="a variant with this alternative QoS mapping"
+    )
+    group.add_argument(
+        "--compare-policies",
+        metavar="P1,P2",
+        help="one variant per preemption policy, e.g. pod,none",
+    )
+    group.add_argument(
+        "--seed", type=int, default=0, help="picks the reclaimed nodes and the --sample"
+    )
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -125,11 +187,19 @@ def _run(args: argparse.Namespace) -> int:
         check_load(start=args.start, compress=args.compress, sample=args.sample)
     except LoadError as exc:
         raise ScenarioError(f"--{exc.field}: {exc}") from None
-    options = ImportOptions(qos_map=qos_map, defaults=defaults, start=args.start,
-                            pending=args.pending, horizon_seconds=args.horizon,
-                            snapshot_time=args.snapshot_time, nodes=_nodes(args.nodes),
-                            name=args.name, compress=args.compress, sample=args.sample,
-                            sample_seed=args.seed)
+    options = ImportOptions(
+        qos_map=qos_map,
+        defaults=defaults,
+        start=args.start,
+        pending=args.pending,
+        horizon_seconds=args.horizon,
+        snapshot_time=args.snapshot_time,
+        nodes=_nodes(args.nodes),
+        name=args.name,
+        compress=args.compress,
+        sample=args.sample,
+        sample_seed=args.seed,
+    )
     result = import_experiment(args.format, args.files, options, _scenarios(args))
     _write(result.mapping, result, args)
     return 0
@@ -164,8 +234,7 @@ def _mapping(argument: str, base: QosMapping | None) -> QosMapping:
 def _mapping_text(argument: str, option: str) -> str:
     """A mapping given inline (``QOS=CLASS,...``) or as a file's path: its text."""
     path = Path(argument)
-    text = path.read_text(encoding="utf-8") if "=" not in argument and path.exists() \
-        else argument
+    text = path.read_text(encoding="utf-8") if "=" not in argument and path.exists() else argument
     if "=" not in text and "\n" not in text and not path.exists():
         raise MappingError(f"{option}: {argument}: no such file (or use QOS=CLASS,...)")
     return text
@@ -189,21 +258,31 @@ def _nodes(argument: str | None) -> tuple[str, tuple[TraceFile, ...]] | None:
 
 def _scenarios(args: argparse.Namespace) -> ReplayScenarios:
     """The scenario options as the core takes them (the same object the web app builds)."""
-    compare = _mapping_text(args.compare_qos_map, "--compare-qos-map") \
-        if args.compare_qos_map else ""
+    compare = (
+        _mapping_text(args.compare_qos_map, "--compare-qos-map") if args.compare_qos_map else ""
+    )
     policies = tuple(p.strip() for p in (args.compare_policies or "").split(",") if p.strip())
-    return ReplayScenarios(inject_urgent=args.inject_urgent or "",
-                           urgent_duration=args.urgent_duration,
-                           spot_reclaims=tuple(args.spot_reclaim), spot_notice=args.spot_notice,
-                           seed=args.seed, compare_qos_map=compare, compare_policies=policies)
+    return ReplayScenarios(
+        inject_urgent=args.inject_urgent or "",
+        urgent_duration=args.urgent_duration,
+        spot_reclaims=tuple(args.spot_reclaim),
+        spot_notice=args.spot_notice,
+        seed=args.seed,
+        compare_qos_map=compare,
+        compare_policies=policies,
+    )
 
 
 def _write(mapping: dict[str, Any], result: ImportResult, args: argparse.Namespace) -> None:
     counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result.counts.items())
     read = ", ".join(f"{kind} {n}" for kind, n in sorted(result.kinds.items()))
-    header = [f"python -m scheduler_core import {args.format} "
-              + " ".join(Path(f).name for f in args.files), counts,
-              *([f"read: {read}"] if read else []), *result.notes]
+    header = [
+        f"python -m scheduler_core import {args.format} "
+        + " ".join(Path(f).name for f in args.files),
+        counts,
+        *([f"read: {read}"] if read else []),
+        *result.notes,
+    ]
     if args.output and args.output.endswith(".json"):
         text = json.dumps(mapping, indent=1) + "\n"
     else:

@@ -90,15 +90,18 @@ class KindDefaults:
             if kind not in table:
                 raise DefaultsError(f"{key}: unknown kind '{kind}' (kinds: {', '.join(table)})")
             if name not in FIELD_NAMES:
-                raise DefaultsError(f"{key}: unknown field '{name}' "
-                                    f"(fields: {', '.join(FIELD_NAMES)})")
+                raise DefaultsError(
+                    f"{key}: unknown field '{name}' (fields: {', '.join(FIELD_NAMES)})"
+                )
             table[kind] = replace(table[kind], **{FIELDS[name]: _coerce(key, name, raw)})
         return KindDefaults(table)
 
     def as_table(self) -> dict[str, dict[str, Any]]:
         """JSON-ready: what the browser form and ``--show-defaults`` display."""
-        return {kind: {camel: getattr(row, attr) for camel, attr in FIELDS.items()}
-                for kind, row in self.table.items()}
+        return {
+            kind: {camel: getattr(row, attr) for camel, attr in FIELDS.items()}
+            for kind, row in self.table.items()
+        }
 
 
 def _coerce(key: str, name: str, raw: Any) -> Any:

@@ -21,10 +21,21 @@ from scheduler_core.traces.options import Draft, ImportOptions
 from scheduler_core.traces.qos import DLRM_QOS, QosEntry, QosMapping
 from scheduler_core.traces.source import CsvTable, Row, TraceFile
 
-COLUMNS = ("instance_sn", "role", "app_name", "cpu_request", "gpu_request", "memory_request",
-           "creation_time", "scheduled_time", "deletion_time")
-ATTRIBUTION = ("Alibaba cluster-trace-gpu-v2025 (disaggregated DLRM); research/study use, no "
-               "redistribution licence. Cite: Yang et al., NSDI '25.")
+COLUMNS = (
+    "instance_sn",
+    "role",
+    "app_name",
+    "cpu_request",
+    "gpu_request",
+    "memory_request",
+    "creation_time",
+    "scheduled_time",
+    "deletion_time",
+)
+ATTRIBUTION = (
+    "Alibaba cluster-trace-gpu-v2025 (disaggregated DLRM); research/study use, no "
+    "redistribution licence. Cite: Yang et al., NSDI '25."
+)
 HEADROOM = 1.25
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
@@ -87,13 +98,29 @@ def _instance(row: Row, mapping: QosMapping) -> Instance | None:
     memory = row.number("memory_request")
     created, scheduled, deleted = (_seconds(row, c) for c in COLUMNS[-3:])
     _check_order(row, created, scheduled, deleted)
-    if (not row.ok or name is None or app is None or entry is None or gpus is None
-            or cpu is None or memory is None):
+    if (
+        not row.ok
+        or name is None
+        or app is None
+        or entry is None
+        or gpus is None
+        or cpu is None
+        or memory is None
+    ):
         return None
     if created is not None and scheduled is None:
         return None
-    return Instance(dns_name(f"{app}-{name}"), Origin(row.file, row.line), entry, gpus, cpu,
-                    memory, scheduled or 0.0, created or 0.0, deleted)
+    return Instance(
+        dns_name(f"{app}-{name}"),
+        Origin(row.file, row.line),
+        entry,
+        gpus,
+        cpu,
+        memory,
+        scheduled or 0.0,
+        created or 0.0,
+        deleted,
+    )
 
 
 def _seconds(row: Row, column: str) -> float | None:
@@ -101,8 +128,9 @@ def _seconds(row: Row, column: str) -> float | None:
     return None if value is None else float(round(value))
 
 
-def _check_order(row: Row, created: float | None, scheduled: float | None,
-                 deleted: float | None) -> None:
+def _check_order(
+    row: Row, created: float | None, scheduled: float | None, deleted: float | None
+) -> None:
     if created is not None and scheduled is not None and scheduled < created:
         row.error("scheduled_time", f"{scheduled:g} is before creation_time {created:g}")
     began = scheduled if scheduled is not None else created
@@ -114,13 +142,18 @@ def _last_time(instances: list[Instance]) -> float:
     return max(1.0, *(max(i.arrival, i.start, i.end or 0.0) for i in instances))
 
 
-def _add_workloads(draft: Draft, instances: list[Instance], options: ImportOptions,
-                   log: ErrorLog) -> None:
+def _add_workloads(
+    draft: Draft, instances: list[Instance], options: ImportOptions, log: ErrorLog
+) -> None:
     seen: set[str] = set()
     for instance in sorted(instances, key=lambda i: i.arrival):
         if instance.name in seen:
-            log.add(instance.origin.file, instance.origin.line, 1,
-                    f"instance_sn: workload name '{instance.name}' is a duplicate")
+            log.add(
+                instance.origin.file,
+                instance.origin.line,
+                1,
+                f"instance_sn: workload name '{instance.name}' is a duplicate",
+            )
             continue
         seen.add(instance.name)
         fields = _workload(instance, options)
@@ -139,10 +172,18 @@ def _workload(instance: Instance, options: ImportOptions) -> dict[str, Any]:
         lifetime = instance.end - instance.start
         startup = min(startup, lifetime)
         duration = lifetime - startup
-    return {"name": instance.name, "kind": kind, "gpus": instance.gpus, "cpu": instance.cpu,
-            "memory": instance.memory, "priorityClassName": instance.entry.priority_class,
-            "arrival": instance.arrival, "durationSeconds": duration,
-            **defaults.workload_fields(), "startupSeconds": startup}
+    return {
+        "name": instance.name,
+        "kind": kind,
+        "gpus": instance.gpus,
+        "cpu": instance.cpu,
+        "memory": instance.memory,
+        "priorityClassName": instance.entry.priority_class,
+        "arrival": instance.arrival,
+        "durationSeconds": duration,
+        **defaults.workload_fields(),
+        "startupSeconds": startup,
+    }
 
 
 def _derive_cluster(draft: Draft, instances: list[Instance]) -> None:
@@ -160,9 +201,11 @@ def _derive_cluster(draft: Draft, instances: list[Instance]) -> None:
         for index in range(count):
             draft.nodes.add(f"{name}-{index}", name, shape, origin)
     draft.counts["nodes"] = draft.nodes.node_count
-    draft.notes.append(f"no node inventory given: derived {draft.nodes.node_count} nodes "
-                       "(tainted 8-GPU nodes and CPU-only nodes) from the peak concurrent "
-                       "dominant shares, +25%")
+    draft.notes.append(
+        f"no node inventory given: derived {draft.nodes.node_count} nodes "
+        "(tainted 8-GPU nodes and CPU-only nodes) from the peak concurrent "
+        "dominant shares, +25%"
+    )
 
 
 def _nodes_needed(instances: list[Instance], shape: dict[str, Any], horizon: float) -> int:
@@ -171,8 +214,11 @@ def _nodes_needed(instances: list[Instance], shape: dict[str, Any], horizon: flo
     blocks, not just for its CPUs. Plus headroom for packing."""
     changes: list[tuple[float, int, float]] = []
     for i in instances:
-        share = max(i.gpus / shape["gpus"] if shape["gpus"] else 0.0,
-                    i.cpu / shape["cpu"], i.memory / shape["memory"])
+        share = max(
+            i.gpus / shape["gpus"] if shape["gpus"] else 0.0,
+            i.cpu / shape["cpu"],
+            i.memory / shape["memory"],
+        )
         changes.append((i.start, 1, share))
         changes.append((horizon if i.end is None else i.end, 0, -share))
     current = peak = 0.0

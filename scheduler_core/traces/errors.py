@@ -49,8 +49,14 @@ class ErrorLog:
     def add(self, file: str, line: int, column: int, message: str) -> None:
         self.errors.append({"file": file, "line": line, "column": column, "message": message})
         if len(self.errors) >= self.limit:
-            self.errors.append({"file": file, "line": line, "column": 0,
-                                "message": f"too many errors; stopped after {self.limit}"})
+            self.errors.append(
+                {
+                    "file": file,
+                    "line": line,
+                    "column": 0,
+                    "message": f"too many errors; stopped after {self.limit}",
+                }
+            )
             raise ErrorLimitError
 
     def __bool__(self) -> bool:

@@ -16,10 +16,14 @@ from scheduler_core.traces.source import CsvTable, TraceFile
 
 PAI_COLUMNS = ["machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"]
 SPOT_COLUMNS = ("gpu_model", "gpu_capacity_num", "cpu_num", "node_name")
-PAI_ATTRIBUTION = ("Alibaba cluster-trace-gpu-v2020, (c) Alibaba Group, CC BY 4.0, "
-                   "https://github.com/alibaba/clusterdata (machine list, unchanged).")
-SPOT_ATTRIBUTION = ("Alibaba cluster-trace-v2026-spot-gpu node list; research/study use, no "
-                    "redistribution licence. Cite: Duan et al., 'GFS', ASPLOS '26.")
+PAI_ATTRIBUTION = (
+    "Alibaba cluster-trace-gpu-v2020, (c) Alibaba Group, CC BY 4.0, "
+    "https://github.com/alibaba/clusterdata (machine list, unchanged)."
+)
+SPOT_ATTRIBUTION = (
+    "Alibaba cluster-trace-v2026-spot-gpu node list; research/study use, no "
+    "redistribution licence. Cite: Duan et al., 'GFS', ASPLOS '26."
+)
 
 
 def read_pai(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
@@ -34,16 +38,21 @@ def read_pai(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) 
         with file.lines() as lines:
             first = next(lines, "")
             has_header = first.split(",")[0].strip() == header[0]
-            table = CsvTable(file.name, itertools.chain([first], lines), log,
-                             header=None if has_header else header)
+            table = CsvTable(
+                file.name,
+                itertools.chain([first], lines),
+                log,
+                header=None if has_header else header,
+            )
             if table.require(*PAI_COLUMNS):
                 _pai_rows(table, draft)
     draft.counts["nodes"] = draft.nodes.node_count
     return draft
 
 
-def _pai_header(files: Sequence[TraceFile], log: ErrorLog) -> tuple[list[str] | None,
-                                                                   list[TraceFile]]:
+def _pai_header(
+    files: Sequence[TraceFile], log: ErrorLog
+) -> tuple[list[str] | None, list[TraceFile]]:
     """A one-line file naming the columns is the header; every other file is data."""
     header: list[str] | None = None
     data = []
@@ -64,13 +73,23 @@ def _pai_rows(table: CsvTable, draft: Draft) -> None:
     for row in table.rows():
         name, model = row.text("machine"), row.text("gpu_type")
         cpu, memory, gpus = row.number("cap_cpu"), row.number("cap_mem"), row.integer("cap_gpu")
-        if not row.ok or name is None or model is None or cpu is None or memory is None \
-                or gpus is None:
+        if (
+            not row.ok
+            or name is None
+            or model is None
+            or cpu is None
+            or memory is None
+            or gpus is None
+        ):
             continue
         labels = {GPU_MODEL_LABEL: model} if gpus else {}
         base = f"{model}-{gpus}gpu" if gpus else "cpu"
-        draft.nodes.add(name, base, {"gpus": gpus, "cpu": cpu, "memory": memory,
-                                     "labels": labels}, Origin(row.file, row.line))
+        draft.nodes.add(
+            name,
+            base,
+            {"gpus": gpus, "cpu": cpu, "memory": memory, "labels": labels},
+            Origin(row.file, row.line),
+        )
 
 
 def read_spot(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
@@ -82,8 +101,9 @@ def read_spot(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog)
             if table.require(*SPOT_COLUMNS):
                 _spot_rows(table, draft)
     draft.counts["nodes"] = draft.nodes.node_count
-    draft.notes.append("the node list has no memory column: each node gets the spec's "
-                       "default memory")
+    draft.notes.append(
+        "the node list has no memory column: each node gets the spec's default memory"
+    )
     return draft
 
 
@@ -93,6 +113,9 @@ def _spot_rows(table: CsvTable, draft: Draft) -> None:
         cpu, node = row.number("cpu_num"), row.text("node_name")
         if not row.ok or model is None or gpus is None or cpu is None or node is None:
             continue
-        draft.nodes.add(f"spot-node-{node}", f"{model}-{gpus}gpu",
-                        {"gpus": gpus, "cpu": cpu, "labels": {GPU_MODEL_LABEL: model}},
-                        Origin(row.file, row.line))
+        draft.nodes.add(
+            f"spot-node-{node}",
+            f"{model}-{gpus}gpu",
+            {"gpus": gpus, "cpu": cpu, "labels": {GPU_MODEL_LABEL: model}},
+            Origin(row.file, row.line),
+        )

@@ -34,8 +34,10 @@ def _compress(draft: Draft, factor: float, *, user_horizon: bool) -> None:
             workload["arrival"] = round(workload["arrival"] / factor, 3)
     if not user_horizon:
         draft.horizon_seconds = max(1.0, round(draft.horizon_seconds / factor, 3))
-    draft.notes.append(f"arrivals compressed x{factor:g}: each arrival time divided by "
-                       f"{factor:g} (durations kept), horizon {draft.horizon_seconds:,.0f}s")
+    draft.notes.append(
+        f"arrivals compressed x{factor:g}: each arrival time divided by "
+        f"{factor:g} (durations kept), horizon {draft.horizon_seconds:,.0f}s"
+    )
 
 
 def _sample(draft: Draft, keep: int, seed: int) -> None:
@@ -46,14 +48,17 @@ def _sample(draft: Draft, keep: int, seed: int) -> None:
     draft.workloads = [draft.workloads[i] for i in chosen]
     dropped_pods = sum(1 for pod in draft.initial_state if pod.get("workload") not in names)
     draft.initial_state = [p for p in draft.initial_state if p.get("workload") in names]
-    draft.notes.append(f"sampled {keep:,} of {total:,} workloads (seed {seed}); "
-                       f"{dropped_pods:,} initial-state pod(s) of the others left out")
+    draft.notes.append(
+        f"sampled {keep:,} of {total:,} workloads (seed {seed}); "
+        f"{dropped_pods:,} initial-state pod(s) of the others left out"
+    )
 
 
 def _renumbered(provenance: Provenance, chosen: list[int]) -> Provenance:
     """Where each kept workload came from, under its new index."""
-    items: dict[str, Any] = {k: v for k, v in provenance.items.items()
-                             if not k.startswith("workloads[")}
+    items: dict[str, Any] = {
+        k: v for k, v in provenance.items.items() if not k.startswith("workloads[")
+    }
     for new, old in enumerate(chosen):
         origin = provenance.items.get(f"workloads[{old}]")
         if origin is not None:
@@ -72,14 +77,16 @@ class LoadError(ValueError):
         self.field = field
 
 
-def check_load(*, start: float | None = None, compress: float = 1.0,
-               sample: int | None = None) -> None:
+def check_load(
+    *, start: float | None = None, compress: float = 1.0, sample: int | None = None
+) -> None:
     """The options' ranges, each error naming its field (the form's, the API's and the
     CLI's names are the same)."""
     if start is not None and not math.isfinite(start):
         raise LoadError("start", "start must be a finite number of seconds")
     if not (math.isfinite(compress) and 0 < compress <= MAX_COMPRESS):
-        raise LoadError("compress", f"compress must be above 0 and at most "
-                                    f"{MAX_COMPRESS:g} (got {compress:g})")
+        raise LoadError(
+            "compress", f"compress must be above 0 and at most {MAX_COMPRESS:g} (got {compress:g})"
+        )
     if sample is not None and sample < 1:
         raise LoadError("sample", f"sample must keep at least 1 workload (got {sample})")

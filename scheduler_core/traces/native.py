@@ -37,9 +37,23 @@ EFFECTS = ("NoSchedule", "NoExecute", "PreferNoSchedule")
 GROUP_FIELDS = ("arrival", "duration", "gpus", "cpu", "memory", "priorityClass", "kind")
 FIELDS = {
     "node": ("name", "gpus", "cpu", "memory", "count", "maxPods", "labels", "taints", "spot"),
-    "job": ("name", "arrival", "duration", "gpus", "cpu", "memory", "priorityClass", "kind",
-            "members", "group", "groupSize", "startupSeconds", "checkpointIntervalSeconds",
-            "terminationGracePeriodSeconds", "recovery"),
+    "job": (
+        "name",
+        "arrival",
+        "duration",
+        "gpus",
+        "cpu",
+        "memory",
+        "priorityClass",
+        "kind",
+        "members",
+        "group",
+        "groupSize",
+        "startupSeconds",
+        "checkpointIntervalSeconds",
+        "terminationGracePeriodSeconds",
+        "recovery",
+    ),
     "priorityClass": ("name", "value", "preemptionPolicy", "globalDefault", "description"),
 }
 """Every field of each record: an unknown one (a typo) is an error, not silently dropped."""
@@ -51,8 +65,9 @@ class JsonRecord(Record):
 
     __slots__ = ("fields", "source")
 
-    def __init__(self, file: str, line: int, source: str, fields: dict[str, Any],
-                 log: ErrorLog) -> None:
+    def __init__(
+        self, file: str, line: int, source: str, fields: dict[str, Any], log: ErrorLog
+    ) -> None:
         super().__init__(file, line, log)
         self.source, self.fields = source, fields
 
@@ -87,37 +102,42 @@ class Builder:
         max_pods = record.integer("maxPods", required=False, minimum=1)
         if max_pods is not None:
             shape["maxPods"] = max_pods
-        shape.update(labels=_labels(record), taints=_taints(record),
-                     spot=record.boolean("spot"))
+        shape.update(labels=_labels(record), taints=_taints(record), spot=record.boolean("spot"))
         count = record.integer("count", required=False, minimum=1) or 1
         if name in self.node_names:
             record.error("name", f"node '{name}' is listed twice")
         if not record.ok or name is None:
             return
         self.node_names.add(name)
-        shape = {k: v for k, v in shape.items()
-                 if k not in ("labels", "taints", "spot") or v}
+        shape = {k: v for k, v in shape.items() if k not in ("labels", "taints", "spot") or v}
         target = self.pools if count > 1 else self.nodes
         path = "nodePools" if count > 1 else "nodes"
-        self.draft.provenance.record(f"cluster.{path}[{len(target)}]",
-                                     Origin(record.file, record.line))
+        self.draft.provenance.record(
+            f"cluster.{path}[{len(target)}]", Origin(record.file, record.line)
+        )
         target.append({"name": name, **({"count": count} if count > 1 else {}), **shape})
 
     # ---------------------------------------------------------------- classes
     def priority_class(self, record: Record) -> None:
         name, value = record.text("name"), record.integer("value", minimum=-(2**31))
-        policy = record.choice("preemptionPolicy", ("PreemptLowerPriority", "Never"),
-                               required=False)
-        item: dict[str, Any] = {"name": name, "value": value,
-                                "globalDefault": record.boolean("globalDefault")}
+        policy = record.choice(
+            "preemptionPolicy", ("PreemptLowerPriority", "Never"), required=False
+        )
+        item: dict[str, Any] = {
+            "name": name,
+            "value": value,
+            "globalDefault": record.boolean("globalDefault"),
+        }
         if policy:
             item["preemptionPolicy"] = policy
         description = record.text("description", required=False)
         if description:
             item["description"] = description
         if record.ok:
-            self.draft.provenance.record(f"priorityClasses[{len(self.draft.priority_classes)}]",
-                                         Origin(record.file, record.line))
+            self.draft.provenance.record(
+                f"priorityClasses[{len(self.draft.priority_classes)}]",
+                Origin(record.file, record.line),
+            )
             self.draft.priority_classes.append(item)
 
     # ---------------------------------------------------------------- jobs
@@ -143,7 +163,8 @@ class Builder:
         name = record.text("name")
         kind = record.choice("kind", KINDS, required=False) or "batch"
         fields: dict[str, Any] = {
-            "name": dns_name(name or "", "job"), "kind": kind,
+            "name": dns_name(name or "", "job"),
+            "kind": kind,
             "arrival": record.number("arrival"),
             "duration": record.number("duration", required=False),
             "gpus": record.integer("gpus"),
@@ -152,23 +173,31 @@ class Builder:
             "priorityClass": record.text("priorityClass", required=False),
             "groupSize": record.integer("groupSize", required=False, minimum=1),
         }
-        for column in ("startupSeconds", "checkpointIntervalSeconds",
-                       "terminationGracePeriodSeconds"):
+        for column in (
+            "startupSeconds",
+            "checkpointIntervalSeconds",
+            "terminationGracePeriodSeconds",
+        ):
             fields[column] = record.number(column, required=False)
-        fields["recovery"] = record.choice("recovery", [m.value for m in RecoveryModel],
-                                           required=False)
+        fields["recovery"] = record.choice(
+            "recovery", [m.value for m in RecoveryModel], required=False
+        )
         if fields["priorityClass"]:
-            self.class_uses.setdefault(fields["priorityClass"], Origin(
-                record.file, record.line, record.column_number("priorityClass")))
+            self.class_uses.setdefault(
+                fields["priorityClass"],
+                Origin(record.file, record.line, record.column_number("priorityClass")),
+            )
         return fields
 
-    def _join_group(self, key: str, fields: dict[str, Any], members: int,
-                    record: Record) -> None:
+    def _join_group(self, key: str, fields: dict[str, Any], members: int, record: Record) -> None:
         first, first_record = self.groups[key]
         for column in GROUP_FIELDS:
             if fields[column] != first[column]:
-                record.error(column, f"{fields[column]} disagrees with {first[column]} on "
-                             f"line {first_record.line} of the same group")
+                record.error(
+                    column,
+                    f"{fields[column]} disagrees with {first[column]} on "
+                    f"line {first_record.line} of the same group",
+                )
                 return
         first["members"] += members
 
@@ -177,25 +206,37 @@ class Builder:
         defined = {c["name"] for c in self.draft.priority_classes} | set(SYSTEM_CLASSES)
         for name, origin in self.class_uses.items():
             if name not in defined:
-                self.log.add(origin.file, origin.line, origin.column,
-                             f"priorityClass: '{name}' is not defined (add a priorityClass "
-                             "record or classes.csv row)")
+                self.log.add(
+                    origin.file,
+                    origin.line,
+                    origin.column,
+                    f"priorityClass: '{name}' is not defined (add a priorityClass "
+                    "record or classes.csv row)",
+                )
         for fields, record in self.groups.values():
             self._add(fields, record)
         self.draft.cluster = {"nodePools": self.pools, "nodes": self.nodes}
         if not self.pools and not self.nodes:
             self.draft.cluster = {}
-        self.draft.counts.update(nodes=sum(p["count"] for p in self.pools) + len(self.nodes),
-                                 workloads=len(self.draft.workloads))
+        self.draft.counts.update(
+            nodes=sum(p["count"] for p in self.pools) + len(self.nodes),
+            workloads=len(self.draft.workloads),
+        )
         ends = [f["arrival"] + (f["duration"] or 0) for f, _ in self.groups.values()]
         self.draft.horizon_seconds = self.options.horizon_seconds or max([3600.0, *ends])
 
     def _add(self, fields: dict[str, Any], record: Record) -> None:
         defaults = self.options.defaults.for_kind(fields["kind"])
-        workload = {"name": fields["name"], "kind": fields["kind"],
-                    "members": fields["members"], "gpus": fields["gpus"],
-                    "priorityClassName": fields["priorityClass"], "arrival": fields["arrival"],
-                    "durationSeconds": fields["duration"], **defaults.workload_fields()}
+        workload = {
+            "name": fields["name"],
+            "kind": fields["kind"],
+            "members": fields["members"],
+            "gpus": fields["gpus"],
+            "priorityClassName": fields["priorityClass"],
+            "arrival": fields["arrival"],
+            "durationSeconds": fields["duration"],
+            **defaults.workload_fields(),
+        }
         for key in ("cpu", "memory"):
             if fields[key] is not None:
                 workload[key] = fields[key]
@@ -214,8 +255,10 @@ def _apply_overrides(workload: dict[str, Any], fields: dict[str, Any]) -> None:
         workload["terminationGracePeriodSeconds"] = grace
         workload["stopSeconds"] = min(workload["stopSeconds"], grace)
     if fields["checkpointIntervalSeconds"] is not None:
-        workload["checkpoint"] = {**workload["checkpoint"],
-                                  "intervalSeconds": fields["checkpointIntervalSeconds"]}
+        workload["checkpoint"] = {
+            **workload["checkpoint"],
+            "intervalSeconds": fields["checkpointIntervalSeconds"],
+        }
     if fields["recovery"] is not None:
         workload["recovery"] = {"model": fields["recovery"]}
 
@@ -256,14 +299,16 @@ def _taint(record: Record, item: Any) -> dict[str, str] | None:
     if not match or effect not in EFFECTS:
         record.error("taints", f"'{text}' is not key[=value][:{'|'.join(EFFECTS)}]")
         return None
-    return {"key": match.group(1).strip(), "value": (match.group(2) or "").strip(),
-            "effect": effect}
+    return {
+        "key": match.group(1).strip(),
+        "value": (match.group(2) or "").strip(),
+        "effect": effect,
+    }
 
 
 # ==================================================================== readers
 def read_csv(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
-    builder = Builder(Draft(name=options.name or "imported-cluster", description=""),
-                      options, log)
+    builder = Builder(Draft(name=options.name or "imported-cluster", description=""), options, log)
     for file in files:
         with file.lines() as lines:
             table = CsvTable(file.name, lines, log)
@@ -277,30 +322,46 @@ def read_csv(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) 
 
 def _csv_handler(builder: Builder, table: CsvTable) -> Any:
     columns = set(table.columns)
-    kind = ("job" if "arrival" in columns else "priorityClass" if "value" in columns
-            else "node" if "gpus" in columns else None)
+    kind = (
+        "job"
+        if "arrival" in columns
+        else "priorityClass"
+        if "value" in columns
+        else "node"
+        if "gpus" in columns
+        else None
+    )
     if kind is None:
         if table.columns:
-            table.log.add(table.name, 1, 0, "not a nodes (name,gpus,...), jobs (name,arrival,"
-                          "gpus,...) or priority classes (name,value,...) CSV")
+            table.log.add(
+                table.name,
+                1,
+                0,
+                "not a nodes (name,gpus,...), jobs (name,arrival,"
+                "gpus,...) or priority classes (name,value,...) CSV",
+            )
         return None
     for position, column in enumerate(table.columns, start=1):
         if column not in FIELDS[kind]:
-            table.log.add(table.name, 1, position, f"unknown column '{column}' for {kind} "
-                          f"records (known: {', '.join(FIELDS[kind])})")
-    required = {"job": ("name", "arrival", "gpus"), "priorityClass": ("name", "value"),
-                "node": ("name", "gpus")}[kind]
+            table.log.add(
+                table.name,
+                1,
+                position,
+                f"unknown column '{column}' for {kind} records (known: {', '.join(FIELDS[kind])})",
+            )
+    required = {
+        "job": ("name", "arrival", "gpus"),
+        "priorityClass": ("name", "value"),
+        "node": ("name", "gpus"),
+    }[kind]
     if not table.require(*required) or builder.log:
         return None
-    return {"job": builder.job, "priorityClass": builder.priority_class,
-            "node": builder.node}[kind]
+    return {"job": builder.job, "priorityClass": builder.priority_class, "node": builder.node}[kind]
 
 
 def read_jsonl(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
-    builder = Builder(Draft(name=options.name or "imported-cluster", description=""),
-                      options, log)
-    handlers = {"node": builder.node, "job": builder.job,
-                "priorityClass": builder.priority_class}
+    builder = Builder(Draft(name=options.name or "imported-cluster", description=""), options, log)
+    handlers = {"node": builder.node, "job": builder.job, "priorityClass": builder.priority_class}
     for file in files:
         with file.lines() as lines:
             for record, kind in _json_records(file.name, lines, log):
@@ -309,8 +370,9 @@ def read_jsonl(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog
     return builder.draft
 
 
-def _json_records(name: str, lines: Iterator[str],
-                  log: ErrorLog) -> Iterator[tuple[JsonRecord, str]]:
+def _json_records(
+    name: str, lines: Iterator[str], log: ErrorLog
+) -> Iterator[tuple[JsonRecord, str]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -327,14 +389,19 @@ def _json_records(name: str, lines: Iterator[str],
             continue
         kind = next(iter(data), None) if isinstance(data, dict) and len(data) == 1 else None
         if kind not in ("node", "job", "priorityClass") or not isinstance(data[kind], dict):
-            log.add(name, number, 1, 'expected one of {"node": {...}}, {"job": {...}}, '
-                    '{"priorityClass": {...}}')
+            log.add(
+                name,
+                number,
+                1,
+                'expected one of {"node": {...}}, {"job": {...}}, {"priorityClass": {...}}',
+            )
             continue
         record = JsonRecord(name, number, line, data[kind], log)
         for key in data[kind]:
             if key not in FIELDS[kind]:
-                record.error(key, f"unknown field for {kind} records "
-                             f"(known: {', '.join(FIELDS[kind])})")
+                record.error(
+                    key, f"unknown field for {kind} records (known: {', '.join(FIELDS[kind])})"
+                )
         yield record, kind
 
 

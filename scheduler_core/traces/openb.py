@@ -23,12 +23,23 @@ from scheduler_core.traces.qos import OPENB_QOS, QosEntry, QosMapping
 from scheduler_core.traces.source import CsvTable, Row, TraceFile
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "qos",
-               "creation_time", "deletion_time", "scheduled_time")
+POD_COLUMNS = (
+    "name",
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "qos",
+    "creation_time",
+    "deletion_time",
+    "scheduled_time",
+)
 SPEC_LABEL_PREFIX = "disruption-lab.io/gpu-spec-"
-ATTRIBUTION = ("Alibaba cluster-trace-gpu-v2023 (openb); research/study use, no "
-               "redistribution licence. Cite: Weng et al., 'Beware of Fragmentation', "
-               "USENIX ATC '23.")
+ATTRIBUTION = (
+    "Alibaba cluster-trace-gpu-v2023 (openb); research/study use, no "
+    "redistribution licence. Cite: Weng et al., 'Beware of Fragmentation', "
+    "USENIX ATC '23."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +71,13 @@ def read_openb(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog
             elif "num_gpu" in table.index:
                 pods.extend(_read_pods(table, mapping))
             elif table.columns:
-                log.add(file.name, 1, 0, "not an openb node list (sn,cpu_milli,...) or pod "
-                        "list (name,cpu_milli,memory_mib,num_gpu,...)")
+                log.add(
+                    file.name,
+                    1,
+                    0,
+                    "not an openb node list (sn,cpu_milli,...) or pod "
+                    "list (name,cpu_milli,memory_mib,num_gpu,...)",
+                )
     draft.counts["nodes"] = draft.nodes.node_count
     draft.counts["pods"] = len(pods)
     if not log and pods:
@@ -82,16 +98,25 @@ def _read_nodes(table: CsvTable, draft: Draft, seen: set[str]) -> None:
         if not row.ok or name is None or cpu is None or memory is None or gpus is None:
             continue
         seen.add(name)
-        shape = {"gpus": gpus, "cpu": cpu / 1000, "memory": memory / 1024,
-                 "labels": {GPU_MODEL_LABEL: model} if model else {}}
+        shape = {
+            "gpus": gpus,
+            "cpu": cpu / 1000,
+            "memory": memory / 1024,
+            "labels": {GPU_MODEL_LABEL: model} if model else {},
+        }
         base = f"{model}-{gpus}gpu" if model else "cpu"
         draft.nodes.add(name, base, shape, Origin(row.file, row.line))
 
 
 def _read_pods(table: CsvTable, mapping: QosMapping) -> list[PodRecord]:
     if "creation_time" not in table.index and "num_gpu" in table.index:
-        table.log.add(table.name, 1, 0, "this pod list has no creation_time, deletion_time or "
-                      "qos (the multigpu* files carry resources only): it cannot be replayed")
+        table.log.add(
+            table.name,
+            1,
+            0,
+            "this pod list has no creation_time, deletion_time or "
+            "qos (the multigpu* files carry resources only): it cannot be replayed",
+        )
         return []
     if not table.require(*POD_COLUMNS):
         return []
@@ -113,13 +138,34 @@ def _pod(row: Row, mapping: QosMapping) -> PodRecord | None:
     creation, deletion = row.number("creation_time"), row.number("deletion_time")
     scheduled = row.number("scheduled_time", required=False)
     _check_times(row, creation, deletion, scheduled)
-    if (not row.ok or name is None or cpu is None or memory is None or gpus is None
-            or milli is None or entry is None or creation is None or deletion is None):
+    if (
+        not row.ok
+        or name is None
+        or cpu is None
+        or memory is None
+        or gpus is None
+        or milli is None
+        or entry is None
+        or creation is None
+        or deletion is None
+    ):
         return None
-    models = tuple(sorted(set(filter(None, (row.text("gpu_spec", required=False) or "")
-                                     .split("|")))))
-    return PodRecord(name, Origin(row.file, row.line), cpu / 1000, memory / 1024, gpus,
-                     gpus == 1 and milli < 1000, models, entry, creation, deletion, scheduled)
+    models = tuple(
+        sorted(set(filter(None, (row.text("gpu_spec", required=False) or "").split("|"))))
+    )
+    return PodRecord(
+        name,
+        Origin(row.file, row.line),
+        cpu / 1000,
+        memory / 1024,
+        gpus,
+        gpus == 1 and milli < 1000,
+        models,
+        entry,
+        creation,
+        deletion,
+        scheduled,
+    )
 
 
 def _qos_entry(row: Row, mapping: QosMapping) -> QosEntry | None:
@@ -127,20 +173,24 @@ def _qos_entry(row: Row, mapping: QosMapping) -> QosEntry | None:
     entry = mapping.entry(label)
     if entry is None:
         known = ", ".join(mapping.qos)
-        row.error("qos", f"'{label}' is not in the QoS mapping (mapped: {known}); "
-                         "add it with --qos-map")
+        row.error(
+            "qos", f"'{label}' is not in the QoS mapping (mapped: {known}); add it with --qos-map"
+        )
     return entry
 
 
-def _check_times(row: Row, creation: float | None, deletion: float | None,
-                 scheduled: float | None) -> None:
+def _check_times(
+    row: Row, creation: float | None, deletion: float | None, scheduled: float | None
+) -> None:
     if creation is None or deletion is None:
         return
     if deletion < creation:
         row.error("deletion_time", f"{deletion:g} is before creation_time {creation:g}")
     elif scheduled is not None and not creation <= scheduled <= deletion:
-        row.error("scheduled_time", f"{scheduled:g} is outside creation_time..deletion_time "
-                                    f"({creation:g}..{deletion:g})")
+        row.error(
+            "scheduled_time",
+            f"{scheduled:g} is outside creation_time..deletion_time ({creation:g}..{deletion:g})",
+        )
 
 
 def _label_gpu_specs(draft: Draft, pods: list[PodRecord]) -> None:
@@ -159,8 +209,9 @@ def _spec_label(models: tuple[str, ...]) -> str:
     return SPEC_LABEL_PREFIX + dns_name("-".join(models))
 
 
-def _add_workloads(draft: Draft, pods: list[PodRecord], options: ImportOptions,
-                   log: ErrorLog) -> None:
+def _add_workloads(
+    draft: Draft, pods: list[PodRecord], options: ImportOptions, log: ErrorLog
+) -> None:
     start = options.start if options.start is not None else min(p.deletion for p in pods)
     end = max(p.deletion for p in pods)
     draft.horizon_seconds = options.horizon_seconds or max(1.0, end - start)
@@ -174,14 +225,21 @@ def _add_workloads(draft: Draft, pods: list[PodRecord], options: ImportOptions,
             continue
         name = dns_name(pod.name, "pod")
         if name in names:
-            log.add(pod.origin.file, pod.origin.line, 1, f"name: '{pod.name}' is a duplicate "
-                    f"(as workload name '{name}')")
+            log.add(
+                pod.origin.file,
+                pod.origin.line,
+                1,
+                f"name: '{pod.name}' is a duplicate (as workload name '{name}')",
+            )
             continue
         names.add(name)
         shared += pod.shared
         draft.add_workload(_workload(pod, name, start, options), pod.origin.file, pod.origin.line)
-    draft.counts.update(workloads=len(draft.workloads), rounded_up_shares=shared,
-                        **{f"skipped_{k.replace(' ', '_')}": v for k, v in skipped.items()})
+    draft.counts.update(
+        workloads=len(draft.workloads),
+        rounded_up_shares=shared,
+        **{f"skipped_{k.replace(' ', '_')}": v for k, v in skipped.items()},
+    )
     _notes(draft, start, shared, skipped)
 
 
@@ -201,10 +259,18 @@ def _workload(pod: PodRecord, name: str, start: float, options: ImportOptions) -
     began = pod.scheduled if pod.scheduled is not None else pod.creation
     lifetime = pod.deletion - max(began, start)
     startup = min(defaults.startup_seconds, lifetime)
-    fields = {"name": name, "kind": kind, "gpus": pod.gpus, "cpu": pod.cpu,
-              "memory": round(pod.memory, 6), "priorityClassName": pod.entry.priority_class,
-              "arrival": max(0.0, pod.creation - start), "durationSeconds": lifetime - startup,
-              **defaults.workload_fields(), "startupSeconds": startup}
+    fields = {
+        "name": name,
+        "kind": kind,
+        "gpus": pod.gpus,
+        "cpu": pod.cpu,
+        "memory": round(pod.memory, 6),
+        "priorityClassName": pod.entry.priority_class,
+        "arrival": max(0.0, pod.creation - start),
+        "durationSeconds": lifetime - startup,
+        **defaults.workload_fields(),
+        "startupSeconds": startup,
+    }
     if len(pod.models) == 1:
         fields["nodeSelector"] = {GPU_MODEL_LABEL: pod.models[0]}
     elif pod.models:
@@ -213,13 +279,17 @@ def _workload(pod: PodRecord, name: str, start: float, options: ImportOptions) -
 
 
 def _notes(draft: Draft, start: float, shared: int, skipped: dict[str, int]) -> None:
-    draft.notes.append(f"t = 0 is trace time {start:,.0f} s; the horizon is "
-                       f"{draft.horizon_seconds:,.0f} s")
+    draft.notes.append(
+        f"t = 0 is trace time {start:,.0f} s; the horizon is {draft.horizon_seconds:,.0f} s"
+    )
     if shared:
-        draft.notes.append(f"{shared} pod(s) asked for a fraction of a GPU (gpu_milli < 1000): "
-                           "each holds one whole GPU here")
+        draft.notes.append(
+            f"{shared} pod(s) asked for a fraction of a GPU (gpu_milli < 1000): "
+            "each holds one whole GPU here"
+        )
     for reason, count in skipped.items():
         if count:
-            draft.notes.append(f"{count} pod(s) left out: {reason}"
-                               + (" (never bound in the recording)" if reason == "pending"
-                                  else ""))
+            draft.notes.append(
+                f"{count} pod(s) left out: {reason}"
+                + (" (never bound in the recording)" if reason == "pending" else "")
+            )

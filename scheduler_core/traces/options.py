@@ -66,9 +66,12 @@ class Draft:
 
     def mapping(self) -> dict[str, Any]:
         """The spec mapping, in the order a person reads a spec."""
-        data: dict[str, Any] = {"name": self.name, "description": self.description,
-                                "horizonSeconds": self.horizon_seconds,
-                                "cluster": self.cluster or self.nodes.cluster(self.provenance)}
+        data: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "horizonSeconds": self.horizon_seconds,
+            "cluster": self.cluster or self.nodes.cluster(self.provenance),
+        }
         if self.priority_classes:
             data["priorityClasses"] = self.priority_classes
         data["workloads"] = self.workloads

@@ -25,8 +25,9 @@ from scheduler_core.spec import (
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid",
-                              frozen=True)
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
 
 
 class MappedClass(_Model):
@@ -60,8 +61,10 @@ class QosMapping(_Model):
             raise ValueError("a PriorityClass is listed twice in 'classes'")
         for label, entry in self.qos.items():
             if entry.priority_class not in names:
-                raise ValueError(f"qos '{label}' maps to '{entry.priority_class}', which is "
-                                 f"not in 'classes' ({', '.join(names)})")
+                raise ValueError(
+                    f"qos '{label}' maps to '{entry.priority_class}', which is "
+                    f"not in 'classes' ({', '.join(names)})"
+                )
         if self.fallback is not None and self.fallback not in self.qos:
             raise ValueError(f"fallback '{self.fallback}' is not one of the qos labels")
         return self
@@ -111,9 +114,13 @@ class QosMapping(_Model):
             qos[label] = QosEntry(priority_class=name, kind=kind)
         used = {e.priority_class for e in qos.values()}
         kept = [c for n, c in classes.items() if n in used]
-        return _validated({"classes": [c.model_dump() for c in kept],
-                           "qos": {k: v.model_dump() for k, v in qos.items()},
-                           "fallback": self.fallback})
+        return _validated(
+            {
+                "classes": [c.model_dump() for c in kept],
+                "qos": {k: v.model_dump() for k, v in qos.items()},
+                "fallback": self.fallback,
+            }
+        )
 
 
 class MappingError(ValueError):
@@ -123,15 +130,21 @@ class MappingError(ValueError):
 def _class_from(name: str, rest: list[str], known: MappedClass | None, item: str) -> MappedClass:
     if not rest:
         if known is None:
-            raise MappingError(f"'{item}': class '{name}' is new, give it a value "
-                               f"({item}:VALUE)")
+            raise MappingError(f"'{item}': class '{name}' is new, give it a value ({item}:VALUE)")
         return known
     try:
         value = int(rest[0])
     except ValueError:
         raise MappingError(f"'{item}': '{rest[0]}' is not an integer priority") from None
-    policy = rest[1] if len(rest) > 1 else (
-        known.preemption_policy.value if known else PreemptionPolicy.PREEMPT_LOWER_PRIORITY.value)
+    policy = (
+        rest[1]
+        if len(rest) > 1
+        else (
+            known.preemption_policy.value
+            if known
+            else PreemptionPolicy.PREEMPT_LOWER_PRIORITY.value
+        )
+    )
     return _validated_class({"name": name, "value": value, "preemption_policy": policy}, item)
 
 
@@ -171,13 +184,14 @@ def load_mapping(argument: str, base: QosMapping) -> QosMapping:
 
 OPENB_QOS = QosMapping(
     classes=[
-        MappedClass(name="latency-sensitive", value=10000,
-                    description="openb QoS LS: online services"),
-        MappedClass(name="guaranteed", value=10000,
-                    description="openb QoS Guaranteed"),
+        MappedClass(
+            name="latency-sensitive", value=10000, description="openb QoS LS: online services"
+        ),
+        MappedClass(name="guaranteed", value=10000, description="openb QoS Guaranteed"),
         MappedClass(name="burstable", value=5000, description="openb QoS Burstable"),
-        MappedClass(name="best-effort", value=1000,
-                    description="openb QoS BE: the preemptible class"),
+        MappedClass(
+            name="best-effort", value=1000, description="openb QoS BE: the preemptible class"
+        ),
     ],
     qos={
         "LS": QosEntry(priority_class="latency-sensitive", kind=WorkloadKind.INFERENCE),
@@ -189,8 +203,13 @@ OPENB_QOS = QosMapping(
 """openb: Guaranteed/LS high, Burstable medium, BE preemptible (traces/README.md)."""
 
 DLRM_QOS = QosMapping(
-    classes=[MappedClass(name="dlrm-serving", value=10000,
-                         description="DLRM inference: every instance is latency-sensitive")],
+    classes=[
+        MappedClass(
+            name="dlrm-serving",
+            value=10000,
+            description="DLRM inference: every instance is latency-sensitive",
+        )
+    ],
     qos={
         "HN": QosEntry(priority_class="dlrm-serving", kind=WorkloadKind.INFERENCE),
         "CN": QosEntry(priority_class="dlrm-serving", kind=WorkloadKind.INFERENCE),

@@ -48,14 +48,23 @@ def parse_reclaim(text: str) -> tuple[float, float]:
     match = _RECLAIM.match(text)
     share = float(match.group(1)) / (100 if match.group(2) else 1) if match else 0.0
     if not match or not 0 < share <= 1:
-        raise ScenarioError(f"'{text}' is not SHARE@TIME with 0 < SHARE <= 1 "
-                            "(e.g. 0.1@7200 or 10%@7200)")
+        raise ScenarioError(
+            f"'{text}' is not SHARE@TIME with 0 < SHARE <= 1 (e.g. 0.1@7200 or 10%@7200)"
+        )
     return share, float(match.group(3))
 
 
-def inject_urgent(mapping: Mapping[str, Any], *, members: int, gpus: int, arrival: float,
-                  duration: float | None = 3600.0, kind: str = "training",
-                  name: str = "urgent", defaults: KindDefaults | None = None) -> dict[str, Any]:
+def inject_urgent(
+    mapping: Mapping[str, Any],
+    *,
+    members: int,
+    gpus: int,
+    arrival: float,
+    duration: float | None = 3600.0,
+    kind: str = "training",
+    name: str = "urgent",
+    defaults: KindDefaults | None = None,
+) -> dict[str, Any]:
     """Add an urgent all-or-nothing group with a PriorityClass above every other."""
     spec = copy.deepcopy(dict(mapping))
     if any(w.get("name") == name for w in spec.get("workloads", [])):
@@ -65,20 +74,40 @@ def inject_urgent(mapping: Mapping[str, Any], *, members: int, gpus: int, arriva
         top = max((c["value"] for c in classes), default=0)
         if top >= HIGHEST_USER_DEFINABLE_PRIORITY:
             raise ScenarioError("no priority is left above the highest existing class")
-        classes.append({"name": URGENT_CLASS, "value": min(top + 1000,
-                                                           HIGHEST_USER_DEFINABLE_PRIORITY),
-                        "description": "the injected urgent group"})
+        classes.append(
+            {
+                "name": URGENT_CLASS,
+                "value": min(top + 1000, HIGHEST_USER_DEFINABLE_PRIORITY),
+                "description": "the injected urgent group",
+            }
+        )
     table = (defaults or KindDefaults.builtin()).for_kind(kind)
-    spec.setdefault("workloads", []).append({
-        "name": name, "kind": kind, "members": members, "gpus": gpus,
-        "priorityClassName": URGENT_CLASS, "arrival": arrival, "durationSeconds": duration,
-        **table.workload_fields(), "podGroup": {"minCount": members}, "urgent": True})
+    spec.setdefault("workloads", []).append(
+        {
+            "name": name,
+            "kind": kind,
+            "members": members,
+            "gpus": gpus,
+            "priorityClassName": URGENT_CLASS,
+            "arrival": arrival,
+            "durationSeconds": duration,
+            **table.workload_fields(),
+            "podGroup": {"minCount": members},
+            "urgent": True,
+        }
+    )
     return spec
 
 
-def add_spot_reclaim(mapping: Mapping[str, Any], *, share: float, at: float,
-                     notice_seconds: float = 120.0, recover_after_seconds: float | None = None,
-                     seed: int = 0) -> dict[str, Any]:
+def add_spot_reclaim(
+    mapping: Mapping[str, Any],
+    *,
+    share: float,
+    at: float,
+    notice_seconds: float = 120.0,
+    recover_after_seconds: float | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
     """A variant in which ``share`` of the GPU nodes get a spot interruption at ``at``."""
     spec = copy.deepcopy(dict(mapping))
     nodes = gpu_node_names(spec.get("cluster", {}))
@@ -86,25 +115,39 @@ def add_spot_reclaim(mapping: Mapping[str, Any], *, share: float, at: float,
         raise ScenarioError("the cluster has no GPU nodes to reclaim")
     count = max(1, round(share * len(nodes)))
     chosen = sorted(random.Random(seed).sample(nodes, count), key=nodes.index)
-    event: dict[str, Any] = {"at": at, "type": "spot-reclaim", "nodes": chosen,
-                             "noticeSeconds": notice_seconds}
+    event: dict[str, Any] = {
+        "at": at,
+        "type": "spot-reclaim",
+        "nodes": chosen,
+        "noticeSeconds": notice_seconds,
+    }
     if recover_after_seconds is not None:
         event["recoverAfterSeconds"] = recover_after_seconds
     events = [*spec.get("events", []), event]
     percent = f"{share * 100:g}".replace(".", "-")
-    return _with_variant(spec, {"name": f"spot-reclaim-{percent}pct-at-{at:g}s",
-                                "set": {"events": events}})
+    return _with_variant(
+        spec, {"name": f"spot-reclaim-{percent}pct-at-{at:g}s", "set": {"events": events}}
+    )
 
 
 def gpu_node_names(cluster: Mapping[str, Any]) -> list[str]:
     """Every GPU node's name, in the spec's node order (pools first)."""
-    names = [f"{p['name']}-{i}" for p in cluster.get("nodePools", []) if p.get("gpus", 8)
-             for i in range(p.get("count", 1))]
+    names = [
+        f"{p['name']}-{i}"
+        for p in cluster.get("nodePools", [])
+        if p.get("gpus", 8)
+        for i in range(p.get("count", 1))
+    ]
     return names + [n["name"] for n in cluster.get("nodes", []) if n.get("gpus", 8)]
 
 
-def add_qos_variant(mapping: Mapping[str, Any], base: QosMapping, alternative: QosMapping,
-                    *, name: str | None = None) -> dict[str, Any]:
+def add_qos_variant(
+    mapping: Mapping[str, Any],
+    base: QosMapping,
+    alternative: QosMapping,
+    *,
+    name: str | None = None,
+) -> dict[str, Any]:
     """A variant giving each class the value/policy the alternative mapping gives its
     labels. Labels sharing a class in ``base`` must share value and policy in the
     alternative (import with separate classes to split them)."""
@@ -117,11 +160,14 @@ def add_qos_variant(mapping: Mapping[str, Any], base: QosMapping, alternative: Q
         if target.value != cls.value:
             overrides[f"priorityClasses.{cls.name}.value"] = target.value
         if target.preemption_policy != cls.preemption_policy:
-            overrides[f"priorityClasses.{cls.name}.preemptionPolicy"] = \
+            overrides[f"priorityClasses.{cls.name}.preemptionPolicy"] = (
                 target.preemption_policy.value
+            )
     if not overrides:
-        raise ScenarioError("the alternative mapping gives every class the same value and "
-                            "policy as the imported one: nothing to compare")
+        raise ScenarioError(
+            "the alternative mapping gives every class the same value and "
+            "policy as the imported one: nothing to compare"
+        )
     return _with_variant(spec, {"name": name or "qos-alternative", "set": overrides})
 
 
@@ -135,9 +181,11 @@ def _alternative_class(base: QosMapping, alternative: QosMapping, class_name: st
         found = alternative.class_named(entry.priority_class)
         targets[(found.value, found.preemption_policy)] = found
     if len(targets) > 1:
-        raise MappingError(f"class '{class_name}' holds {', '.join(labels)} in the imported "
-                           "mapping, but the alternative gives them different priorities; "
-                           "import with a mapping that gives each its own class")
+        raise MappingError(
+            f"class '{class_name}' holds {', '.join(labels)} in the imported "
+            "mapping, but the alternative gives them different priorities; "
+            "import with a mapping that gives each its own class"
+        )
     return next(iter(targets.values()), None)
 
 
@@ -180,8 +228,12 @@ class ReplayScenarios:
     compare_policies: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.inject_urgent or self.spot_reclaims or self.compare_qos_map
-                    or self.compare_policies)
+        return bool(
+            self.inject_urgent
+            or self.spot_reclaims
+            or self.compare_qos_map
+            or self.compare_policies
+        )
 
 
 class ScenarioFieldError(ScenarioError):
@@ -193,9 +245,14 @@ class ScenarioFieldError(ScenarioError):
         super().__init__(message)
 
 
-def apply_scenarios(mapping: Mapping[str, Any], scenarios: ReplayScenarios, *,
-                    qos_map: QosMapping | None, defaults: KindDefaults,
-                    fmt: str = "") -> dict[str, Any]:
+def apply_scenarios(
+    mapping: Mapping[str, Any],
+    scenarios: ReplayScenarios,
+    *,
+    qos_map: QosMapping | None,
+    defaults: KindDefaults,
+    fmt: str = "",
+) -> dict[str, Any]:
     """The spec mapping with every scenario added, in one order for the CLI and the web
     app (urgent group, spot reclaims, QoS alternative, policies). ``qos_map`` is the
     mapping the import used (the alternative is read against it). Raises
@@ -206,19 +263,25 @@ def apply_scenarios(mapping: Mapping[str, Any], scenarios: ReplayScenarios, *,
         if scenarios.inject_urgent:
             field = "inject_urgent"
             members, gpus, arrival = parse_urgent(scenarios.inject_urgent)
-            spec = inject_urgent(spec, members=members, gpus=gpus, arrival=arrival,
-                                 duration=scenarios.urgent_duration, defaults=defaults)
+            spec = inject_urgent(
+                spec,
+                members=members,
+                gpus=gpus,
+                arrival=arrival,
+                duration=scenarios.urgent_duration,
+                defaults=defaults,
+            )
         for text in scenarios.spot_reclaims:
             field = "spot_reclaims"
             share, at = parse_reclaim(text)
-            spec = add_spot_reclaim(spec, share=share, at=at, seed=scenarios.seed,
-                                    notice_seconds=scenarios.spot_notice)
+            spec = add_spot_reclaim(
+                spec, share=share, at=at, seed=scenarios.seed, notice_seconds=scenarios.spot_notice
+            )
         if scenarios.compare_qos_map:
             field = "compare_qos_map"
             if qos_map is None:
                 raise MappingError(f"{fmt or 'this format'} has no QoS labels to compare")
-            spec = add_qos_variant(spec, qos_map, load_mapping(scenarios.compare_qos_map,
-                                                               qos_map))
+            spec = add_qos_variant(spec, qos_map, load_mapping(scenarios.compare_qos_map, qos_map))
         if scenarios.compare_policies:
             field = "compare_policies"
             spec = add_policy_variants(spec, list(scenarios.compare_policies))
@@ -230,6 +293,7 @@ def apply_scenarios(mapping: Mapping[str, Any], scenarios: ReplayScenarios, *,
 def _message(exc: Exception) -> str:
     errors = getattr(exc, "errors", None)
     if errors:
-        return "; ".join(f"{e['path']}: {e['message']}" if e.get("path") else e["message"]
-                         for e in errors)
+        return "; ".join(
+            f"{e['path']}: {e['message']}" if e.get("path") else e["message"] for e in errors
+        )
     return str(exc)

@@ -47,8 +47,9 @@ class TraceFile:
         try:
             stream = self.opener()
         except OSError as exc:
-            raise TraceError([{"file": self.name, "line": 0, "column": 0,
-                               "message": exc.strerror or str(exc)}]) from None
+            raise TraceError(
+                [{"file": self.name, "line": 0, "column": 0, "message": exc.strerror or str(exc)}]
+            ) from None
         try:
             yield _decoded_lines(stream, self.name)
         finally:
@@ -89,16 +90,29 @@ def _decoded_lines(stream: IO[Any], name: str) -> Iterator[str]:
         yield tail
 
 
-def _decode(decoder: codecs.IncrementalDecoder, chunk: bytes | str, name: str, line: int,
-            *, final: bool = False) -> str:
+def _decode(
+    decoder: codecs.IncrementalDecoder,
+    chunk: bytes | str,
+    name: str,
+    line: int,
+    *,
+    final: bool = False,
+) -> str:
     if isinstance(chunk, str):
         return chunk
     try:
         return decoder.decode(chunk, final=final)
     except UnicodeDecodeError as exc:
-        raise TraceError([{"file": name, "line": line + chunk[:exc.start].count(b"\n"),
-                           "column": 0,
-                           "message": f"not UTF-8 text ({exc.reason})"}]) from None
+        raise TraceError(
+            [
+                {
+                    "file": name,
+                    "line": line + chunk[: exc.start].count(b"\n"),
+                    "column": 0,
+                    "message": f"not UTF-8 text ({exc.reason})",
+                }
+            ]
+        ) from None
 
 
 def read_text(file: TraceFile) -> str:
@@ -107,8 +121,16 @@ def read_text(file: TraceFile) -> str:
         try:
             return "".join(lines)
         except UnicodeDecodeError as exc:
-            raise TraceError([{"file": file.name, "line": 0, "column": 0,
-                               "message": f"not UTF-8 text ({exc.reason})"}]) from None
+            raise TraceError(
+                [
+                    {
+                        "file": file.name,
+                        "line": 0,
+                        "column": 0,
+                        "message": f"not UTF-8 text ({exc.reason})",
+                    }
+                ]
+            ) from None
 
 
 class Record(ABC):
@@ -206,8 +228,9 @@ class Row(Record):
 
     __slots__ = ("index", "values")
 
-    def __init__(self, file: str, line: int, values: list[str], index: dict[str, int],
-                 log: ErrorLog) -> None:
+    def __init__(
+        self, file: str, line: int, values: list[str], index: dict[str, int], log: ErrorLog
+    ) -> None:
         super().__init__(file, line, log)
         self.values, self.index = values, index
 
@@ -226,8 +249,9 @@ class Row(Record):
 class CsvTable:
     """A CSV file with a header row (or a header given separately), read row by row."""
 
-    def __init__(self, name: str, lines: Iterator[str], log: ErrorLog,
-                 header: list[str] | None = None) -> None:
+    def __init__(
+        self, name: str, lines: Iterator[str], log: ErrorLog, header: list[str] | None = None
+    ) -> None:
         self.name = name
         self.log = log
         self._reader = csv.reader(lines)
@@ -247,8 +271,13 @@ class CsvTable:
         """Every needed column is present, or one error per missing column (line 1)."""
         missing = [c for c in columns if c not in self.index]
         for column in missing:
-            self.log.add(self.name, self._header_lines, 0, f"missing column '{column}' "
-                         f"(the header has: {', '.join(self.columns) or 'nothing'})")
+            self.log.add(
+                self.name,
+                self._header_lines,
+                0,
+                f"missing column '{column}' "
+                f"(the header has: {', '.join(self.columns) or 'nothing'})",
+            )
         return not missing
 
     def rows(self) -> Iterator[Row]:
@@ -267,8 +296,11 @@ class CsvTable:
             if not values or values == [""]:
                 continue
             if len(values) != width:
-                self.log.add(self.name, line, min(len(values), width) + 1,
-                             f"expected {width} fields ({', '.join(self.columns)}), "
-                             f"found {len(values)}")
+                self.log.add(
+                    self.name,
+                    line,
+                    min(len(values), width) + 1,
+                    f"expected {width} fields ({', '.join(self.columns)}), found {len(values)}",
+                )
                 continue
             yield Row(self.name, line, values, self.index, self.log)

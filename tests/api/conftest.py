@@ -33,8 +33,11 @@ def token_client(user) -> APIClient:
 
 @pytest.fixture
 def clients(alice, bob, charlie) -> dict[str, APIClient]:
-    return {"alice": token_client(alice), "bob": token_client(bob),
-            "charlie": token_client(charlie)}
+    return {
+        "alice": token_client(alice),
+        "bob": token_client(bob),
+        "charlie": token_client(charlie),
+    }
 
 
 @pytest.fixture

@@ -43,12 +43,18 @@ def _concurrently(count: int, action) -> list:
     return results
 
 
-def test_simultaneous_run_starts_never_overrun_the_throttle(alice, experiment, settings,
-                                                            monkeypatch):
+def test_simultaneous_run_starts_never_overrun_the_throttle(
+    alice, experiment, settings, monkeypatch
+):
     """Twenty starts at the same instant with ten allowed: exactly ten runs. (Counted
     before inserting without a lock, several see the same count and all get through.)"""
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "run_start": f"{ALLOWED}/hour"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "run_start": f"{ALLOWED}/hour",
+        },
+    }
     monkeypatch.setattr(tasks, "enqueue_run", lambda **kwargs: None)  # no simulation
     url = f"/api/v1/experiments/{experiment.pk}/runs/"
     client = token_client(alice)

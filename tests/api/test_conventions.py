@@ -15,15 +15,17 @@ from tests.api.conftest import errors
 from tests.factories import preset_document
 
 
-@pytest.mark.parametrize("url", ["/api/v1/experiments/", "/api/v1/runs/", "/api/v1/presets/",
-                                 "/api/schema/"])
+@pytest.mark.parametrize(
+    "url", ["/api/v1/experiments/", "/api/v1/runs/", "/api/v1/presets/", "/api/schema/"]
+)
 def test_anonymous_requests_get_401_with_the_error_shape(url):
     response = APIClient().get(url)
 
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == "Token"
-    assert errors(response) == [{"path": "",
-                                 "message": "Authentication credentials were not provided."}]
+    assert errors(response) == [
+        {"path": "", "message": "Authentication credentials were not provided."}
+    ]
 
 
 def test_a_wrong_token_is_refused():
@@ -39,26 +41,37 @@ def test_a_wrong_token_is_refused():
 def test_a_script_gets_its_token_with_username_and_password(alice):
     client = APIClient()
 
-    response = client.post("/api/v1/auth/token/", {"username": "alice",
-                                                   "password": "correct horse battery staple"},
-                           format="json")
-    wrong = client.post("/api/v1/auth/token/", {"username": "alice", "password": "guess"},
-                        format="json")
+    response = client.post(
+        "/api/v1/auth/token/",
+        {"username": "alice", "password": "correct horse battery staple"},
+        format="json",
+    )
+    wrong = client.post(
+        "/api/v1/auth/token/", {"username": "alice", "password": "guess"}, format="json"
+    )
 
     assert response.status_code == 200
     assert response.json() == {"token": Token.objects.get(user=alice).key}
     assert wrong.status_code == 400
-    assert errors(wrong) == [{"path": "",
-                              "message": "Unable to log in with provided credentials."}]
+    assert errors(wrong) == [{"path": "", "message": "Unable to log in with provided credentials."}]
 
 
 def test_password_guessing_at_the_token_endpoint_is_throttled(alice, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "token": "3/minute"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "token": "3/minute",
+        },
+    }
     client = APIClient()
 
-    codes = [client.post("/api/v1/auth/token/", {"username": "alice", "password": guess},
-                         format="json").status_code for guess in ("a", "b", "c", "d")]
+    codes = [
+        client.post(
+            "/api/v1/auth/token/", {"username": "alice", "password": guess}, format="json"
+        ).status_code
+        for guess in ("a", "b", "c", "d")
+    ]
 
     assert codes == [400, 400, 400, 429]
     assert not Token.objects.exists()
@@ -77,11 +90,15 @@ def test_the_browser_session_works_and_needs_its_csrf_token(alice):
     assert not Experiment.objects.exists()
 
 
-@pytest.mark.parametrize(("method", "url", "status", "message"), [
-    ("get", "/api/v1/nothing-here/", 404, "no API endpoint at /api/v1/nothing-here/"),
-    ("get", "/api/v1/experiments/999999/", 404, "No such experiment"),
-    ("delete", "/api/v1/presets/", 405, 'Method "DELETE" not allowed.'),
-], ids=["unknown-url", "unknown-object", "wrong-method"])
+@pytest.mark.parametrize(
+    ("method", "url", "status", "message"),
+    [
+        ("get", "/api/v1/nothing-here/", 404, "no API endpoint at /api/v1/nothing-here/"),
+        ("get", "/api/v1/experiments/999999/", 404, "No such experiment"),
+        ("delete", "/api/v1/presets/", 405, 'Method "DELETE" not allowed.'),
+    ],
+    ids=["unknown-url", "unknown-object", "wrong-method"],
+)
 def test_every_failure_has_the_same_shape(alice_api, method, url, status, message):
     response = getattr(alice_api, method)(url)
 
@@ -90,8 +107,9 @@ def test_every_failure_has_the_same_shape(alice_api, method, url, status, messag
 
 
 def test_malformed_json_is_an_error_of_the_whole_request(alice_api):
-    response = alice_api.generic("POST", "/api/v1/experiments/", "{not json",
-                                 content_type="application/json")
+    response = alice_api.generic(
+        "POST", "/api/v1/experiments/", "{not json", content_type="application/json"
+    )
 
     assert response.status_code == 400
     [error] = errors(response)
@@ -105,11 +123,18 @@ def test_the_schema_is_openapi_3_with_every_endpoint(alice_api):
     schema = response.json()
     assert response.status_code == 200
     assert schema["openapi"].startswith("3.")
-    assert {"/api/v1/experiments/", "/api/v1/experiments/{id}/clone/",
-            "/api/v1/experiments/validate/", "/api/v1/experiments/from-preset/",
-            "/api/v1/experiments/import/", "/api/v1/runs/{id}/cancel/",
-            "/api/v1/runs/{id}/summary/", "/api/v1/runs/{id}/events/",
-            "/api/v1/runs/{id}/export/{table}.{fmt}", "/api/v1/compare/"} <= set(schema["paths"])
+    assert {
+        "/api/v1/experiments/",
+        "/api/v1/experiments/{id}/clone/",
+        "/api/v1/experiments/validate/",
+        "/api/v1/experiments/from-preset/",
+        "/api/v1/experiments/import/",
+        "/api/v1/runs/{id}/cancel/",
+        "/api/v1/runs/{id}/summary/",
+        "/api/v1/runs/{id}/events/",
+        "/api/v1/runs/{id}/export/{table}.{fmt}",
+        "/api/v1/compare/",
+    } <= set(schema["paths"])
     assert schema["components"]["schemas"]["Error"]["required"] == ["errors"]
 
 
@@ -134,5 +159,6 @@ def test_unknown_urls_with_odd_characters_still_answer_in_json(alice_api):
     response = alice_api.get("/api/v1/presets/%0Anope/")
 
     assert response.status_code == 404
-    assert errors(response) == [{"path": "",
-                                 "message": "no API endpoint at /api/v1/presets/\nnope/"}]
+    assert errors(response) == [
+        {"path": "", "message": "no API endpoint at /api/v1/presets/\nnope/"}
+    ]

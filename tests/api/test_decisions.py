@@ -41,12 +41,17 @@ def test_the_decisions_endpoint_lists_them_with_their_variant(alice_api, finishe
     assert preemption["candidates"][0]["victims"] == ["batch-job-0"]
 
 
-@pytest.mark.parametrize(("query", "check"), [
-    ("pod=batch-job-0", lambda d: "batch-job-0" in d["victims"] or d["pod"] == "batch-job-0"),
-    ("reason=Preemption", lambda d: d["kind"] == "Preemption"),
-    ("node=node-a", lambda d: d["node"] == "node-a"
-     or "node-a" in [c["node"] for c in d["candidates"]]),
-])
+@pytest.mark.parametrize(
+    ("query", "check"),
+    [
+        ("pod=batch-job-0", lambda d: "batch-job-0" in d["victims"] or d["pod"] == "batch-job-0"),
+        ("reason=Preemption", lambda d: d["kind"] == "Preemption"),
+        (
+            "node=node-a",
+            lambda d: d["node"] == "node-a" or "node-a" in [c["node"] for c in d["candidates"]],
+        ),
+    ],
+)
 def test_decisions_filter_by_pod_node_and_reason(alice_api, finished_run, query, check):
     everything = alice_api.get(url(finished_run, "decisions/")).json()["count"]
     response = alice_api.get(url(finished_run, f"decisions/?{query}"))
@@ -64,9 +69,13 @@ def test_each_victim_event_links_to_its_decision(alice_api, finished_run):
     assert preempted
     for event in preempted:
         assert event["decision"] is not None
-        found = alice_api.get(url(
-            finished_run, f"decisions/?variant={event['variant']}&replication="
-                          f"{event['replication']}&id={event['decision']}")).json()["results"]
+        found = alice_api.get(
+            url(
+                finished_run,
+                f"decisions/?variant={event['variant']}&replication="
+                f"{event['replication']}&id={event['decision']}",
+            )
+        ).json()["results"]
         assert len(found) == 1
         assert event["pod"] in found[0]["victims"]
     assert RunEvent.objects.filter(reason="Ready", decision__isnull=False).count() == 0
@@ -77,9 +86,13 @@ def test_a_failed_scheduling_event_links_to_kube_scheduler_wording(alice_api, fi
     assert failed
     for event in failed:
         assert event["message"].startswith("0/")
-        decision = alice_api.get(url(
-            finished_run, f"decisions/?variant={event['variant']}&replication="
-                          f"{event['replication']}&id={event['decision']}")).json()["results"][0]
+        decision = alice_api.get(
+            url(
+                finished_run,
+                f"decisions/?variant={event['variant']}&replication="
+                f"{event['replication']}&id={event['decision']}",
+            )
+        ).json()["results"][0]
         assert decision["message"] == event["message"]
 
 

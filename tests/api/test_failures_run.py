@@ -10,18 +10,34 @@ from experiments.specs import spec_document
 from tests.factories import ExperimentFactory
 
 SPEC = {
-    "name": "failing fleet", "horizonSeconds": 86400, "replications": 3, "seed": 5,
+    "name": "failing fleet",
+    "horizonSeconds": 86400,
+    "replications": 3,
+    "seed": 5,
     "cluster": {"nodePools": [{"name": "gpu", "count": 6, "gpus": 8}]},
-    "workloads": [{"name": "train", "kind": "training", "members": 4, "gpus": 8,
-                   "recovery": {"model": "synchronous"}, "startupSeconds": 300,
-                   "checkpoint": {"intervalSeconds": 1800, "writeSeconds": 60}}],
-    "failures": [{"interArrival": {"distribution": "exponential", "meanSeconds": 43200},
-                  "repair": {"distribution": "constant", "meanSeconds": 7200}}],
+    "workloads": [
+        {
+            "name": "train",
+            "kind": "training",
+            "members": 4,
+            "gpus": 8,
+            "recovery": {"model": "synchronous"},
+            "startupSeconds": 300,
+            "checkpoint": {"intervalSeconds": 1800, "writeSeconds": 60},
+        }
+    ],
+    "failures": [
+        {
+            "interArrival": {"distribution": "exponential", "meanSeconds": 43200},
+            "repair": {"distribution": "constant", "meanSeconds": 7200},
+        }
+    ],
 }
 
 
 def test_a_run_with_failure_models_redraws_them_per_replication(
-        alice, django_capture_on_commit_callbacks) -> None:
+    alice, django_capture_on_commit_callbacks
+) -> None:
     experiment = ExperimentFactory(owner=alice, spec=spec_document(sc.parse_spec(SPEC)))
     with django_capture_on_commit_callbacks(execute=True):
         run = services.run_enqueue(experiment=experiment, user=alice)

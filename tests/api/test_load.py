@@ -23,8 +23,12 @@ from experiments.models import Replication
 from tests.api.live_api import serve
 from tests.web.live import live_stack
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.postgres,
-              pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.slow,
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+]
 
 CLIENTS = 50
 SECONDS = float(os.environ.get("API_LOAD_SECONDS", "30"))
@@ -52,16 +56,24 @@ def test_fifty_clients_reading_a_run_of_thousands_of_events_get_no_errors(stack,
     cookies = api.session_cookies("alice", PASSWORD)
     replication = Replication.objects.filter(run_id=run_id).order_by("pk").first().pk
 
-    figures = run_load(base_url=api.base_url, token=api.token, clients=CLIENTS, seconds=SECONDS,
-                       cookies=cookies,
-                       paths=read_paths(run_id, experiment_id, busy_run, replication))
+    figures = run_load(
+        base_url=api.base_url,
+        token=api.token,
+        clients=CLIENTS,
+        seconds=SECONDS,
+        cookies=cookies,
+        paths=read_paths(run_id, experiment_id, busy_run, replication),
+    )
 
     print(figures)
     assert figures["first_errors"] == []
     assert figures["errors"] == 0
     assert figures["requests"] >= CLIENTS
     assert figures["accepted_202"] >= 1  # the first asks waited for the worker's file
-    export = requests.get(f"{api.base_url}/api/v1/runs/{run_id}/export/events.csv",
-                          headers={"Authorization": f"Token {api.token}"}, timeout=30)
+    export = requests.get(
+        f"{api.base_url}/api/v1/runs/{run_id}/export/events.csv",
+        headers={"Authorization": f"Token {api.token}"},
+        timeout=30,
+    )
     assert export.status_code == 200
     assert export.text.count("\n") == events + 1  # the header and every event

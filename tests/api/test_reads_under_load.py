@@ -68,13 +68,15 @@ def queued_builds(monkeypatch) -> list[tuple]:
 
 def build(args: tuple) -> str | None:
     run_id, token, table, fmt, filters, slot = args
-    return export_services.export_build(run_id=run_id, task_token=token, table=table, fmt=fmt,
-                                        filters=filters, slot=slot)
+    return export_services.export_build(
+        run_id=run_id, task_token=token, table=table, fmt=fmt, filters=filters, slot=slot
+    )
 
 
 # ----------------------------------------------------------------- stored exports
 def test_an_export_is_written_once_and_then_served_from_its_file(
-        alice_api, finished_run, counted_event_reads, django_assert_max_num_queries):
+    alice_api, finished_run, counted_event_reads, django_assert_max_num_queries
+):
     first = alice_api.get(url(finished_run, "export/events.csv?reason=Preempted"))
     assert first.status_code == 200
     content = body(first)
@@ -88,8 +90,9 @@ def test_an_export_is_written_once_and_then_served_from_its_file(
     assert again == content
     assert counted_event_reads == [1]  # not read again
     assert event_queries(captured) == []
-    assert second["Content-Disposition"] == \
-        f'attachment; filename="run-{finished_run.pk}-events.csv"'
+    assert (
+        second["Content-Disposition"] == f'attachment; filename="run-{finished_run.pk}-events.csv"'
+    )
     assert "private" in second["Cache-Control"]
     rows = list(csv.DictReader(io.StringIO(again.decode())))
     assert rows
@@ -105,12 +108,16 @@ def test_each_filter_set_and_format_is_a_file_of_its_own(alice_api, finished_run
     assert blank == every  # an empty filter is no filter: the same file
     folder = exports.run_directory(run_id=finished_run.pk, task_token=finished_run.task_token)
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [exports.export_name(table="events", fmt="csv", filters={}),
-         exports.export_name(table="events", fmt="csv", filters={"reason": "Preempted"})])
+        [
+            exports.export_name(table="events", fmt="csv", filters={}),
+            exports.export_name(table="events", fmt="csv", filters={"reason": "Preempted"}),
+        ]
+    )
 
 
 def test_a_large_export_is_built_by_a_worker_once_while_clients_get_202(
-        alice_api, finished_run, settings, queued_builds, counted_event_reads):
+    alice_api, finished_run, settings, queued_builds, counted_event_reads
+):
     settings.LAB_EXPORT_INLINE_ROWS = 0  # every export counts as large
 
     first = alice_api.get(url(finished_run, "export/events.csv"))
@@ -131,7 +138,8 @@ def test_a_large_export_is_built_by_a_worker_once_while_clients_get_202(
 
 
 def test_a_user_may_have_only_so_many_exports_being_built(
-        alice_api, bob_api, finished_run, settings, queued_builds):
+    alice_api, bob_api, finished_run, settings, queued_builds
+):
     settings.LAB_EXPORT_INLINE_ROWS = 0
     settings.LAB_EXPORT_BUILDS_PER_USER = 1
 
@@ -150,7 +158,8 @@ def test_a_user_may_have_only_so_many_exports_being_built(
 
 
 def test_a_vanished_build_lets_go_of_its_lock_and_slot_when_they_expire(
-        alice_api, finished_run, settings, queued_builds):
+    alice_api, finished_run, settings, queued_builds
+):
     settings.LAB_EXPORT_INLINE_ROWS = 0
     settings.LAB_EXPORT_BUILDS_PER_USER = 1
     assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 202
@@ -166,7 +175,8 @@ def test_a_vanished_build_lets_go_of_its_lock_and_slot_when_they_expire(
 
 
 def test_a_build_keeps_its_lock_and_slot_fresh_and_lets_go_at_the_end(
-        alice_api, finished_run, settings, queued_builds, monkeypatch):
+    alice_api, finished_run, settings, queued_builds, monkeypatch
+):
     settings.LAB_EXPORT_INLINE_ROWS = 0
     assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 202
     export = export_services.export_of(run=finished_run, table="events", fmt="csv", filters={})
@@ -174,8 +184,11 @@ def test_a_build_keeps_its_lock_and_slot_fresh_and_lets_go_at_the_end(
     touched: list[str] = []
     original_touch = cache.touch
     monkeypatch.setattr(export_services, "HEARTBEAT_ROWS", 10)
-    monkeypatch.setattr(cache, "touch", lambda key, timeout=None: touched.append(key)
-                        or original_touch(key, timeout))
+    monkeypatch.setattr(
+        cache,
+        "touch",
+        lambda key, timeout=None: touched.append(key) or original_touch(key, timeout),
+    )
 
     build(queued_builds[0])
 
@@ -187,7 +200,8 @@ def test_a_build_keeps_its_lock_and_slot_fresh_and_lets_go_at_the_end(
 
 
 def test_deleting_the_experiment_removes_its_runs_files(
-        alice, alice_api, finished_run, django_capture_on_commit_callbacks):
+    alice, alice_api, finished_run, django_capture_on_commit_callbacks
+):
     assert alice_api.get(url(finished_run, "export/events.csv")).status_code == 200
     assert alice_api.get(url(finished_run, "export/summary.parquet")).status_code == 200
     folder = exports.run_directory(run_id=finished_run.pk, task_token=finished_run.task_token)
@@ -200,7 +214,8 @@ def test_deleting_the_experiment_removes_its_runs_files(
 
 
 def test_deleting_over_the_api_removes_the_files_too(
-        alice_api, finished_run, django_capture_on_commit_callbacks):
+    alice_api, finished_run, django_capture_on_commit_callbacks
+):
     assert alice_api.get(url(finished_run, "export/workloads.json")).status_code == 200
     folder = exports.run_directory(run_id=finished_run.pk, task_token=finished_run.task_token)
     assert folder.exists()
@@ -233,19 +248,28 @@ def test_a_deleted_runs_build_writes_nothing(alice, finished_run, settings):
     token, pk = finished_run.task_token, finished_run.pk
     finished_run.delete()
 
-    assert export_services.export_build(run_id=pk, task_token=token, table="events", fmt="csv",
-                                        filters={}, slot=f"export-slot:{alice.pk}:0") is None
+    assert (
+        export_services.export_build(
+            run_id=pk,
+            task_token=token,
+            table="events",
+            fmt="csv",
+            filters={},
+            slot=f"export-slot:{alice.pk}:0",
+        )
+        is None
+    )
     assert not exports.run_directory(run_id=pk, task_token=token).exists()
 
 
 # ------------------------------------------------------------------- cached reads
-CACHED_READS = ["", "summary/", "events/?page_size=10", "events/?reason=Preempted",
-                "workloads/"]
+CACHED_READS = ["", "summary/", "events/?page_size=10", "events/?reason=Preempted", "workloads/"]
 
 
 @pytest.mark.parametrize("tail", CACHED_READS)
 def test_a_hot_read_is_answered_from_the_cache_the_second_time(
-        alice_api, bob_api, finished_run, tail, django_assert_max_num_queries):
+    alice_api, bob_api, finished_run, tail, django_assert_max_num_queries
+):
     first = alice_api.get(url(finished_run, tail))
     assert first.status_code == 200
 
@@ -255,14 +279,18 @@ def test_a_hot_read_is_answered_from_the_cache_the_second_time(
     assert second.status_code == 200
     assert second.json() == first.json()
     assert event_queries(captured) == []
-    assert not [q for q in captured.captured_queries
-                if "experiments_replication" in q["sql"].split("FROM")[1].split()[0]]
+    assert not [
+        q
+        for q in captured.captured_queries
+        if "experiments_replication" in q["sql"].split("FROM")[1].split()[0]
+    ]
     assert "private" in second["Cache-Control"]
 
 
 @pytest.mark.parametrize("tail", [*CACHED_READS, "export/events.csv"])
 def test_a_warm_cache_answers_nobody_who_may_not_see_the_run(
-        alice_api, charlie_api, bob, bob_api, finished_run, tail):
+    alice_api, charlie_api, bob, bob_api, finished_run, tail
+):
     assert alice_api.get(url(finished_run, tail)).status_code == 200  # warm
 
     assert charlie_api.get(url(finished_run, tail)).status_code == 404
@@ -271,7 +299,8 @@ def test_a_warm_cache_answers_nobody_who_may_not_see_the_run(
 
 
 def test_chart_data_is_cached_and_checked_against_the_viewer(
-        client, alice, charlie, finished_run, django_assert_max_num_queries):
+    client, alice, charlie, finished_run, django_assert_max_num_queries
+):
     replication = finished_run.replications.first()
     path = f"/runs/{finished_run.pk}/charts/events.json?replication={replication.pk}"
     client.force_login(alice)
@@ -287,8 +316,7 @@ def test_chart_data_is_cached_and_checked_against_the_viewer(
     assert client.get(path).status_code == 404
 
 
-def test_a_change_of_state_is_seen_at_once_even_with_a_long_cache(
-        alice_api, experiment, settings):
+def test_a_change_of_state_is_seen_at_once_even_with_a_long_cache(alice_api, experiment, settings):
     settings.LAB_READ_CACHE_ACTIVE_SECONDS = 3600  # only the state may invalidate
     run = RunFactory(experiment=experiment, status=Status.RUNNING)
     rep = ReplicationFactory(run=run, status=Status.RUNNING, progress=0.25)
@@ -322,8 +350,14 @@ def test_requests_that_miss_together_build_the_entry_once(finished_run):
         return {"answer": 42}
 
     with ThreadPoolExecutor(max_workers=6) as pool:
-        answers = list(pool.map(lambda _: selectors_cache.run_cached(
-            run=finished_run, kind="test-slow", build=slow_build), range(6)))
+        answers = list(
+            pool.map(
+                lambda _: selectors_cache.run_cached(
+                    run=finished_run, kind="test-slow", build=slow_build
+                ),
+                range(6),
+            )
+        )
 
     assert answers == [{"answer": 42}] * 6
     assert builds == [1]

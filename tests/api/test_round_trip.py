@@ -24,8 +24,9 @@ def stack(tmp_path):
 
 
 def download_csv(api, path: str) -> list[dict[str, str]]:
-    response = requests.get(api.base_url + path, headers={"Authorization": f"Token {api.token}"},
-                            timeout=60)
+    response = requests.get(
+        api.base_url + path, headers={"Authorization": f"Token {api.token}"}, timeout=60
+    )
     assert response.status_code == 200, response.text
     return list(csv.DictReader(io.StringIO(response.text)))
 
@@ -43,19 +44,26 @@ def test_create_run_export_csv_gives_the_stored_numbers(stack, alice):
     records = download_csv(api, f"/api/v1/runs/{run_id}/export/workloads.csv")
 
     run = Run.objects.get(pk=run_id)
-    assert (run.status, run.experiment_id, run.created_by) == (Status.SUCCEEDED, experiment_id,
-                                                                alice)
-    stored = {(v["variant"], name): stats for v in run.aggregate
-              for name, stats in v["metrics"].items()}
+    assert (run.status, run.experiment_id, run.created_by) == (
+        Status.SUCCEEDED,
+        experiment_id,
+        alice,
+    )
+    stored = {
+        (v["variant"], name): stats for v in run.aggregate for name, stats in v["metrics"].items()
+    }
     assert {(row["variant"], row["metric"]) for row in summary} == set(stored)
     for row in summary:
         stats = stored[(row["variant"], row["metric"])]
-        assert [number(row[k]) for k in ("mean", "ci95", "min", "max")] == \
-            [stats[k] for k in ("mean", "ci95", "min", "max")]
+        assert [number(row[k]) for k in ("mean", "ci95", "min", "max")] == [
+            stats[k] for k in ("mean", "ci95", "min", "max")
+        ]
         assert int(row["n"]) == stats["n"]
-    expected = [{"variant": r.variant, "replication": r.replication, "seed": r.seed, **record}
-                for r in run.replications.order_by("variant_index", "replication")
-                for record in r.workloads]
+    expected = [
+        {"variant": r.variant, "replication": r.replication, "seed": r.seed, **record}
+        for r in run.replications.order_by("variant_index", "replication")
+        for record in r.workloads
+    ]
     assert len(records) == len(expected) > 0
     for row, want in zip(records, expected, strict=True):
         assert row["workload"] == want["workload"]

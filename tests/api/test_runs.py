@@ -17,10 +17,10 @@ def start(client, experiment, capture):
         return client.post(f"/api/v1/experiments/{experiment.pk}/runs/")
 
 
-@pytest.mark.parametrize(("persona", "status"), [("alice", 201), ("bob", 403),
-                                                 ("charlie", 404)])
-def test_only_the_owner_starts_a_run(clients, experiment, alice, persona, status,
-                                     django_capture_on_commit_callbacks):
+@pytest.mark.parametrize(("persona", "status"), [("alice", 201), ("bob", 403), ("charlie", 404)])
+def test_only_the_owner_starts_a_run(
+    clients, experiment, alice, persona, status, django_capture_on_commit_callbacks
+):
     response = start(clients[persona], experiment, django_capture_on_commit_callbacks)
 
     assert response.status_code == status
@@ -34,21 +34,35 @@ def test_only_the_owner_starts_a_run(clients, experiment, alice, persona, status
     assert list(run.replications.values_list("variant", flat=True)) == names
     body = response.json()
     assert body == {
-        "id": run.pk, "experiment": experiment.pk, "status": "queued", "is_terminal": False,
-        "progress": 0.0, "error": "", "created_by": "alice",
+        "id": run.pk,
+        "experiment": experiment.pk,
+        "status": "queued",
+        "is_terminal": False,
+        "progress": 0.0,
+        "error": "",
+        "created_by": "alice",
         "product_version": run.product_version,
         "created_at": run.created_at.isoformat().replace("+00:00", "Z"),
-        "started_at": None, "finished_at": None,
-        "variants": [{"name": name, "status": "queued", "progress": 0.0, "succeeded": 0,
-                      "total": 1} for name in names]}
+        "started_at": None,
+        "finished_at": None,
+        "variants": [
+            {"name": name, "status": "queued", "progress": 0.0, "succeeded": 0, "total": 1}
+            for name in names
+        ],
+    }
 
 
-def test_run_starts_are_throttled_per_user(alice_api, experiment, settings,
-                                           django_capture_on_commit_callbacks):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"run_start": "2/hour"}}
-    codes = [start(alice_api, experiment, django_capture_on_commit_callbacks).status_code
-             for _ in range(2)]
+def test_run_starts_are_throttled_per_user(
+    alice_api, experiment, settings, django_capture_on_commit_callbacks
+):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"run_start": "2/hour"},
+    }
+    codes = [
+        start(alice_api, experiment, django_capture_on_commit_callbacks).status_code
+        for _ in range(2)
+    ]
     third = start(alice_api, experiment, django_capture_on_commit_callbacks)
 
     assert codes == [201, 201]
@@ -61,9 +75,12 @@ def test_run_starts_are_throttled_per_user(alice_api, experiment, settings,
 
 
 def test_the_throttle_counts_only_recent_runs_of_the_same_user(
-        alice_api, experiment, bob, settings, django_capture_on_commit_callbacks):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK,
-                               "DEFAULT_THROTTLE_RATES": {"run_start": "1/minute"}}
+    alice_api, experiment, bob, settings, django_capture_on_commit_callbacks
+):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"run_start": "1/minute"},
+    }
     RunFactory(experiment=ExperimentFactory(owner=bob), created_by=bob)  # Bob's: not counted
     old = RunFactory(experiment=experiment)
     Run.objects.filter(pk=old.pk).update(created_at=old.created_at.replace(year=2000))
@@ -72,19 +89,27 @@ def test_the_throttle_counts_only_recent_runs_of_the_same_user(
 
 
 def test_a_spec_that_no_longer_passes_the_limits_cannot_start(
-        alice_api, experiment, settings, django_capture_on_commit_callbacks):
+    alice_api, experiment, settings, django_capture_on_commit_callbacks
+):
     settings.LAB_LIMITS = {**settings.LAB_LIMITS, "LAB_MAX_TASKS": 1}
 
     response = start(alice_api, experiment, django_capture_on_commit_callbacks)
 
     assert response.status_code == 400
-    assert errors(response) == [{"path": "replications", "message": (
-        "2 simulations (variants x replications) is above the limit of 1 (LAB_MAX_TASKS)")}]
+    assert errors(response) == [
+        {
+            "path": "replications",
+            "message": (
+                "2 simulations (variants x replications) is above the limit of 1 (LAB_MAX_TASKS)"
+            ),
+        }
+    ]
     assert not Run.objects.exists()
 
 
-def test_a_started_run_executes_on_the_worker(alice_api, experiment,
-                                              django_capture_on_commit_callbacks):
+def test_a_started_run_executes_on_the_worker(
+    alice_api, experiment, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):  # tasks run inline in tests
         response = alice_api.post(f"/api/v1/experiments/{experiment.pk}/runs/")
 
@@ -97,8 +122,7 @@ def test_a_started_run_executes_on_the_worker(alice_api, experiment,
     assert [v["status"] for v in body["variants"]] == ["succeeded", "succeeded"]
 
 
-@pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("bob", 200),
-                                                 ("charlie", 404)])
+@pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("bob", 200), ("charlie", 404)])
 def test_reading_a_run_follows_its_experiment(clients, experiment, persona, status):
     run = RunFactory(experiment=experiment, status=Status.RUNNING)
     ReplicationFactory(run=run, status=Status.RUNNING, progress=0.5)
@@ -109,14 +133,16 @@ def test_reading_a_run_follows_its_experiment(clients, experiment, persona, stat
     if status == 200:
         assert response.json()["progress"] == 0.5
         variant = sc.variant_names(sc.parse_spec(experiment.spec))[0]
-        assert response.json()["variants"] == [{"name": variant, "status": "running",
-                                                "progress": 0.5, "succeeded": 0, "total": 1}]
+        assert response.json()["variants"] == [
+            {"name": variant, "status": "running", "progress": 0.5, "succeeded": 0, "total": 1}
+        ]
     else:
         assert errors(response) == [{"path": "", "message": "No such run"}]
 
 
-@pytest.mark.parametrize(("persona", "listed"), [("alice", True), ("bob", True),
-                                                 ("charlie", False)])
+@pytest.mark.parametrize(
+    ("persona", "listed"), [("alice", True), ("bob", True), ("charlie", False)]
+)
 def test_the_run_list_shows_only_visible_runs(clients, experiment, persona, listed, charlie):
     run = RunFactory(experiment=experiment)
     own = RunFactory(experiment=ExperimentFactory(owner=charlie))
@@ -143,8 +169,7 @@ def test_the_run_list_filters_by_experiment_and_status(alice_api, alice, experim
     assert [e["path"] for e in errors(bad)] == ["status"]
 
 
-@pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("bob", 200),
-                                                 ("charlie", 404)])
+@pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("bob", 200), ("charlie", 404)])
 def test_an_experiments_runs_are_listed_newest_first(clients, experiment, persona, status):
     first, second = RunFactory(experiment=experiment), RunFactory(experiment=experiment)
 
@@ -155,8 +180,7 @@ def test_an_experiments_runs_are_listed_newest_first(clients, experiment, person
         assert [item["id"] for item in response.json()["results"]] == [second.pk, first.pk]
 
 
-@pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("bob", 403),
-                                                 ("charlie", 404)])
+@pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("bob", 403), ("charlie", 404)])
 def test_only_the_owner_cancels(clients, experiment, persona, status):
     run = RunFactory(experiment=experiment, status=Status.RUNNING)
     replication = ReplicationFactory(run=run, status=Status.RUNNING)

@@ -41,9 +41,13 @@ def fuzz_target(alice, bob, finished_run) -> dict:
     """Alice's token, and the ids the fuzzer's path parameters are pointed at."""
     client = token_client(alice)
     token = client._credentials["HTTP_AUTHORIZATION"]
-    return {"headers": {"Authorization": token},
-            "ids": {"/api/v1/experiments/": finished_run.experiment_id,
-                    "/api/v1/runs/": finished_run.pk}}
+    return {
+        "headers": {"Authorization": token},
+        "ids": {
+            "/api/v1/experiments/": finished_run.experiment_id,
+            "/api/v1/runs/": finished_run.pk,
+        },
+    }
 
 
 class InProcessApp:
@@ -80,9 +84,15 @@ schema = _load_schema()
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.filter_too_much])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+    ],
+)
 def test_no_operation_answers_5xx_or_outside_its_schema(case, fuzz_target):
     for prefix, pk in fuzz_target["ids"].items():
         if case.path.startswith(prefix) and "id" in (case.path_parameters or {}):

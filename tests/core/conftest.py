@@ -51,8 +51,10 @@ class Outcome:
 
     def decisions(self, preemptor: str) -> list[tuple[float, str, list[str]]]:
         """Each VictimsSelected of ``preemptor``: (time, node, victims as listed)."""
-        return [(e.time, e.node, e.message.split(", ") if e.message else [])
-                for e in self.of(ev.VICTIMS_SELECTED, preemptor)]
+        return [
+            (e.time, e.node, e.message.split(", ") if e.message else [])
+            for e in self.of(ev.VICTIMS_SELECTED, preemptor)
+        ]
 
     def time_of(self, reason: str, pod: str) -> float:
         hits = self.of(reason, pod)
@@ -96,11 +98,18 @@ def _node(item: str | tuple | Mapping[str, Any]) -> dict[str, Any]:
 class Lab:
     """Builds scenario mappings and runs them through the public API or the engine."""
 
-    def doc(self, *, nodes: Iterable[Any], workloads: Iterable[Mapping[str, Any]],
-            classes: Mapping[str, int] | Iterable[Mapping[str, Any]] = (),
-            initial: Iterable[Any] = (), policy: Mapping[str, Any] | None = None,
-            horizon: float = 600.0, events: Iterable[Mapping[str, Any]] = (),
-            seed: int = 0) -> dict[str, Any]:
+    def doc(
+        self,
+        *,
+        nodes: Iterable[Any],
+        workloads: Iterable[Mapping[str, Any]],
+        classes: Mapping[str, int] | Iterable[Mapping[str, Any]] = (),
+        initial: Iterable[Any] = (),
+        policy: Mapping[str, Any] | None = None,
+        horizon: float = 600.0,
+        events: Iterable[Mapping[str, Any]] = (),
+        seed: int = 0,
+    ) -> dict[str, Any]:
         return {
             "horizonSeconds": horizon,
             "seed": seed,
@@ -118,8 +127,7 @@ class Lab:
         return self.run_doc(self.doc(**scenario), offset=offset)
 
     @staticmethod
-    def run_doc(doc: Mapping[str, Any], *, offset: int | None = None,
-                seed: int = 0) -> Outcome:
+    def run_doc(doc: Mapping[str, Any], *, offset: int | None = None, seed: int = 0) -> Outcome:
         spec = sc.parse_spec(doc)
         engine = Engine(sc.resolve_variant(spec, "default"), seed)
         if offset is not None:

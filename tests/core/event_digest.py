@@ -36,9 +36,11 @@ def preset_digests(*, messages: bool = True) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for preset in sc.list_presets():
         spec = sc.parse_spec(preset.text)
-        out[preset.id] = {f"{name}#{rep}": log_digest(sc.simulate(spec, name, rep).events,
-                                                      messages=messages)
-                          for name in sc.variant_names(spec) for rep in REPLICATIONS}
+        out[preset.id] = {
+            f"{name}#{rep}": log_digest(sc.simulate(spec, name, rep).events, messages=messages)
+            for name in sc.variant_names(spec)
+            for rep in REPLICATIONS
+        }
     return out
 
 

@@ -23,15 +23,24 @@ def errors_of(document: Any) -> list[dict[str, str]]:
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scheduler_core", *args], input=stdin,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "scheduler_core", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
-@pytest.mark.parametrize("text", [
-    '{"horizonSeconds": 1e999, ' + NODES + "}",
-    "horizonSeconds: .inf\ncluster: {nodes: [{name: n}]}\n",
-    "horizonSeconds: .nan\ncluster: {nodes: [{name: n}]}\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"horizonSeconds": 1e999, ' + NODES + "}",
+        "horizonSeconds: .inf\ncluster: {nodes: [{name: n}]}\n",
+        "horizonSeconds: .nan\ncluster: {nodes: [{name: n}]}\n",
+    ],
+)
 def test_infinite_and_nan_durations_are_refused_naming_the_field(text: str) -> None:
     assert [e["path"] for e in errors_of(text)] == ["horizonSeconds"]
 
@@ -47,13 +56,16 @@ def test_json_is_read_as_json_so_exponents_are_numbers() -> None:
     assert spec.horizon_seconds == 1000.0
 
 
-@pytest.mark.parametrize(("value", "what"), [("a\x00b", "a NUL character"),
-                                             ("a\ud800b", "a lone surrogate")])
+@pytest.mark.parametrize(
+    ("value", "what"), [("a\x00b", "a NUL character"), ("a\ud800b", "a lone surrogate")]
+)
 def test_nul_and_lone_surrogates_are_refused_in_any_string(value: str, what: str) -> None:
     data = {"cluster": {"nodes": [{"name": "n", "labels": {"zone": value}}]}}
     [error] = errors_of(data)
-    assert error == {"path": "cluster.nodes[0].labels.zone",
-                     "message": f"contains {what}, which text may not contain"}
+    assert error == {
+        "path": "cluster.nodes[0].labels.zone",
+        "message": f"contains {what}, which text may not contain",
+    }
     text = json.dumps(data)  # escaped as \\u0000 / \\ud800 in JSON text
     assert errors_of(text)[0]["path"] == "cluster.nodes[0].labels.zone"
 
@@ -64,8 +76,12 @@ def test_a_nul_in_yaml_text_is_refused_with_its_line() -> None:
 
 
 def test_100000_deep_json_is_refused_not_a_recursion_error() -> None:
-    deep = '{"cluster": {"nodes": [{"name": "n"}]}, "grid": {"x": ' + "[" * 100_000 \
-        + "]" * 100_000 + "}}"
+    deep = (
+        '{"cluster": {"nodes": [{"name": "n"}]}, "grid": {"x": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}}"
+    )
     [error] = errors_of(deep)
     assert "nested more than 64 levels deep" in error["message"]
 
@@ -86,8 +102,7 @@ def test_seeds_that_do_not_fit_64_bits_are_refused(seed: int) -> None:
 
 
 def test_a_duplicate_yaml_key_is_refused_with_its_line() -> None:
-    [error] = errors_of("cluster: {nodes: [{name: n}]}\nhorizonSeconds: 60\n"
-                        "horizonSeconds: 120\n")
+    [error] = errors_of("cluster: {nodes: [{name: n}]}\nhorizonSeconds: 60\nhorizonSeconds: 120\n")
     assert error["message"] == "duplicate key 'horizonSeconds' at line 3, column 1"
 
 
@@ -114,14 +129,17 @@ def test_cli_refuses_a_duplicate_key_with_exit_2(tmp_path: Path) -> None:
     path = tmp_path / "spec.json"
     path.write_text('{"seed": 1, "seed": 2, ' + NODES + "}")
     result = cli("validate", str(path))
-    assert (result.returncode, result.stderr) == (
-        2, "error: duplicate key 'seed' at line 1\n")
+    assert (result.returncode, result.stderr) == (2, "error: duplicate key 'seed' at line 1\n")
 
 
 def test_cli_run_json_on_an_infinite_duration_exits_2_naming_the_field() -> None:
-    result = cli("run", "-", "--json", "--quiet",
-                 stdin="cluster: {nodes: [{name: n}]}\nworkloads: [{name: w, "
-                       "durationSeconds: .inf}]\n")
+    result = cli(
+        "run",
+        "-",
+        "--json",
+        "--quiet",
+        stdin="cluster: {nodes: [{name: n}]}\nworkloads: [{name: w, durationSeconds: .inf}]\n",
+    )
     assert result.returncode == 2
     assert result.stderr.startswith("error: workloads[0].durationSeconds:")
     assert "Traceback" not in result.stderr
@@ -135,12 +153,19 @@ def test_cli_refuses_a_seed_flag_that_does_not_fit() -> None:
 
 def test_cli_applies_the_lab_max_settings_from_the_environment() -> None:
     env = {"LAB_MAX_TASKS": "1", "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "-m", "scheduler_core", "validate",
-                             "s3-grace-period"], capture_output=True, text=True, timeout=60,
-                            env=env, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", "validate", "s3-grace-period"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=False,
+    )
     assert result.returncode == 2
-    assert "2 simulations (variants x replications) is above the limit of 1 (LAB_MAX_TASKS)" \
+    assert (
+        "2 simulations (variants x replications) is above the limit of 1 (LAB_MAX_TASKS)"
         in result.stderr
+    )
 
 
 def test_cli_validate_prints_the_cost_estimate() -> None:

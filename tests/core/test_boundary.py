@@ -28,8 +28,10 @@ def test_no_module_in_scheduler_core_imports_a_web_framework() -> None:
 
 
 def test_importing_and_running_the_core_loads_no_framework() -> None:
-    code = ("import sys, scheduler_core as sc; "
-            "sc.simulate(sc.get_preset('s3-grace-period').spec(), 'grace-30s'); "
-            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))")
+    code = (
+        "import sys, scheduler_core as sc; "
+        "sc.simulate(sc.get_preset('s3-grace-period').spec(), 'grace-30s'); "
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r}))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -33,8 +33,14 @@ def capped(code: str, *, memory_mb: int = 1500, seconds: float = 30) -> dict[str
     def _cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                            text=True, timeout=seconds, preexec_fn=_cap, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+        preexec_fn=_cap,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
@@ -58,9 +64,11 @@ def refused_capped(spec: Any, memory_mb: int = 1500) -> tuple[list[dict[str, str
 
 
 def base(**extra: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {"horizonSeconds": 3600,
-                            "cluster": {"nodePools": [{"name": "p", "count": 2, "gpus": 8}]},
-                            "workloads": [{"name": "w", "gpus": 1}]}
+    spec: dict[str, Any] = {
+        "horizonSeconds": 3600,
+        "cluster": {"nodePools": [{"name": "p", "count": 2, "gpus": 8}]},
+        "workloads": [{"name": "w", "gpus": 1}],
+    }
     spec.update(extra)
     return spec
 
@@ -80,14 +88,17 @@ def test_checkpoint_interval_below_one_second_is_refused_naming_the_field() -> N
 
 
 def test_closing_a_segment_allocates_nothing_per_checkpoint() -> None:
-    out = capped("""
+    out = capped(
+        """
         import json
         from scheduler_core.app import Progress
         p = Progress(None, 1.0, 0.0)
         p.start(0.0, 1.0)
         written = p.stop(1e9)   # a billion checkpoints: a list of them would need ~100 GB
         print(json.dumps({"durable": p.durable, "first": list(next(iter(written)))}))
-    """, memory_mb=600)
+    """,
+        memory_mb=600,
+    )
     assert out == {"durable": 1e9, "first": [1.0, 1.0]}
 
 
@@ -101,8 +112,10 @@ def test_checkpoints_stop_before_the_work_completes() -> None:
 
 
 # ---------------------------------------------------------------- per node
-@pytest.mark.parametrize(("field", "value"), [("gpus", 1_000_000_000), ("cpu", 1e9),
-                                              ("memory", 1e12), ("maxPods", 10**9)])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("gpus", 1_000_000_000), ("cpu", 1e9), ("memory", 1e12), ("maxPods", 10**9)],
+)
 def test_a_node_larger_than_any_machine_is_refused(field: str, value: float) -> None:
     spec = base(cluster={"nodes": [{"name": "n", field: value}]})
     paths = [e["path"] for e in errors_of(spec, limits=None)]
@@ -110,8 +123,9 @@ def test_a_node_larger_than_any_machine_is_refused(field: str, value: float) -> 
 
 
 def test_the_free_gpu_index_has_a_bucket_per_occupied_count_not_per_gpu() -> None:
-    spec = sc.parse_spec(base(cluster={"nodes": [{"name": "n", "gpus": 1024}]},
-                              workloads=[{"name": "w", "gpus": 1}]))
+    spec = sc.parse_spec(
+        base(cluster={"nodes": [{"name": "n", "gpus": 1024}]}, workloads=[{"name": "w", "gpus": 1}])
+    )
     cluster = Cluster(spec, [0])
     assert len(cluster.buckets[0].buckets) == 1
     assert len(cluster.reach_buckets[0].buckets) == 1
@@ -122,9 +136,12 @@ def test_the_free_gpu_index_has_a_bucket_per_occupied_count_not_per_gpu() -> Non
 def test_a_billion_node_pool_is_refused_before_any_node_name_is_built() -> None:
     spec = base(cluster={"nodePools": [{"name": "p", "count": 1_000_000_000}]})
     errors, seconds = refused_capped(spec, memory_mb=800)
-    assert errors == [{"path": "cluster.nodePools[0].count",
-                       "message": "1,000,000,000 nodes is above the limit of 5,000 "
-                                  "(LAB_MAX_NODES)"}]
+    assert errors == [
+        {
+            "path": "cluster.nodePools[0].count",
+            "message": "1,000,000,000 nodes is above the limit of 5,000 (LAB_MAX_NODES)",
+        }
+    ]
     assert seconds < 2
 
 
@@ -144,9 +161,18 @@ def test_timeline_events_are_counted_against_their_limit() -> None:
 
 # ---------------------------------------------------------------- variants and grid
 def test_a_variant_override_cannot_exceed_the_limits() -> None:
-    spec = base(variants=[{"name": "huge", "set": {"cluster.nodePools.p.count": 200_000,
-                                                   "workloads.w.members": 2_000_000,
-                                                   "horizonSeconds": 10 * 365 * 86400}}])
+    spec = base(
+        variants=[
+            {
+                "name": "huge",
+                "set": {
+                    "cluster.nodePools.p.count": 200_000,
+                    "workloads.w.members": 2_000_000,
+                    "horizonSeconds": 10 * 365 * 86400,
+                },
+            }
+        ]
+    )
     errors = errors_of(spec)
     settings = {e["message"].rsplit("(", 1)[-1] for e in errors}
     assert {"LAB_MAX_NODES)", "LAB_MAX_PODS)", "LAB_MAX_HORIZON_SECONDS)"} <= settings
@@ -163,9 +189,13 @@ def test_every_grid_point_is_checked_against_the_limits() -> None:
 def test_a_huge_grid_is_refused_without_expanding_it() -> None:
     grid = {f"workloads.w.{k}": list(range(1, 101)) for k in ("members", "gpus", "cpu")}
     errors, seconds = refused_capped(base(grid=grid), memory_mb=800)
-    assert errors == [{"path": "replications",
-                       "message": "1,000,000 simulations (variants x replications) is above "
-                                  "the limit of 5,000 (LAB_MAX_TASKS)"}]
+    assert errors == [
+        {
+            "path": "replications",
+            "message": "1,000,000 simulations (variants x replications) is above "
+            "the limit of 5,000 (LAB_MAX_TASKS)",
+        }
+    ]
     assert seconds < 2
 
 
@@ -175,54 +205,74 @@ def test_a_grid_value_must_be_a_single_value() -> None:
     assert "'workloads.w.nodeSelector'[0] must be a single value" in error["message"]
 
 
-ANCHOR_BOMB = "cluster: {nodes: [{name: n}]}\nlol:\n  a: &a [1,1,1,1,1,1,1,1,1]\n" + "".join(
-    f"  {c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n"
-    for p, c in zip("abcdefgh", "bcdefghi", strict=True)) + "grid: {workloads.w.gpus: *i}\n"
+ANCHOR_BOMB = (
+    "cluster: {nodes: [{name: n}]}\nlol:\n  a: &a [1,1,1,1,1,1,1,1,1]\n"
+    + "".join(
+        f"  {c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "grid: {workloads.w.gpus: *i}\n"
+)
 
 
 def test_a_yaml_anchor_bomb_fails_fast_with_a_clear_error() -> None:
     errors, seconds = refused_capped(ANCHOR_BOMB, memory_mb=800)
     assert len(ANCHOR_BOMB) < 600
-    assert errors == [{"path": "", "message": "YAML aliases expand the document by more "
-                                              "than 100,000 values; write the values out"}]
+    assert errors == [
+        {
+            "path": "",
+            "message": "YAML aliases expand the document by more "
+            "than 100,000 values; write the values out",
+        }
+    ]
     assert seconds < 2
 
 
 def test_anchors_and_merge_keys_for_shared_defaults_still_load() -> None:
-    data = sc.load_document(textwrap.dedent("""
+    data = sc.load_document(
+        textwrap.dedent("""
         defaults: &defaults {gpus: 1, cpu: 2}
         workloads:
           - {<<: *defaults, name: a}
           - {<<: *defaults, name: b, gpus: 2}
-    """))
+    """)
+    )
     assert data["workloads"][1] == {"gpus": 2, "cpu": 2, "name": "b"}
 
 
 # ---------------------------------------------------------------- the event log
 def test_a_drain_blocked_by_a_budget_gives_up_at_its_timeout() -> None:
-    spec = sc.parse_spec(base(
-        horizonSeconds=30 * 86400,
-        cluster={"nodes": [{"name": "a", "gpus": 8}, {"name": "b", "gpus": 8}]},
-        workloads=[{"name": "w", "members": 2, "pdb": {"maxUnavailable": 0}}],
-        events=[{"at": 10, "type": "drain", "nodes": ["a", "b"], "timeoutSeconds": 600}]))
+    spec = sc.parse_spec(
+        base(
+            horizonSeconds=30 * 86400,
+            cluster={"nodes": [{"name": "a", "gpus": 8}, {"name": "b", "gpus": 8}]},
+            workloads=[{"name": "w", "members": 2, "pdb": {"maxUnavailable": 0}}],
+            events=[{"at": 10, "type": "drain", "nodes": ["a", "b"], "timeoutSeconds": 600}],
+        )
+    )
     engine = Engine(resolve_variant(spec, "default"), seed=0)
     engine.run()
     assert engine.events_processed < 400  # 600 s / 5 s per node, not 30 days' worth
 
 
 def test_a_replication_stops_at_its_event_limit() -> None:
-    spec = sc.parse_spec(base(workloads=[{"name": "w", "members": 16,
-                                          "checkpoint": {"intervalSeconds": 1}}]))
+    spec = sc.parse_spec(
+        base(workloads=[{"name": "w", "members": 16, "checkpoint": {"intervalSeconds": 1}}])
+    )
     with pytest.raises(sc.SimulationLimitError, match="more than 1,000 events"):
         sc.simulate(spec, "default", max_events=1000)
 
 
 # ---------------------------------------------------------------- cost estimate
 def test_the_estimate_counts_checkpoints_and_scales_with_replications() -> None:
-    rare = sc.estimate_cost(sc.parse_spec(base(workloads=[
-        {"name": "w", "checkpoint": {"intervalSeconds": 3600}}])))
-    often = sc.estimate_cost(sc.parse_spec(base(replications=3, workloads=[
-        {"name": "w", "checkpoint": {"intervalSeconds": 1}}])))
+    rare = sc.estimate_cost(
+        sc.parse_spec(base(workloads=[{"name": "w", "checkpoint": {"intervalSeconds": 3600}}]))
+    )
+    often = sc.estimate_cost(
+        sc.parse_spec(
+            base(replications=3, workloads=[{"name": "w", "checkpoint": {"intervalSeconds": 1}}])
+        )
+    )
     assert often.events_per_replication - rare.events_per_replication == pytest.approx(3600, 2)
     assert often.replications == 3
     assert often.events == 3 * often.events_per_replication
@@ -230,21 +280,25 @@ def test_the_estimate_counts_checkpoints_and_scales_with_replications() -> None:
 
 
 def test_the_estimate_resolves_each_variant() -> None:
-    spec = sc.parse_spec(base(variants=[{"name": "small"},
-                                        {"name": "big", "set": {"workloads.w.members": 100}}]))
+    spec = sc.parse_spec(
+        base(variants=[{"name": "small"}, {"name": "big", "set": {"workloads.w.members": 100}}])
+    )
     both, small = sc.estimate_cost(spec), sc.estimate_cost(spec, variants=["small"])
     assert both.events_per_replication > small.events_per_replication
     assert (both.replications, small.replications) == (2, 1)
 
 
 def test_a_run_over_budget_is_refused_with_the_number_and_the_setting() -> None:
-    spec = base(horizonSeconds=30 * 86400,
-                workloads=[{"name": "w", "members": 16, "checkpoint": {"intervalSeconds": 1}}])
+    spec = base(
+        horizonSeconds=30 * 86400,
+        workloads=[{"name": "w", "members": 16, "checkpoint": {"intervalSeconds": 1}}],
+    )
     errors = errors_of(spec, limits=sc.Limits(max_run_events=1_000_000))
     messages = {e["message"].rsplit("(", 1)[-1]: e["message"] for e in errors}
     assert messages["LAB_MAX_RUN_EVENTS)"] == (
         "this run is estimated at 41,472,117 events, above the budget of 1,000,000 "
-        "(LAB_MAX_RUN_EVENTS)")
+        "(LAB_MAX_RUN_EVENTS)"
+    )
     assert "LAB_MAX_REPLICATION_MEMORY_MB)" in messages  # ~14 GB of log
 
 

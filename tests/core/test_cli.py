@@ -11,8 +11,14 @@ import scheduler_core as sc
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scheduler_core", *args], input=stdin,
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "scheduler_core", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_presets_prints_one_preset_per_line_id_first() -> None:
@@ -50,8 +56,7 @@ def test_run_table_reads_never_and_flags_an_unserved_variant() -> None:
     assert "never (> horizon)" in useful
     assert lost.split()[-1] == "6,000*"
     assert "0*" not in lost.split()
-    assert any(line.startswith("! none: an urgent workload never became useful")
-               for line in lines)
+    assert any(line.startswith("! none: an urgent workload never became useful") for line in lines)
 
 
 def test_metrics_command_prints_the_registry() -> None:
@@ -108,5 +113,6 @@ def test_schema_describes_every_top_level_field() -> None:
     assert result.returncode == 0
     schema = json.loads(result.stdout)
     assert {"cluster", "workloads", "priorityClasses", "variants", "grid", "queues"} <= set(
-        schema["properties"])
+        schema["properties"]
+    )
     assert "cluster" in schema["required"]

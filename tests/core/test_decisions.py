@@ -23,46 +23,82 @@ BARE = {"controller": {"kind": "none"}, "cpu": 1, "memory": 1}
 
 def tainted_cluster() -> dict:
     """8 one-GPU nodes full of pods the preemptor may not evict, 4 tainted ones."""
-    prod = [{"name": f"prod-{i}", "gpus": 1, "priorityClassName": "prod", "arrival": 0, **BARE}
-            for i in range(8)]
+    prod = [
+        {"name": f"prod-{i}", "gpus": 1, "priorityClassName": "prod", "arrival": 0, **BARE}
+        for i in range(8)
+    ]
     return {
-        "name": "taints", "horizonSeconds": 60,
-        "cluster": {"nodePools": [
-            {"name": "gpu", "count": 8, "gpus": 1, "cpu": 8, "memory": 64},
-            {"name": "infer", "count": 4, "gpus": 1, "cpu": 8, "memory": 64,
-             "taints": [{"key": "dedicated", "value": "infer", "effect": "NoSchedule"}]}]},
+        "name": "taints",
+        "horizonSeconds": 60,
+        "cluster": {
+            "nodePools": [
+                {"name": "gpu", "count": 8, "gpus": 1, "cpu": 8, "memory": 64},
+                {
+                    "name": "infer",
+                    "count": 4,
+                    "gpus": 1,
+                    "cpu": 8,
+                    "memory": 64,
+                    "taints": [{"key": "dedicated", "value": "infer", "effect": "NoSchedule"}],
+                },
+            ]
+        },
         "priorityClasses": [{"name": "prod", "value": 1000}, {"name": "low", "value": 10}],
-        "workloads": [*prod,
-                      {"name": "filler", "gpus": 1, "members": 4, "priorityClassName": "prod",
-                       "arrival": 0, "tolerations": [{"key": "dedicated", "operator": "Exists"}],
-                       **BARE},
-                      {"name": "p", "gpus": 1, "priorityClassName": "low", "arrival": 5,
-                       "urgent": True, **BARE}],
+        "workloads": [
+            *prod,
+            {
+                "name": "filler",
+                "gpus": 1,
+                "members": 4,
+                "priorityClassName": "prod",
+                "arrival": 0,
+                "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+                **BARE,
+            },
+            {
+                "name": "p",
+                "gpus": 1,
+                "priorityClassName": "low",
+                "arrival": 5,
+                "urgent": True,
+                **BARE,
+            },
+        ],
     }
 
 
 def test_fit_error_sorts_the_histogram_as_strings_like_upstream():
     """framework/types.go FitError.Error: "count reason" strings through sort.Strings."""
-    text = fit_error(12, {"Insufficient nvidia.com/gpu": 8,
-                          "node(s) had untolerated taint {dedicated: infer}": 4})
-    assert text == ("0/12 nodes are available: 4 node(s) had untolerated taint "
-                    "{dedicated: infer}, 8 Insufficient nvidia.com/gpu.")
-    assert fit_error(12, {"No preemption victims found for incoming pod": 2,
-                          "Preemption is not helpful for scheduling": 10}).endswith(
+    text = fit_error(
+        12,
+        {"Insufficient nvidia.com/gpu": 8, "node(s) had untolerated taint {dedicated: infer}": 4},
+    )
+    assert text == (
+        "0/12 nodes are available: 4 node(s) had untolerated taint "
+        "{dedicated: infer}, 8 Insufficient nvidia.com/gpu."
+    )
+    assert fit_error(
+        12,
+        {
+            "No preemption victims found for incoming pod": 2,
+            "Preemption is not helpful for scheduling": 10,
+        },
+    ).endswith(
         ": 10 Preemption is not helpful for scheduling, 2 No preemption victims found for "
-        "incoming pod.")
+        "incoming pod."
+    )
 
 
 def test_filter_and_preemption_failure_in_kube_scheduler_wording():
     """§4.1 step 3: tainted nodes are unresolvable ("not helpful"); the full nodes hold
     only higher-priority pods ("No preemption victims found for incoming pod")."""
     result = simulate(parse_spec(tainted_cluster()), "default")
-    failed = next(e for e in result.events
-                  if e.reason == ev.FAILED_SCHEDULING and e.pod == "p-0")
+    failed = next(e for e in result.events if e.reason == ev.FAILED_SCHEDULING and e.pod == "p-0")
     assert failed.message == (
         "0/12 nodes are available: 4 node(s) had untolerated taint {dedicated: infer}, "
         "8 Insufficient nvidia.com/gpu. preemption: 0/12 nodes are available: 4 Preemption "
-        "is not helpful for scheduling, 8 No preemption victims found for incoming pod.")
+        "is not helpful for scheduling, 8 No preemption victims found for incoming pod."
+    )
     decision = next(d for d in result.decisions if d.pod == "p-0")
     assert decision.message == failed.message
     assert decision.cause == "no lower-priority pods on any node that could fit it"
@@ -74,60 +110,178 @@ def test_a_victim_event_names_the_preemptor_as_upstream():
     result = simulate(get_preset("s3-grace-period").spec(), "grace-30s")
     preempted = [e for e in result.events if e.reason == ev.PREEMPTED]
     assert preempted
-    assert preempted[0].message == \
-        f"Preempted by default/{preempted[0].related} on node {preempted[0].node}"
+    assert (
+        preempted[0].message
+        == f"Preempted by default/{preempted[0].related} on node {preempted[0].node}"
+    )
 
 
 # (preset, variant, kind, preemptor, victims, rule, diagnosis) of the key decision: the
 # first decision that evicted anyone, or the diagnosis when none did.
 KEY_DECISIONS = [
     ("s1-training-vs-shards", "pod", "Preemption", "urgent-0", ("train-3",), RULES[5], ""),
-    ("s1-training-vs-shards", "workload-aware-all", "WorkloadPreemption", "urgent-0",
-     tuple(f"eval-{i}" for i in range(8)), None, ""),
-    ("s2-jump-the-queue", "never", None, None, None, None,
-     "evaluation: its class has preemptionPolicy: Never; it waited instead of preempting."),
-    ("s2-jump-the-queue", "preempt-lower-priority", "Preemption", "evaluation-0",
-     ("train-d-0",), RULES[5], ""),
-    ("s3-grace-period", "grace-30s", "Preemption", "notebook-0", ("batch-job-0",),
-     "only candidate", ""),
-    ("s4-preemption-not-helpful", "spread", None, None, None, None,
-     "interactive: the GPUs it needs are spread one per node (preemption cannot help)."),
-    ("s4-preemption-not-helpful", "bin-pack", "Preemption", "interactive-0",
-     ("batch-2-0", "batch-3-0"), "only candidate", ""),
-    ("s5-loading-treadmill", "aggressive", "Preemption", "notebook-0-0",
-     ("llm-inference-0", "llm-inference-1", "llm-inference-2", "llm-inference-3"), RULES[1], ""),
+    (
+        "s1-training-vs-shards",
+        "workload-aware-all",
+        "WorkloadPreemption",
+        "urgent-0",
+        tuple(f"eval-{i}" for i in range(8)),
+        None,
+        "",
+    ),
+    (
+        "s2-jump-the-queue",
+        "never",
+        None,
+        None,
+        None,
+        None,
+        "evaluation: its class has preemptionPolicy: Never; it waited instead of preempting.",
+    ),
+    (
+        "s2-jump-the-queue",
+        "preempt-lower-priority",
+        "Preemption",
+        "evaluation-0",
+        ("train-d-0",),
+        RULES[5],
+        "",
+    ),
+    (
+        "s3-grace-period",
+        "grace-30s",
+        "Preemption",
+        "notebook-0",
+        ("batch-job-0",),
+        "only candidate",
+        "",
+    ),
+    (
+        "s4-preemption-not-helpful",
+        "spread",
+        None,
+        None,
+        None,
+        None,
+        "interactive: the GPUs it needs are spread one per node (preemption cannot help).",
+    ),
+    (
+        "s4-preemption-not-helpful",
+        "bin-pack",
+        "Preemption",
+        "interactive-0",
+        ("batch-2-0", "batch-3-0"),
+        "only candidate",
+        "",
+    ),
+    (
+        "s5-loading-treadmill",
+        "aggressive",
+        "Preemption",
+        "notebook-0-0",
+        ("llm-inference-0", "llm-inference-1", "llm-inference-2", "llm-inference-3"),
+        RULES[1],
+        "",
+    ),
     ("s5-loading-treadmill", "pdb", "Preemption", "notebook-0-0", ("batch-0",), RULES[0], ""),
-    ("s6-checkpoint-frequency", "intervalSeconds=30", "Preemption", "urgent-1-0",
-     ("batch-train-0",), "only candidate", ""),
-    ("s7-three-class-setup", "three-class", "Preemption", "notebook-0-0", ("batch-7-0",),
-     RULES[5], ""),
-    ("s8-gang-at-scale", "none", None, None, None, None,
-     "big-training: preemption is disabled in this variant (policy none)."),
+    (
+        "s6-checkpoint-frequency",
+        "intervalSeconds=30",
+        "Preemption",
+        "urgent-1-0",
+        ("batch-train-0",),
+        "only candidate",
+        "",
+    ),
+    (
+        "s7-three-class-setup",
+        "three-class",
+        "Preemption",
+        "notebook-0-0",
+        ("batch-7-0",),
+        RULES[5],
+        "",
+    ),
+    (
+        "s8-gang-at-scale",
+        "none",
+        None,
+        None,
+        None,
+        None,
+        "big-training: preemption is disabled in this variant (policy none).",
+    ),
     ("s8-gang-at-scale", "workload-aware", "WorkloadPreemption", "big-training-0", None, None, ""),
     ("s9-spot-reclaim", "checkpoint-on-notice", None, None, None, None, ""),
-    ("s10-queue-priority", "priority-class-only", None, None, None, None,
-     "urgent-op: it waited in its admission queue, where it has no pods yet, so its priority "
-     "could not preempt anyone."),
-    ("s10-queue-priority", "kueue-priority-and-preemption", "QueuePreemption", "", (),
-     "Kueue classic preemption (§7.3)", ""),
+    (
+        "s10-queue-priority",
+        "priority-class-only",
+        None,
+        None,
+        None,
+        None,
+        "urgent-op: it waited in its admission queue, where it has no pods yet, so its priority "
+        "could not preempt anyone.",
+    ),
+    (
+        "s10-queue-priority",
+        "kueue-priority-and-preemption",
+        "QueuePreemption",
+        "",
+        (),
+        "Kueue classic preemption (§7.3)",
+        "",
+    ),
     # Node failures and checkpoint intervals, one priority: nothing to preempt, no diagnosis.
     ("s13-fleet-reliability", "checkpoint-every-30m", None, None, None, None, ""),
     ("s14-checkpoint-planner", "intervalSeconds=1800", None, None, None, None, ""),
-    ("s15-fair-sharing", "classic-cohort-borrowing", "QueuePreemption", "", (),
-     "Kueue classic preemption (§7.3)", ""),
-    ("s15-fair-sharing", "fair-sharing", "QueuePreemption", "", (),
-     "Kueue fair sharing (§7.4)", ""),
-    ("s11-pod-replacement-policy", "failed", "Preemption", "urgent-0", ("job-0", "filler-0"),
-     "only candidate", ""),
-    ("s12-topology-placement", "rack-best-fit", "Preemption", "urgent-0",
-     ("batch-16", "batch-17", "batch-18", "batch-19"), RULES[5], ""),
+    (
+        "s15-fair-sharing",
+        "classic-cohort-borrowing",
+        "QueuePreemption",
+        "",
+        (),
+        "Kueue classic preemption (§7.3)",
+        "",
+    ),
+    (
+        "s15-fair-sharing",
+        "fair-sharing",
+        "QueuePreemption",
+        "",
+        (),
+        "Kueue fair sharing (§7.4)",
+        "",
+    ),
+    (
+        "s11-pod-replacement-policy",
+        "failed",
+        "Preemption",
+        "urgent-0",
+        ("job-0", "filler-0"),
+        "only candidate",
+        "",
+    ),
+    (
+        "s12-topology-placement",
+        "rack-best-fit",
+        "Preemption",
+        "urgent-0",
+        ("batch-16", "batch-17", "batch-18", "batch-19"),
+        RULES[5],
+        "",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("preset", "variant", "kind", "pod", "victims", "rule", "diagnosis"),
-                         KEY_DECISIONS, ids=[f"{k[0]}:{k[1]}" for k in KEY_DECISIONS])
-def test_every_presets_key_decision_reads_right(preset, variant, kind, pod, victims, rule,
-                                                diagnosis):
+@pytest.mark.parametrize(
+    ("preset", "variant", "kind", "pod", "victims", "rule", "diagnosis"),
+    KEY_DECISIONS,
+    ids=[f"{k[0]}:{k[1]}" for k in KEY_DECISIONS],
+)
+def test_every_presets_key_decision_reads_right(
+    preset, variant, kind, pod, victims, rule, diagnosis
+):
     result = simulate(get_preset(preset).spec(), variant)
     assert result.diagnosis == diagnosis
     key = next((d for d in result.decisions if d.kind != "FailedScheduling"), None)
@@ -151,7 +305,9 @@ def test_candidates_and_reprieved_pods_of_a_postfilter():
     result = simulate(get_preset("s1-training-vs-shards").spec(), "pod")
     second = [d for d in result.decisions if d.kind == "Preemption"][1]
     assert {c.node: c.victims for c in second.candidates} == {
-        "node-b": ("train-2", "train-3"), "node-a": ("train-1",)}
+        "node-b": ("train-2", "train-3"),
+        "node-a": ("train-1",),
+    }
     assert second.rule == RULES[2]  # smallest sum of victim priorities
     assert second.node == "node-a"
     assert second.victims == ("train-1",)
@@ -186,36 +342,48 @@ def test_records_are_deterministic_and_do_not_move_the_event_log():
     off = simulate(spec, "pdb", explain=False)
     assert a.decisions == b.decisions
     assert off.decisions == ()
-    assert [(e.time, e.reason, e.pod, e.value) for e in a.events] == \
-        [(e.time, e.reason, e.pod, e.value) for e in off.events]
+    assert [(e.time, e.reason, e.pod, e.value) for e in a.events] == [
+        (e.time, e.reason, e.pod, e.value) for e in off.events
+    ]
 
 
 def test_the_imported_openb_cluster_says_why_nothing_helps_the_urgent_group():
-    mapping = import_trace("openb", [FIXTURES / "openb_nodes.csv",
-                                     FIXTURES / "openb_pods.csv"]).mapping
-    spec = parse_spec(add_policy_variants(inject_urgent(mapping, members=4, gpus=8, arrival=60),
-                                          ["pod", "workload-aware", "checkpoint-aware"]))
-    for variant in ("preemption-pod", "preemption-workload-aware",
-                    "preemption-checkpoint-aware"):
+    mapping = import_trace(
+        "openb", [FIXTURES / "openb_nodes.csv", FIXTURES / "openb_pods.csv"]
+    ).mapping
+    spec = parse_spec(
+        add_policy_variants(
+            inject_urgent(mapping, members=4, gpus=8, arrival=60),
+            ["pod", "workload-aware", "checkpoint-aware"],
+        )
+    )
+    for variant in ("preemption-pod", "preemption-workload-aware", "preemption-checkpoint-aware"):
         result = simulate(spec, variant)
         assert result.diagnosis == (
             "urgent: the group can never fit (preemption cannot help): minCount 4 members of "
-            "8 GPU(s), but the whole cluster, empty, holds 3."), variant
+            "8 GPU(s), but the whole cluster, empty, holds 3."
+        ), variant
 
 
 def test_cli_explain_prints_the_decisions_of_a_pod(capsys):
-    assert main(["run", "s4-preemption-not-helpful", "--explain", "interactive",
-                 "--quiet"]) == 0
+    assert main(["run", "s4-preemption-not-helpful", "--explain", "interactive", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "diagnosis: interactive: the GPUs it needs are spread one per node" in out
     assert "candidate gpu-0: victims batch-2-0, batch-3-0; 0 PDB violation(s)" in out
     assert "reprieved batch-0-0" in out
 
 
-@pytest.mark.parametrize(("preset", "variant"), [
-    ("s8-gang-at-scale", "pod"), ("s9-spot-reclaim", "checkpoint-on-notice"),
-    ("s5-loading-treadmill", "pdb"), ("s12-topology-placement", "spread"),
-    ("s7-three-class-setup", "three-class"), ("synthetic", "default")])
+@pytest.mark.parametrize(
+    ("preset", "variant"),
+    [
+        ("s8-gang-at-scale", "pod"),
+        ("s9-spot-reclaim", "checkpoint-on-notice"),
+        ("s5-loading-treadmill", "pdb"),
+        ("s12-topology-placement", "spread"),
+        ("s7-three-class-setup", "three-class"),
+        ("synthetic", "default"),
+    ],
+)
 def test_kept_up_node_verdicts_equal_a_fresh_count(monkeypatch, preset, variant):
     """The recorder redoes only the nodes that changed since a kind of pod last failed;
     at every failure its counts must equal counting every node afresh."""
@@ -225,15 +393,27 @@ def test_kept_up_node_verdicts_equal_a_fresh_count(monkeypatch, preset, variant)
     def check(self, pod):
         tally = kept(self, pod)
         fresh = Tally(self.cluster, pod, self.changed.count)
-        assert (_nonzero(tally.filter), _nonzero(tally.preemption), tally.reach,
-                tally.lower, tally.total) == (_nonzero(fresh.filter),
-                                              _nonzero(fresh.preemption), fresh.reach,
-                                              fresh.lower, fresh.total)
+        assert (
+            _nonzero(tally.filter),
+            _nonzero(tally.preemption),
+            tally.reach,
+            tally.lower,
+            tally.total,
+        ) == (
+            _nonzero(fresh.filter),
+            _nonzero(fresh.preemption),
+            fresh.reach,
+            fresh.lower,
+            fresh.total,
+        )
         checked.append(pod.name)
         return tally
 
     monkeypatch.setattr(Recorder, "_tally", check)
-    spec = parse_spec(cluster_spec(nodes=60, pods=500, horizon=4 * 3600, load=3.0)) \
-        if preset == "synthetic" else get_preset(preset).spec()
+    spec = (
+        parse_spec(cluster_spec(nodes=60, pods=500, horizon=4 * 3600, load=3.0))
+        if preset == "synthetic"
+        else get_preset(preset).spec()
+    )
     simulate(spec, variant)
     assert checked

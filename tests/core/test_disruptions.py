@@ -9,15 +9,30 @@ from scheduler_core import events as ev
 
 
 def run(events: list[dict[str, Any]], **workload: Any) -> sc.ReplicationResult:
-    job = {"name": "job", "members": 2, "gpus": 8, "durationSeconds": 5000,
-           "terminationGracePeriodSeconds": 60, "stopSeconds": 20,
-           "checkpoint": {"intervalSeconds": 100, "writeSeconds": 0, "onSigterm": True},
-           **workload}
-    spec = sc.parse_spec({
-        "horizonSeconds": 1000,
-        "cluster": {"nodes": [{"name": "a", "gpus": 8}, {"name": "b", "gpus": 8},
-                              {"name": "c", "gpus": 8}]},
-        "workloads": [job], "events": events})
+    job = {
+        "name": "job",
+        "members": 2,
+        "gpus": 8,
+        "durationSeconds": 5000,
+        "terminationGracePeriodSeconds": 60,
+        "stopSeconds": 20,
+        "checkpoint": {"intervalSeconds": 100, "writeSeconds": 0, "onSigterm": True},
+        **workload,
+    }
+    spec = sc.parse_spec(
+        {
+            "horizonSeconds": 1000,
+            "cluster": {
+                "nodes": [
+                    {"name": "a", "gpus": 8},
+                    {"name": "b", "gpus": 8},
+                    {"name": "c", "gpus": 8},
+                ]
+            },
+            "workloads": [job],
+            "events": events,
+        }
+    )
     return sc.simulate(spec, "default")
 
 
@@ -54,8 +69,11 @@ def test_drain_honours_the_pdb_and_retries() -> None:
     """kubectl drain uses the Eviction API: a PDB blocks it until the budget allows; it
     retries every 5 s (here the replacement becomes Ready elsewhere, then the evicted
     pod may go)."""
-    result = run([{"at": 250, "type": "drain", "nodes": ["a", "b"]}],
-                 controller={"kind": "deployment"}, pdb={"minAvailable": 1})
+    result = run(
+        [{"at": 250, "type": "drain", "nodes": ["a", "b"]}],
+        controller={"kind": "deployment"},
+        pdb={"minAvailable": 1},
+    )
     kills = [(e.time, e.node) for e in of(result, ev.KILLING)]
     assert kills[0] == (250.0, "a")
     assert kills[1][1] == "b"

@@ -18,8 +18,12 @@ def test_every_preset_log_is_identical_to_the_recorded_one():
     recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))
     now = preset_digests()
     assert sorted(now) == sorted(recorded), "a preset was added or removed"
-    changed = [f"{preset} {key}" for preset, logs in recorded.items()
-               for key, digest in logs.items() if now[preset].get(key) != digest]
+    changed = [
+        f"{preset} {key}"
+        for preset, logs in recorded.items()
+        for key, digest in logs.items()
+        if now[preset].get(key) != digest
+    ]
     assert not changed, f"event logs changed: {changed}"
 
 
@@ -32,6 +36,10 @@ def test_kube_scheduler_wording_moved_nothing_but_messages():
     event must match the logs recorded just before (``log_digest(messages=False)``)."""
     recorded = json.loads(NO_MESSAGES.read_text(encoding="utf-8"))
     now = preset_digests(messages=False)
-    changed = [f"{preset} {key}" for preset, logs in recorded.items()
-               for key, digest in logs.items() if now.get(preset, {}).get(key) != digest]
+    changed = [
+        f"{preset} {key}"
+        for preset, logs in recorded.items()
+        for key, digest in logs.items()
+        if now.get(preset, {}).get(key) != digest
+    ]
     assert not changed, f"event logs changed beyond their messages: {changed}"

@@ -41,8 +41,10 @@ def test_the_middle_interval_has_the_best_ettr_and_lost_work_grows_with_the_inte
     """Checkpointing every 5 minutes spends a sixth of the time writing; every 3 hours,
     longer than the ~2.8 h between interruptions, loses most of the work; 30 minutes is
     near Young's optimum sqrt(2 x 60 s x MTBF)."""
-    ettr = {n: run(n).summary["ettr"] for n in ("checkpoint-every-5m", "checkpoint-every-30m",
-                                                 "checkpoint-every-3h")}
+    ettr = {
+        n: run(n).summary["ettr"]
+        for n in ("checkpoint-every-5m", "checkpoint-every-30m", "checkpoint-every-3h")
+    }
     lost = {n: run(n).summary["lost_work"] for n in ettr}
     assert ettr["checkpoint-every-30m"] > ettr["checkpoint-every-5m"] > ettr["checkpoint-every-3h"]
     assert lost["checkpoint-every-5m"] < lost["checkpoint-every-30m"] < lost["checkpoint-every-3h"]

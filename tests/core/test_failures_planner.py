@@ -57,8 +57,10 @@ def test_the_planner_preset_sweeps_12_intervals_with_200_replications() -> None:
 def completion_times(interval: int, replications: int) -> list[float]:
     spec = sc.get_preset(S14).spec()
     variant = resolve_variant(spec, f"intervalSeconds={interval}")
-    return [sc.simulate(spec, variant, r).workloads[0].completion_time or math.inf
-            for r in range(replications)]
+    return [
+        sc.simulate(spec, variant, r).workloads[0].completion_time or math.inf
+        for r in range(replications)
+    ]
 
 
 def test_the_simulated_completion_time_matches_dalys_expectation() -> None:

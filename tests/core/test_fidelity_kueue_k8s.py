@@ -88,23 +88,39 @@ def imported(text: str = KUEUE) -> Any:
 def test_the_reader_takes_every_kueue_field_of_a_cluster_queue() -> None:
     result = imported()
     (queue,) = result.mapping["queues"]
-    assert queue["resourceGroups"] == [{
-        "coveredResources": ["cpu", "memory", "gpus"],
-        "flavors": [
-            {"name": "on-demand", "resources": [
-                {"name": "cpu", "nominalQuota": 1.5},
-                {"name": "memory", "nominalQuota": 64.0, "lendingLimit": 32.0},
-                {"name": "gpus", "nominalQuota": 8, "borrowingLimit": 4}]},
-            {"name": "spot", "resources": [
-                {"name": "cpu", "nominalQuota": 16.0},
-                {"name": "memory", "nominalQuota": 128.0},
-                {"name": "gpus", "nominalQuota": 16}]}]}]
+    assert queue["resourceGroups"] == [
+        {
+            "coveredResources": ["cpu", "memory", "gpus"],
+            "flavors": [
+                {
+                    "name": "on-demand",
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": 1.5},
+                        {"name": "memory", "nominalQuota": 64.0, "lendingLimit": 32.0},
+                        {"name": "gpus", "nominalQuota": 8, "borrowingLimit": 4},
+                    ],
+                },
+                {
+                    "name": "spot",
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": 16.0},
+                        {"name": "memory", "nominalQuota": 128.0},
+                        {"name": "gpus", "nominalQuota": 16},
+                    ],
+                },
+            ],
+        }
+    ]
     assert queue["queueingStrategy"] == "BestEffortFIFO"
-    assert queue["flavorFungibility"] == {"whenCanBorrow": "TryNextFlavor",
-                                          "whenCanPreempt": "Preempt"}
+    assert queue["flavorFungibility"] == {
+        "whenCanBorrow": "TryNextFlavor",
+        "whenCanPreempt": "Preempt",
+    }
     assert queue["fairSharing"] == {"weight": 2.0}
-    assert queue["preemption"]["borrowWithinCohort"] == {"policy": "LowerPriority",
-                                                         "maxPriorityThreshold": 100}
+    assert queue["preemption"]["borrowWithinCohort"] == {
+        "policy": "LowerPriority",
+        "maxPriorityThreshold": 100,
+    }
     assert result.mapping["fairSharing"] == {"preemptionStrategies": ["LessThanInitialShare"]}
     spec = result.spec
     assert spec.queues[0].flavor_fungibility.when_can_preempt == "MayStopSearch"
@@ -119,13 +135,15 @@ def test_a_bad_quota_quantity_is_an_error_naming_the_field() -> None:
     with pytest.raises(TraceError) as caught:
         imported(text)
     messages = [e["message"] if isinstance(e, dict) else str(e) for e in caught.value.errors]
-    assert any("spec.resourceGroups[0].flavors[0].resources[0]" in m and "'lots'" in m
-               for m in messages), messages
+    assert any(
+        "spec.resourceGroups[0].flavors[0].resources[0]" in m and "'lots'" in m for m in messages
+    ), messages
 
 
 def test_a_fractional_gpu_quota_is_an_error() -> None:
-    text = KUEUE.replace("{name: nvidia.com/gpu, nominalQuota: 8,", "{name: nvidia.com/gpu, "
-                                                                   "nominalQuota: 7.5,")
+    text = KUEUE.replace(
+        "{name: nvidia.com/gpu, nominalQuota: 8,", "{name: nvidia.com/gpu, nominalQuota: 7.5,"
+    )
     with pytest.raises(TraceError) as caught:
         imported(text)
     assert "not a whole number" in str(caught.value.errors)
@@ -175,19 +193,30 @@ def test_the_export_writes_the_flavors_fungibility_weight_and_configuration() ->
     objects = [d for d in yaml.safe_load_all(export_manifests(sc.parse_spec(FULL))) if d]
     flavors = [o["metadata"]["name"] for o in objects if o["kind"] == "ResourceFlavor"]
     assert flavors == ["on-demand", "spot", "default-flavor"]
-    team = next(o for o in objects if o["kind"] == "ClusterQueue"
-                and o["metadata"]["name"] == "team-a")["spec"]
+    team = next(
+        o for o in objects if o["kind"] == "ClusterQueue" and o["metadata"]["name"] == "team-a"
+    )["spec"]
     assert team["queueingStrategy"] == "BestEffortFIFO"
-    assert team["flavorFungibility"] == {"whenCanBorrow": "TryNextFlavor",
-                                         "whenCanPreempt": "MayStopSearch"}
+    assert team["flavorFungibility"] == {
+        "whenCanBorrow": "TryNextFlavor",
+        "whenCanPreempt": "MayStopSearch",
+    }
     assert team["fairSharing"] == {"weight": "0.5"}
     assert team["resourceGroups"][0]["flavors"][0]["resources"][1] == {
-        "name": "cpu", "nominalQuota": "32500m", "lendingLimit": "8"}
-    config = next(o for o in objects if o["kind"] == "ConfigMap"
-                  and o["metadata"]["name"] == "kueue-manager-config")
+        "name": "cpu",
+        "nominalQuota": "32500m",
+        "lendingLimit": "8",
+    }
+    config = next(
+        o
+        for o in objects
+        if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "kueue-manager-config"
+    )
     loaded = yaml.safe_load(config["data"]["controller_manager_config.yaml"])
-    assert loaded["fairSharing"] == {"enable": True,
-                                     "preemptionStrategies": ["LessThanOrEqualToFinalShare"]}
+    assert loaded["fairSharing"] == {
+        "enable": True,
+        "preemptionStrategies": ["LessThanOrEqualToFinalShare"],
+    }
 
 
 def test_the_fair_sharing_preset_round_trips_with_its_variant_applied() -> None:

@@ -26,8 +26,7 @@ import scheduler_core as sc
 from scheduler_core import events as ev
 from scheduler_core.engine import Engine
 
-PROPERTY = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PRIORITIES = [-3, -2, -1, 0, 1, 2, 3]
 BASE = {"controller": {"kind": "job"}, "cpu": 0, "memory": 0}
 
@@ -72,12 +71,14 @@ class Model:
 
     def available(self, queue: str, r: str, removed: frozenset[str]) -> int:
         """Available(cq) (§7.3): the cohort's unused quota, capped by the borrowing limit."""
-        cohort_free = sum(self.nominal(n, r) for n in self.queues) - \
-            sum(self.usage(n, r, removed) for n in self.queues)
+        cohort_free = sum(self.nominal(n, r) for n in self.queues) - sum(
+            self.usage(n, r, removed) for n in self.queues
+        )
         limit = self.queues[queue]["_limit"].get(r)
         if limit is not None:
-            cohort_free = min(cohort_free,
-                              self.nominal(queue, r) - self.usage(queue, r, removed) + limit)
+            cohort_free = min(
+                cohort_free, self.nominal(queue, r) - self.usage(queue, r, removed) + limit
+            )
         return max(0, cohort_free)
 
     def potential(self, queue: str, r: str) -> int:
@@ -86,8 +87,14 @@ class Model:
         limit = self.queues[queue]["_limit"].get(r)
         return total if limit is None else min(total, self.nominal(queue, r) + limit)
 
-    def fits(self, queue: str, req: Mapping[str, int], removed: frozenset[str] = frozenset(),
-             *, borrowing: bool = True) -> bool:
+    def fits(
+        self,
+        queue: str,
+        req: Mapping[str, int],
+        removed: frozenset[str] = frozenset(),
+        *,
+        borrowing: bool = True,
+    ) -> bool:
         """workloadFits(allowBorrowing) (§7.3), every covered resource."""
         for r in self.covered(queue):
             if req[r] == 0:
@@ -99,37 +106,49 @@ class Model:
         return True
 
     # ---------------------------------------------------------------- §7.1-§7.3
-    def targets(self, queue: str, priority: int, req: Mapping[str, int],
-                arrival: float) -> dict[str, str] | None:
+    def targets(
+        self, queue: str, priority: int, req: Mapping[str, int], arrival: float
+    ) -> dict[str, str] | None:
         """The victims (name -> reason) classic preemption picks for a head that does not
         fit, or None when no attempt makes it fit."""
         q = self.queues[queue]
         policy = q["preemption"]
         bwc = policy.get("borrowWithinCohort")
         forbidden = bwc is None or bwc["policy"] == "Never"
-        needed = {r for r in self.covered(queue)
-                  if req[r] > 0 and req[r] > self.available(queue, r, frozenset())}
+        needed = {
+            r
+            for r in self.covered(queue)
+            if req[r] > 0 and req[r] > self.available(queue, r, frozenset())
+        }
         for r in needed:
             # fitsResourceQuota: above what the cohort could ever give, or above the nominal
             # quota without borrowWithinCohort, the flavor does not fit: no preemption
-            if req[r] > self.potential(queue, r) or (req[r] > self.nominal(queue, r)
-                                                     and forbidden):
+            if req[r] > self.potential(queue, r) or (req[r] > self.nominal(queue, r) and forbidden):
                 return None
 
         def uses_needed(w: Ref) -> bool:
             return any(w.req[r] > 0 for r in needed)
 
-        own = [w for w in self.admitted if w.queue == queue and uses_needed(w)
-               and satisfies(policy["withinClusterQueue"], priority, arrival, w)]
+        own = [
+            w
+            for w in self.admitted
+            if w.queue == queue
+            and uses_needed(w)
+            and satisfies(policy["withinClusterQueue"], priority, arrival, w)
+        ]
         cohort: list[tuple[Ref, str]] = []
-        advantage = all(self.usage(queue, r) + req[r] <= self.nominal(queue, r)
-                        for r in self.covered(queue) if req[r] > 0)
+        advantage = all(
+            self.usage(queue, r) + req[r] <= self.nominal(queue, r)
+            for r in self.covered(queue)
+            if req[r] > 0
+        )
         if policy["reclaimWithinCohort"] != "Never":
             for w in self.admitted:
                 if w.queue == queue or not self.borrows(w.queue, needed):
                     continue
-                if uses_needed(w) and satisfies(policy["reclaimWithinCohort"], priority,
-                                                arrival, w):
+                if uses_needed(w) and satisfies(
+                    policy["reclaimWithinCohort"], priority, arrival, w
+                ):
                     cohort.append((w, self.variant(policy, priority, w, advantage)))
         hierarchy = sorted([c for c in cohort if c[1] == "hierarchical"], key=ordering)
         others = sorted([c for c in cohort if c[1] != "hierarchical"], key=ordering)
@@ -160,8 +179,14 @@ class Model:
             return "without-borrowing"
         return "while-borrowing"
 
-    def attempt(self, queue: str, req: Mapping[str, int], candidates: list[tuple[Ref, str]],
-                borrowing: bool, needed: set[str]) -> list[tuple[Ref, str]] | None:
+    def attempt(
+        self,
+        queue: str,
+        req: Mapping[str, int],
+        candidates: list[tuple[Ref, str]],
+        borrowing: bool,
+        needed: set[str],
+    ) -> list[tuple[Ref, str]] | None:
         removed: list[tuple[Ref, str]] = []
         for w, variant in candidates:
             gone = frozenset(r.name for r, _ in removed)
@@ -171,13 +196,13 @@ class Model:
                 if not self.borrows(w.queue, needed, gone):
                     continue
             removed.append((w, variant))
-            if self.fits(queue, req, frozenset(r.name for r, _ in removed),
-                         borrowing=borrowing):
+            if self.fits(queue, req, frozenset(r.name for r, _ in removed), borrowing=borrowing):
                 return self.fill_back(queue, req, removed, borrowing)
         return None
 
-    def fill_back(self, queue: str, req: Mapping[str, int], targets: list[tuple[Ref, str]],
-                  borrowing: bool) -> list[tuple[Ref, str]]:
+    def fill_back(
+        self, queue: str, req: Mapping[str, int], targets: list[tuple[Ref, str]], borrowing: bool
+    ) -> list[tuple[Ref, str]]:
         for i in range(len(targets) - 2, -1, -1):
             without = frozenset(r.name for j, (r, _) in enumerate(targets) if j != i)
             if self.fits(queue, req, without, borrowing=borrowing):
@@ -186,9 +211,12 @@ class Model:
         return targets
 
 
-REASON = {"own": "InClusterQueue", "hierarchical": "InCohortReclamation",
-          "without-borrowing": "InCohortReclamation",
-          "while-borrowing": "InCohortReclaimWhileBorrowing"}
+REASON = {
+    "own": "InClusterQueue",
+    "hierarchical": "InCohortReclamation",
+    "without-borrowing": "InCohortReclamation",
+    "while-borrowing": "InCohortReclaimWhileBorrowing",
+}
 
 
 class FairModel(Model):
@@ -200,34 +228,52 @@ class FairModel(Model):
         super().__init__(queues)
         self.strategies = strategies
 
-    def share(self, queue: str, removed: frozenset[str],
-              extra: Mapping[str, int] | None = None) -> float:
-        borrowed = {r: self.usage(queue, r, removed) + (extra or {}).get(r, 0)
-                    - self.nominal(queue, r) for r in self.covered(queue)}
-        ratios = [b * 1000 / sum(self.nominal(n, r) for n in self.queues)
-                  for r, b in borrowed.items() if b > 0
-                  and sum(self.nominal(n, r) for n in self.queues) > 0]
+    def share(
+        self, queue: str, removed: frozenset[str], extra: Mapping[str, int] | None = None
+    ) -> float:
+        borrowed = {
+            r: self.usage(queue, r, removed) + (extra or {}).get(r, 0) - self.nominal(queue, r)
+            for r in self.covered(queue)
+        }
+        ratios = [
+            b * 1000 / sum(self.nominal(n, r) for n in self.queues)
+            for r, b in borrowed.items()
+            if b > 0 and sum(self.nominal(n, r) for n in self.queues) > 0
+        ]
         if not any(b > 0 for b in borrowed.values()):
             return 0.0
         weight = self.queues[queue].get("fairSharing", {}).get("weight", 1)
         ratio = max(ratios, default=0.0)
         return math.inf if weight == 0 else ratio / weight
 
-    def targets(self, queue: str, priority: int, req: Mapping[str, int],
-                arrival: float) -> dict[str, str] | None:
+    def targets(
+        self, queue: str, priority: int, req: Mapping[str, int], arrival: float
+    ) -> dict[str, str] | None:
         policy = self.queues[queue]["preemption"]
-        needed = {r for r in self.covered(queue)
-                  if req[r] > 0 and req[r] > self.available(queue, r, frozenset())}
+        needed = {
+            r
+            for r in self.covered(queue)
+            if req[r] > 0 and req[r] > self.available(queue, r, frozenset())
+        }
         for r in needed:
             if req[r] > self.potential(queue, r) or (
-                    req[r] > self.nominal(queue, r) and policy["reclaimWithinCohort"] == "Never"):
+                req[r] > self.nominal(queue, r) and policy["reclaimWithinCohort"] == "Never"
+            ):
                 return None
         uses = [w for w in self.admitted if any(w.req[r] > 0 for r in needed)]
-        own = [w for w in uses if w.queue == queue
-               and satisfies(policy["withinClusterQueue"], priority, arrival, w)]
-        others = [w for w in uses if w.queue != queue and self.borrows(w.queue, needed)
-                  and policy["reclaimWithinCohort"] != "Never"
-                  and satisfies(policy["reclaimWithinCohort"], priority, arrival, w)]
+        own = [
+            w
+            for w in uses
+            if w.queue == queue and satisfies(policy["withinClusterQueue"], priority, arrival, w)
+        ]
+        others = [
+            w
+            for w in uses
+            if w.queue != queue
+            and self.borrows(w.queue, needed)
+            and policy["reclaimWithinCohort"] != "Never"
+            and satisfies(policy["reclaimWithinCohort"], priority, arrival, w)
+        ]
 
         def order(w: Ref) -> tuple:
             return (1 if w.queue == queue else 0, w.priority, -w.admitted_at, w.idx)
@@ -269,8 +315,11 @@ class FairModel(Model):
             while items:
                 w = items.pop(0)
                 new = self.share(target, removed() | {w.name})
-                ok = mine <= new if self.strategies[0] == "LessThanOrEqualToFinalShare" \
+                ok = (
+                    mine <= new
+                    if self.strategies[0] == "LessThanOrEqualToFinalShare"
                     else mine < old
+                )
                 if ok:
                     gone.append((w, "InCohortFairSharing"))
                     if self.fits(queue, req, removed()):
@@ -315,8 +364,11 @@ def quota_fields(nominal: Mapping[str, int], limit: Mapping[str, int | None]) ->
         if limit.get(r) is not None:
             entry["borrowingLimit"] = limit[r]
         resources.append(entry)
-    return {"resourceGroups": [{"coveredResources": list(nominal),
-                                "flavors": [{"name": "f", "resources": resources}]}]}
+    return {
+        "resourceGroups": [
+            {"coveredResources": list(nominal), "flavors": [{"name": "f", "resources": resources}]}
+        ]
+    }
 
 
 def spec_queue(queue: Mapping[str, Any]) -> dict[str, Any]:
@@ -343,25 +395,34 @@ def flat_cohorts(draw: st.DrawFn) -> dict[str, Any]:
     for i in range(draw(st.integers(2, 4))):
         reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
         preemption: dict[str, Any] = {
-            "withinClusterQueue": draw(st.sampled_from(
-                ["Never", "LowerPriority", "LowerOrNewerEqualPriority"])),
-            "reclaimWithinCohort": reclaim}
+            "withinClusterQueue": draw(
+                st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"])
+            ),
+            "reclaimWithinCohort": reclaim,
+        }
         if reclaim != "Never" and draw(st.booleans()):
             preemption["borrowWithinCohort"] = {
                 "policy": draw(st.sampled_from(["Never", "LowerPriority"])),
-                "maxPriorityThreshold": draw(st.sampled_from([None, -1, 1]))}
+                "maxPriorityThreshold": draw(st.sampled_from([None, -1, 1])),
+            }
         nominal = {r: draw(st.integers(0, 6)) for r in resources}
-        limit = {r: draw(st.integers(0, 4)) if draw(st.integers(0, 3)) == 0 else None
-                 for r in resources}
-        queue = {"name": f"cq{i}", "cohort": "c", "orderBy": "priority",
-                 "preemption": preemption, **quota_fields(nominal, limit),
-                 "_nominal": nominal, "_limit": limit}
+        limit = {
+            r: draw(st.integers(0, 4)) if draw(st.integers(0, 3)) == 0 else None for r in resources
+        }
+        queue = {
+            "name": f"cq{i}",
+            "cohort": "c",
+            "orderBy": "priority",
+            "preemption": preemption,
+            **quota_fields(nominal, limit),
+            "_nominal": nominal,
+            "_limit": limit,
+        }
         queues.append(queue)
     model = Model(queues)
 
     def request() -> dict[str, int]:
-        return {"gpus": draw(st.integers(1, 4)),
-                "cpu": draw(st.integers(0, 4)) if multi else 0}
+        return {"gpus": draw(st.integers(1, 4)), "cpu": draw(st.integers(0, 4)) if multi else 0}
 
     workloads = []
     for i in range(draw(st.integers(1, 7))):
@@ -370,20 +431,39 @@ def flat_cohorts(draw: st.DrawFn) -> dict[str, Any]:
         if not model.fits(queue, req):
             continue
         priority = draw(st.sampled_from(PRIORITIES))
-        model.admitted.append(Ref(f"w{i}", queue, priority, req, float(i), float(i),
-                                  len(workloads)))
-        workloads.append({**BASE, "name": f"w{i}", "gpus": req["gpus"], "cpu": req["cpu"],
-                          "queue": queue, "arrival": float(i),
-                          "priorityClassName": class_of(priority)})
+        model.admitted.append(
+            Ref(f"w{i}", queue, priority, req, float(i), float(i), len(workloads))
+        )
+        workloads.append(
+            {
+                **BASE,
+                "name": f"w{i}",
+                "gpus": req["gpus"],
+                "cpu": req["cpu"],
+                "queue": queue,
+                "arrival": float(i),
+                "priorityClassName": class_of(priority),
+            }
+        )
     req = request()
     req["gpus"] = draw(st.integers(1, 6))
-    head = {**BASE, "name": "head", "gpus": req["gpus"], "cpu": req["cpu"],
-            "queue": draw(st.sampled_from(queues))["name"], "arrival": 10.0,
-            "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES)))}
-    return {"horizonSeconds": 20, "cluster": {"nodes": [{"name": "n", "gpus": 64,
-                                                         "cpu": 64}]},
-            "priorityClasses": classes(), "queues": queues,
-            "workloads": [*workloads, head], "policy": {"preemption": "none"}}
+    head = {
+        **BASE,
+        "name": "head",
+        "gpus": req["gpus"],
+        "cpu": req["cpu"],
+        "queue": draw(st.sampled_from(queues))["name"],
+        "arrival": 10.0,
+        "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES))),
+    }
+    return {
+        "horizonSeconds": 20,
+        "cluster": {"nodes": [{"name": "n", "gpus": 64, "cpu": 64}]},
+        "priorityClasses": classes(),
+        "queues": queues,
+        "workloads": [*workloads, head],
+        "policy": {"preemption": "none"},
+    }
 
 
 @st.composite
@@ -397,46 +477,84 @@ def busy_queues(draw: st.DrawFn) -> dict[str, Any]:
     queues = []
     for i in range(draw(st.integers(1, 3))):
         reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
-        flavors = ["f", "g"][:draw(st.integers(1, 2))] if multi else ["default"]
+        flavors = ["f", "g"][: draw(st.integers(1, 2))] if multi else ["default"]
         nominal = {(f, r): draw(st.integers(1, 6)) for f in flavors for r in resources}
         if multi:
-            quota: dict[str, Any] = {"resourceGroups": [{
-                "coveredResources": list(resources),
-                "flavors": [{"name": f, "resources": [
-                    {"name": r, "nominalQuota": nominal[(f, r)]} for r in resources]}
-                    for f in flavors]}],
+            quota: dict[str, Any] = {
+                "resourceGroups": [
+                    {
+                        "coveredResources": list(resources),
+                        "flavors": [
+                            {
+                                "name": f,
+                                "resources": [
+                                    {"name": r, "nominalQuota": nominal[(f, r)]} for r in resources
+                                ],
+                            }
+                            for f in flavors
+                        ],
+                    }
+                ],
                 "flavorFungibility": {
                     "whenCanBorrow": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
-                    "whenCanPreempt": draw(st.sampled_from(["MayStopSearch",
-                                                            "TryNextFlavor"]))}}
+                    "whenCanPreempt": draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+                },
+            }
         else:
             quota = {"nominalGpus": nominal[("default", "gpus")]}
-        queues.append({
-            "name": f"q{i}", **quota, "_quota": nominal,
-            "cohort": draw(st.sampled_from([None, "c"])),
-            "orderBy": draw(st.sampled_from(["priority", "queuePriority"])),
-            "queueingStrategy": draw(st.sampled_from(["StrictFIFO", "BestEffortFIFO"])),
-            "fairSharing": {"weight": draw(st.sampled_from([0.5, 1, 2]))},
-            "preemption": {"withinClusterQueue": draw(st.sampled_from(
-                ["Never", "LowerPriority", "LowerOrNewerEqualPriority"])),
-                "reclaimWithinCohort": reclaim}})
-    workloads = [{**BASE, "name": f"w{i}", "gpus": draw(st.integers(1, 3)),
-                  "cpu": draw(st.integers(0, 3)) if multi else 0,
-                  "controller": {"kind": draw(st.sampled_from(["job", "none"]))},
-                  "queue": draw(st.sampled_from(queues))["name"],
-                  "arrival": draw(st.integers(0, 60)),
-                  "durationSeconds": draw(st.sampled_from([5, 20, 60])),
-                  "queuePriority": draw(st.sampled_from([0, 5, 10])),
-                  "terminationGracePeriodSeconds": draw(st.sampled_from([0, 5, 10])),
-                  "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES)))}
-                 for i in range(draw(st.integers(2, 8)))]
-    doc = {"horizonSeconds": 400, "cluster": {"nodes": [{"name": "n", "gpus": 64, "cpu": 64}]},
-           "priorityClasses": classes(), "queues": queues, "workloads": workloads,
-           "policy": {"preemption": "none"}}
+        queues.append(
+            {
+                "name": f"q{i}",
+                **quota,
+                "_quota": nominal,
+                "cohort": draw(st.sampled_from([None, "c"])),
+                "orderBy": draw(st.sampled_from(["priority", "queuePriority"])),
+                "queueingStrategy": draw(st.sampled_from(["StrictFIFO", "BestEffortFIFO"])),
+                "fairSharing": {"weight": draw(st.sampled_from([0.5, 1, 2]))},
+                "preemption": {
+                    "withinClusterQueue": draw(
+                        st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"])
+                    ),
+                    "reclaimWithinCohort": reclaim,
+                },
+            }
+        )
+    workloads = [
+        {
+            **BASE,
+            "name": f"w{i}",
+            "gpus": draw(st.integers(1, 3)),
+            "cpu": draw(st.integers(0, 3)) if multi else 0,
+            "controller": {"kind": draw(st.sampled_from(["job", "none"]))},
+            "queue": draw(st.sampled_from(queues))["name"],
+            "arrival": draw(st.integers(0, 60)),
+            "durationSeconds": draw(st.sampled_from([5, 20, 60])),
+            "queuePriority": draw(st.sampled_from([0, 5, 10])),
+            "terminationGracePeriodSeconds": draw(st.sampled_from([0, 5, 10])),
+            "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES))),
+        }
+        for i in range(draw(st.integers(2, 8)))
+    ]
+    doc = {
+        "horizonSeconds": 400,
+        "cluster": {"nodes": [{"name": "n", "gpus": 64, "cpu": 64}]},
+        "priorityClasses": classes(),
+        "queues": queues,
+        "workloads": workloads,
+        "policy": {"preemption": "none"},
+    }
     if draw(st.booleans()):
-        doc["fairSharing"] = {"preemptionStrategies": draw(st.sampled_from([
-            ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
-            ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]]))}
+        doc["fairSharing"] = {
+            "preemptionStrategies": draw(
+                st.sampled_from(
+                    [
+                        ["LessThanOrEqualToFinalShare"],
+                        ["LessThanInitialShare"],
+                        ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+                    ]
+                )
+            )
+        }
     return doc
 
 
@@ -447,8 +565,9 @@ def simulate(doc: Mapping[str, Any]) -> tuple[list[ev.Event], Engine]:
 
 
 def priority_of(doc: Mapping[str, Any], workload: Mapping[str, Any]) -> int:
-    return next(c["value"] for c in doc["priorityClasses"]
-                if c["name"] == workload["priorityClassName"])
+    return next(
+        c["value"] for c in doc["priorityClasses"] if c["name"] == workload["priorityClassName"]
+    )
 
 
 # =========================================================================== properties
@@ -459,16 +578,27 @@ def test_classic_preemption_matches_the_reference_on_flat_cohorts(doc):
     the reference finds targets or the head fits as it is; GPUs alone or GPUs and CPU."""
     model = Model(doc["queues"])
     for i, w in enumerate(doc["workloads"][:-1]):
-        model.admitted.append(Ref(w["name"], w["queue"], priority_of(doc, w),
-                                  {"gpus": w["gpus"], "cpu": w["cpu"]}, w["arrival"],
-                                  w["arrival"], i))
+        model.admitted.append(
+            Ref(
+                w["name"],
+                w["queue"],
+                priority_of(doc, w),
+                {"gpus": w["gpus"], "cpu": w["cpu"]},
+                w["arrival"],
+                w["arrival"],
+                i,
+            )
+        )
     head = doc["workloads"][-1]
     req = {"gpus": head["gpus"], "cpu": head["cpu"]}
     fits = model.fits(head["queue"], req)
     expected = {} if fits else model.targets(head["queue"], priority_of(doc, head), req, 10.0)
     log, _ = simulate(doc)
-    evicted = {e.workload: e.message.rsplit("(", 1)[-1].rstrip(")")
-               for e in log if e.reason == ev.SUSPENDED and e.related == "head"}
+    evicted = {
+        e.workload: e.message.rsplit("(", 1)[-1].rstrip(")")
+        for e in log
+        if e.reason == ev.SUSPENDED and e.related == "head"
+    }
     admitted_now = any(e.reason == ev.ADMITTED and e.workload == "head" for e in log)
     assert evicted == (expected or {})
     assert admitted_now == (expected is not None)
@@ -482,7 +612,7 @@ def flavors_of(message: str, request: Mapping[str, int]) -> dict[tuple[str, str]
     the short form nominalGpus has one flavor, 'default'."""
     if not message.startswith("flavors: "):
         return {("default", "gpus"): request["gpus"]}
-    pairs = (item.split("=") for item in message[len("flavors: "):].split(", "))
+    pairs = (item.split("=") for item in message[len("flavors: ") :].split(", "))
     return {(flavor, r): request[r] for r, flavor in pairs}
 
 
@@ -497,8 +627,9 @@ def replay_usage(doc: Mapping[str, Any], log: list[ev.Event]) -> Any:
     held: dict[str, dict[tuple[str, str], int]] = {}
     for e in log:
         if e.reason == ev.ADMITTED:
-            assert e.workload not in admitted.keys() | held.keys(), \
+            assert e.workload not in admitted.keys() | held.keys(), (
                 f"{e.workload} admitted twice at {e.time}"
+            )
             admitted[e.workload] = flavors_of(e.message, request[e.workload])
         elif e.reason in (ev.SUSPENDED, ev.WORKLOAD_DONE):
             assert e.workload in admitted
@@ -534,8 +665,9 @@ def test_quota_is_never_counted_twice(doc):
                 if q["cohort"] is None:
                     assert usage[(name, fr)] <= q["_quota"].get(fr, 0), (name, fr)
             cohort = [n for n, q in queues.items() if q["cohort"] == "c"]
-            assert sum(usage[(n, fr)] for n in cohort) <= \
-                sum(queues[n]["_quota"].get(fr, 0) for n in cohort), fr
+            assert sum(usage[(n, fr)] for n in cohort) <= sum(
+                queues[n]["_quota"].get(fr, 0) for n in cohort
+            ), fr
     for name, state in engine.admission.queues.items():
         mine = {w: frs for w, frs in reserved.items() if queue_of[w] == name}
         for fr, used in state.usage.items():
@@ -551,14 +683,13 @@ def test_every_evicted_workload_is_requeued(doc):
     reserved); it is never lost."""
     log, engine = simulate(doc)
     waiting = {w.name for q in engine.admission.queues.values() for _, w in q.waiting}
-    evicting = {w.name for q in engine.admission.queues.values() for w in q.evicting
-                if w.holding()}
+    evicting = {w.name for q in engine.admission.queues.values() for w in q.evicting if w.holding()}
     for i, e in enumerate(log):
         if e.reason == ev.SUSPENDED:
-            later = any(x.reason == ev.ADMITTED and x.workload == e.workload
-                        for x in log[i + 1:])
-            assert later or e.workload in waiting | evicting, \
+            later = any(x.reason == ev.ADMITTED and x.workload == e.workload for x in log[i + 1 :])
+            assert later or e.workload in waiting | evicting, (
                 f"{e.workload} evicted at {e.time} is lost"
+            )
 
 
 @st.composite
@@ -571,17 +702,28 @@ def fair_cohorts(draw: st.DrawFn) -> dict[str, Any]:
     queues = []
     for i in range(draw(st.integers(2, 4))):
         nominal = {r: draw(st.integers(0, 4)) for r in resources}
-        limit = {r: draw(st.integers(0, 3)) if draw(st.integers(0, 4)) == 0 else None
-                 for r in resources}
-        queues.append({
-            "name": f"cq{i}", "cohort": "c", "orderBy": "priority",
-            "preemption": {
-                "withinClusterQueue": draw(st.sampled_from(
-                    ["Never", "LowerPriority", "LowerOrNewerEqualPriority"])),
-                "reclaimWithinCohort": draw(st.sampled_from(
-                    ["Any", "Any", "LowerPriority", "Never"]))},
-            "fairSharing": {"weight": draw(st.sampled_from([0, 0.5, 1, 1, 2]))},
-            **quota_fields(nominal, limit), "_nominal": nominal, "_limit": limit})
+        limit = {
+            r: draw(st.integers(0, 3)) if draw(st.integers(0, 4)) == 0 else None for r in resources
+        }
+        queues.append(
+            {
+                "name": f"cq{i}",
+                "cohort": "c",
+                "orderBy": "priority",
+                "preemption": {
+                    "withinClusterQueue": draw(
+                        st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"])
+                    ),
+                    "reclaimWithinCohort": draw(
+                        st.sampled_from(["Any", "Any", "LowerPriority", "Never"])
+                    ),
+                },
+                "fairSharing": {"weight": draw(st.sampled_from([0, 0.5, 1, 1, 2]))},
+                **quota_fields(nominal, limit),
+                "_nominal": nominal,
+                "_limit": limit,
+            }
+        )
     model = Model(queues)
     workloads = []
     for i in range(draw(st.integers(1, 10))):
@@ -590,22 +732,48 @@ def fair_cohorts(draw: st.DrawFn) -> dict[str, Any]:
         if not model.fits(queue, req):
             continue
         priority = draw(st.sampled_from(PRIORITIES))
-        model.admitted.append(Ref(f"w{i}", queue, priority, req, float(i), float(i),
-                                  len(workloads)))
-        workloads.append({**BASE, "name": f"w{i}", "gpus": req["gpus"], "cpu": req["cpu"],
-                          "queue": queue, "arrival": float(i),
-                          "priorityClassName": class_of(priority)})
-    head = {**BASE, "name": "head", "gpus": draw(st.integers(1, 4)),
-            "cpu": draw(st.integers(0, 2)) if multi else 0,
-            "queue": draw(st.sampled_from(queues))["name"], "arrival": 10.0,
-            "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES)))}
-    return {"horizonSeconds": 20, "cluster": {"nodes": [{"name": "n", "gpus": 64,
-                                                         "cpu": 64}]},
-            "priorityClasses": classes(), "queues": queues,
-            "workloads": [*workloads, head], "policy": {"preemption": "none"},
-            "fairSharing": {"preemptionStrategies": draw(st.sampled_from([
-                ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"],
-                ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]]))}}
+        model.admitted.append(
+            Ref(f"w{i}", queue, priority, req, float(i), float(i), len(workloads))
+        )
+        workloads.append(
+            {
+                **BASE,
+                "name": f"w{i}",
+                "gpus": req["gpus"],
+                "cpu": req["cpu"],
+                "queue": queue,
+                "arrival": float(i),
+                "priorityClassName": class_of(priority),
+            }
+        )
+    head = {
+        **BASE,
+        "name": "head",
+        "gpus": draw(st.integers(1, 4)),
+        "cpu": draw(st.integers(0, 2)) if multi else 0,
+        "queue": draw(st.sampled_from(queues))["name"],
+        "arrival": 10.0,
+        "priorityClassName": class_of(draw(st.sampled_from(PRIORITIES))),
+    }
+    return {
+        "horizonSeconds": 20,
+        "cluster": {"nodes": [{"name": "n", "gpus": 64, "cpu": 64}]},
+        "priorityClasses": classes(),
+        "queues": queues,
+        "workloads": [*workloads, head],
+        "policy": {"preemption": "none"},
+        "fairSharing": {
+            "preemptionStrategies": draw(
+                st.sampled_from(
+                    [
+                        ["LessThanOrEqualToFinalShare"],
+                        ["LessThanInitialShare"],
+                        ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+                    ]
+                )
+            )
+        },
+    }
 
 
 @PROPERTY
@@ -615,16 +783,27 @@ def test_fair_sharing_preemption_matches_the_reference_on_flat_cohorts(doc):
     exactly when it fits or the reference finds targets."""
     model = FairModel(doc["queues"], doc["fairSharing"]["preemptionStrategies"])
     for i, w in enumerate(doc["workloads"][:-1]):
-        model.admitted.append(Ref(w["name"], w["queue"], priority_of(doc, w),
-                                  {"gpus": w["gpus"], "cpu": w["cpu"]}, w["arrival"],
-                                  w["arrival"], i))
+        model.admitted.append(
+            Ref(
+                w["name"],
+                w["queue"],
+                priority_of(doc, w),
+                {"gpus": w["gpus"], "cpu": w["cpu"]},
+                w["arrival"],
+                w["arrival"],
+                i,
+            )
+        )
     head = doc["workloads"][-1]
     req = {"gpus": head["gpus"], "cpu": head["cpu"]}
     fits = model.fits(head["queue"], req)
     expected = {} if fits else model.targets(head["queue"], priority_of(doc, head), req, 10.0)
     log, _ = simulate(doc)
-    evicted = {e.workload: e.message.rsplit("(", 1)[-1].rstrip(")")
-               for e in log if e.reason == ev.SUSPENDED and e.related == "head"}
+    evicted = {
+        e.workload: e.message.rsplit("(", 1)[-1].rstrip(")")
+        for e in log
+        if e.reason == ev.SUSPENDED and e.related == "head"
+    }
     admitted_now = any(e.reason == ev.ADMITTED and e.workload == "head" for e in log)
     assert evicted == (expected or {})
     assert admitted_now == (expected is not None)

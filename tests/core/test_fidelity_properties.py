@@ -28,13 +28,21 @@ from scheduler_core.model import PodState
 from scheduler_core.spec import SYSTEM_CLASSES
 
 EPS = 1e-6
-PROPERTY = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # FailedScheduling is aggregated like kubectl's "xN over T": one event per streak of identical
 # failures, written when the streak ends and stamped with its first attempt, so it is not
 # emitted in time order (the returned log is sorted).
-LIFECYCLE = {ev.CREATED, ev.SCHEDULED, ev.READY, ev.KILLING, ev.RELEASED, ev.COMPLETED,
-             ev.PREEMPTED, ev.VICTIMS_SELECTED, ev.NOMINATED}
+LIFECYCLE = {
+    ev.CREATED,
+    ev.SCHEDULED,
+    ev.READY,
+    ev.KILLING,
+    ev.RELEASED,
+    ev.COMPLETED,
+    ev.PREEMPTED,
+    ev.VICTIMS_SELECTED,
+    ev.NOMINATED,
+}
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -42,17 +50,30 @@ LIFECYCLE = {ev.CREATED, ev.SCHEDULED, ev.READY, ev.KILLING, ev.RELEASED, ev.COM
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     """A valid spec mapping: 1-4 nodes, 1-4 classes (some `Never`, maybe one default),
     2-8 workloads, some pods already running, maybe one disruption on the timeline."""
-    nodes = [{"name": f"n{i}", "gpus": draw(st.sampled_from([1, 2, 4, 8])),
-              "cpu": draw(st.sampled_from([4, 16, 96])),
-              "maxPods": draw(st.sampled_from([2, 4, 110]))}
-             for i in range(draw(st.integers(1, 4)))]
-    values = draw(st.lists(st.sampled_from([-10, 0, 5, 100, 1000]), min_size=1, max_size=4,
-                           unique=True))
+    nodes = [
+        {
+            "name": f"n{i}",
+            "gpus": draw(st.sampled_from([1, 2, 4, 8])),
+            "cpu": draw(st.sampled_from([4, 16, 96])),
+            "maxPods": draw(st.sampled_from([2, 4, 110])),
+        }
+        for i in range(draw(st.integers(1, 4)))
+    ]
+    values = draw(
+        st.lists(st.sampled_from([-10, 0, 5, 100, 1000]), min_size=1, max_size=4, unique=True)
+    )
     default = draw(st.sampled_from([None, *range(len(values))]))
-    classes = [{"name": f"c{i}", "value": v, "globalDefault": i == default,
-                "preemptionPolicy": draw(st.sampled_from(
-                    ["PreemptLowerPriority", "PreemptLowerPriority", "Never"]))}
-               for i, v in enumerate(values)]
+    classes = [
+        {
+            "name": f"c{i}",
+            "value": v,
+            "globalDefault": i == default,
+            "preemptionPolicy": draw(
+                st.sampled_from(["PreemptLowerPriority", "PreemptLowerPriority", "Never"])
+            ),
+        }
+        for i, v in enumerate(values)
+    ]
     class_names = [None, *(c["name"] for c in classes), "system-cluster-critical"]
     max_gpus = max(n["gpus"] for n in nodes)
     max_cpu = max(n["cpu"] for n in nodes)
@@ -61,9 +82,14 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         workload = _workload(draw, f"w{i}", class_names, max_gpus, max_cpu)
         workloads.append(workload)
         for member in range(draw(st.integers(0, workload["members"]))):
-            initial.append({"workload": workload["name"], "member": member,
-                            "node": draw(st.sampled_from(nodes))["name"],
-                            "startedAt": -draw(st.integers(0, 100))})
+            initial.append(
+                {
+                    "workload": workload["name"],
+                    "member": member,
+                    "node": draw(st.sampled_from(nodes))["name"],
+                    "startedAt": -draw(st.integers(0, 100)),
+                }
+            )
     return {
         "horizonSeconds": 300,
         "seed": draw(st.integers(0, 3)),
@@ -81,8 +107,9 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-def _workload(draw: st.DrawFn, name: str, class_names: list[str | None], max_gpus: int,
-              max_cpu: int) -> dict[str, Any]:
+def _workload(
+    draw: st.DrawFn, name: str, class_names: list[str | None], max_gpus: int, max_cpu: int
+) -> dict[str, Any]:
     kind = draw(st.sampled_from(["none", "none", "job", "deployment"]))
     workload = {
         "name": name,
@@ -94,10 +121,15 @@ def _workload(draw: st.DrawFn, name: str, class_names: list[str | None], max_gpu
         "stopSeconds": draw(st.sampled_from([0, 1, 5, 40])),
         "terminationGracePeriodSeconds": draw(st.sampled_from([0, 2, 30])),
         "startupSeconds": draw(st.sampled_from([0, 3, 20])),
-        "recovery": {"model": draw(st.sampled_from(
-            ["independent", "synchronous", "elastic", "serving", "interactive"]))},
-        "controller": {"kind": kind, "podReplacementPolicy": draw(st.sampled_from(
-            ["TerminatingOrFailed", "Failed"]))},
+        "recovery": {
+            "model": draw(
+                st.sampled_from(["independent", "synchronous", "elastic", "serving", "interactive"])
+            )
+        },
+        "controller": {
+            "kind": kind,
+            "podReplacementPolicy": draw(st.sampled_from(["TerminatingOrFailed", "Failed"])),
+        },
     }
     class_name = draw(st.sampled_from(class_names))
     if class_name is not None:
@@ -108,13 +140,15 @@ def _workload(draw: st.DrawFn, name: str, class_names: list[str | None], max_gpu
 
 
 def _disruption(nodes: list[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({
-        "at": st.integers(0, 200),
-        "type": st.sampled_from(["spot-reclaim", "node-failure", "drain"]),
-        "nodes": st.lists(st.sampled_from([n["name"] for n in nodes]), min_size=1, max_size=1),
-        "noticeSeconds": st.sampled_from([0, 10]),
-        "recoverAfterSeconds": st.sampled_from([None, 30]),
-    })
+    return st.fixed_dictionaries(
+        {
+            "at": st.integers(0, 200),
+            "type": st.sampled_from(["spot-reclaim", "node-failure", "drain"]),
+            "nodes": st.lists(st.sampled_from([n["name"] for n in nodes]), min_size=1, max_size=1),
+            "noticeSeconds": st.sampled_from([0, 10]),
+            "recoverAfterSeconds": st.sampled_from([None, 30]),
+        }
+    )
 
 
 # --------------------------------------------------------------------------- running
@@ -156,8 +190,9 @@ def test_resources_are_never_overcommitted(doc):
     """No node ever holds more GPUs (or CPU, memory, pods) than it has, replaying
     Scheduled (+) and Released / Completed (-) in log order."""
     log, _ = run(doc)
-    capacity = {n["name"]: (n["gpus"], n["cpu"], 1024.0, n["maxPods"])
-                for n in doc["cluster"]["nodes"]}
+    capacity = {
+        n["name"]: (n["gpus"], n["cpu"], 1024.0, n["maxPods"]) for n in doc["cluster"]["nodes"]
+    }
     shape = {w["name"]: (w["gpus"], w["cpu"], 32.0, 1) for w in doc["workloads"]}
     used = {name: [0.0, 0.0, 0.0, 0] for name in capacity}
     where: dict[str, str] = {}
@@ -224,8 +259,11 @@ def test_every_pod_follows_the_lifecycle_and_ends_in_a_known_state(doc):
             assert state[e.pod] in sources, (e, state[e.pod])
             state[e.pod] = target
     engine_state = {
-        PodState.PENDING: "pending", PodState.STARTING: "bound", PodState.READY: "bound",
-        PodState.TERMINATING: "terminating", PodState.SUCCEEDED: "succeeded",
+        PodState.PENDING: "pending",
+        PodState.STARTING: "bound",
+        PodState.READY: "bound",
+        PodState.TERMINATING: "terminating",
+        PodState.SUCCEEDED: "succeeded",
         PodState.GONE: "gone",
     }
     for workload in engine.workloads:

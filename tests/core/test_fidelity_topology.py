@@ -23,25 +23,48 @@ CLASSES = {"top": 1000, "hi": 100, "lo": 0}
 
 def rack_nodes(layout: dict[str, list[int]], block: str = "b1") -> list[dict]:
     """{rack: [gpus per node]} -> nodes named `<rack>-n<i>` in one block."""
-    return [{"name": f"{rack}-n{i}", "gpus": gpus, "labels": {"block": block, "rack": rack}}
-            for rack, sizes in layout.items() for i, gpus in enumerate(sizes)]
+    return [
+        {"name": f"{rack}-n{i}", "gpus": gpus, "labels": {"block": block, "rack": rack}}
+        for rack, sizes in layout.items()
+        for i, gpus in enumerate(sizes)
+    ]
 
 
-def place(lab, nodes: list[dict], members: int, *, policy=None, levels=("block", "rack"),
-          workloads=(), initial=(), **topology) -> Counter:
+def place(
+    lab,
+    nodes: list[dict],
+    members: int,
+    *,
+    policy=None,
+    levels=("block", "rack"),
+    workloads=(),
+    initial=(),
+    **topology,
+) -> Counter:
     """Run the group and return how many members bound on each node."""
-    group = {"name": "g", "members": members, "gpus": 1, "priorityClassName": "hi",
-             "podGroup": {"minCount": members,
-                          "topology": {"levels": list(levels), **topology}}}
-    out = lab.run(nodes=nodes, classes=CLASSES, workloads=[*workloads, group],
-                  initial=list(initial), policy=policy or {"preemption": "none"}, horizon=30)
+    group = {
+        "name": "g",
+        "members": members,
+        "gpus": 1,
+        "priorityClassName": "hi",
+        "podGroup": {"minCount": members, "topology": {"levels": list(levels), **topology}},
+    }
+    out = lab.run(
+        nodes=nodes,
+        classes=CLASSES,
+        workloads=[*workloads, group],
+        initial=list(initial),
+        policy=policy or {"preemption": "none"},
+        horizon=30,
+    )
     return Counter(e.node for e in out.of(ev.SCHEDULED) if e.workload == "g")
 
 
 # =========================================================================== phase 2a
 @pytest.mark.parametrize("algorithm", ["BestFit", "LeastFreeCapacity"])
-@pytest.mark.parametrize(("members", "rack"), [(2, "r2"), (3, "r3"), (4, "r1")],
-                         ids=["needs-2", "needs-3", "needs-4"])
+@pytest.mark.parametrize(
+    ("members", "rack"), [(2, "r2"), (3, "r3"), (4, "r1")], ids=["needs-2", "needs-3", "needs-4"]
+)
 def test_the_tightest_rack_that_fits_is_chosen(lab, algorithm, members, rack):
     """§8 phase 2a at the required level: racks of 4 (r1), 2 (r2) and 3 (r3) members.
     BestFit: the top (largest) domain fits, so findBestFitDomain takes the smallest count
@@ -98,10 +121,14 @@ def test_equal_domains_are_ordered_by_their_level_values(lab, algorithm):
 
 
 # =========================================================================== phase 2b
-@pytest.mark.parametrize(("algorithm", "expected"), [
-    ("BestFit", {"r1-n2": 3, "r1-n1": 2}),
-    ("LeastFreeCapacity", {"r1-n0": 1, "r1-n1": 2, "r1-n2": 2}),
-], ids=["bestfit-largest-first-then-best-fit", "least-free-capacity-smallest-first"])
+@pytest.mark.parametrize(
+    ("algorithm", "expected"),
+    [
+        ("BestFit", {"r1-n2": 3, "r1-n1": 2}),
+        ("LeastFreeCapacity", {"r1-n0": 1, "r1-n1": 2, "r1-n2": 2}),
+    ],
+    ids=["bestfit-largest-first-then-best-fit", "least-free-capacity-smallest-first"],
+)
 def test_a_domain_is_filled_greedily_down_to_the_nodes(lab, algorithm, expected):
     """§8 phase 2b (updateCountsToMinimumGeneric): inside the chosen rack (nodes of 1, 2
     and 3) 5 members are spread greedily in sorted order. BestFit takes the largest node
@@ -124,8 +151,9 @@ def test_capacity_counts_only_what_is_free(lab):
     than r1, but only r1 fits 3."""
     nodes = rack_nodes({"r1": [4, 2], "r2": [2]})
     busy = {"name": "busy", "gpus": 3, "priorityClassName": "top"}
-    placed = place(lab, nodes, 3, required="rack", workloads=[busy],
-                   initial=[("busy", "r1-n0", -10)])
+    placed = place(
+        lab, nodes, 3, required="rack", workloads=[busy], initial=[("busy", "r1-n0", -10)]
+    )
     assert placed == {"r1-n1": 2, "r1-n0": 1}
 
 
@@ -137,10 +165,15 @@ def test_workload_aware_preemption_places_the_group_with_its_topology(lab):
     nodes = [{**n, "gpus": 1} for n in rack_nodes({"r1": [1, 1], "r2": [1, 1]})]
     low = {"name": "low", "members": 2, "gpus": 1, "priorityClassName": "lo"}
     keep = {"name": "keep", "gpus": 1, "priorityClassName": "top"}
-    placed = place(lab, nodes, 2, required="rack", policy={"preemption": "workload-aware"},
-                   workloads=[low, keep],
-                   initial=[("low", "r1-n0", -10, 0), ("low", "r1-n1", -10, 1),
-                            ("keep", "r2-n0", -10)])
+    placed = place(
+        lab,
+        nodes,
+        2,
+        required="rack",
+        policy={"preemption": "workload-aware"},
+        workloads=[low, keep],
+        initial=[("low", "r1-n0", -10, 0), ("low", "r1-n1", -10, 1), ("keep", "r2-n0", -10)],
+    )
     assert placed == {"r1-n0": 1, "r1-n1": 1}
 
 
@@ -152,12 +185,23 @@ def test_pod_preemption_is_not_eligible_for_a_topology_constrained_group(lab):
     nodes = [{**n, "gpus": 1} for n in rack_nodes({"r1": [1, 1], "r2": [1, 1]})]
     low = {"name": "low", "members": 2, "gpus": 1, "priorityClassName": "lo"}
     keep = {"name": "keep", "gpus": 1, "priorityClassName": "top"}
-    group = {"name": "g", "members": 2, "gpus": 1, "priorityClassName": "hi",
-             "podGroup": {"minCount": 2,
-                          "topology": {"levels": ["block", "rack"], "required": "rack"}}}
-    out = lab.run(nodes=nodes, classes=CLASSES, workloads=[low, keep, group],
-                  initial=[("low", "r1-n0", -10, 0), ("low", "r1-n1", -10, 1),
-                           ("keep", "r2-n0", -10)], policy={"preemption": "pod"}, horizon=30)
+    group = {
+        "name": "g",
+        "members": 2,
+        "gpus": 1,
+        "priorityClassName": "hi",
+        "podGroup": {"minCount": 2, "topology": {"levels": ["block", "rack"], "required": "rack"}},
+    }
+    out = lab.run(
+        nodes=nodes,
+        classes=CLASSES,
+        workloads=[low, keep, group],
+        initial=[("low", "r1-n0", -10, 0), ("low", "r1-n1", -10, 1), ("keep", "r2-n0", -10)],
+        policy={"preemption": "pod"},
+        horizon=30,
+    )
     assert out.preempted() == []
-    assert "placement-based pod group scheduling limitation" in \
-        out.of(ev.FAILED_SCHEDULING, "g-0")[0].message
+    assert (
+        "placement-based pod group scheduling limitation"
+        in out.of(ev.FAILED_SCHEDULING, "g-0")[0].message
+    )

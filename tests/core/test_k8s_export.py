@@ -115,9 +115,13 @@ def test_priority_classes_carry_value_default_and_preemption_policy() -> None:
     objects = documents(export_manifests(sc.get_preset("s7-three-class-setup").spec()))
     classes = {o["metadata"]["name"]: o for o in of_kind(objects, "PriorityClass")}
     assert classes["training"] == {
-        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-        "metadata": {"name": "training"}, "value": 500, "globalDefault": False,
-        "preemptionPolicy": "Never"}
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": "training"},
+        "value": 500,
+        "globalDefault": False,
+        "preemptionPolicy": "Never",
+    }
     assert classes["batch"]["globalDefault"] is True
 
 
@@ -125,8 +129,10 @@ def test_a_gang_is_a_v1beta1_pod_group_its_members_join_by_name() -> None:
     objects = documents(export_manifests(sc.get_preset("s8-gang-at-scale").spec()))
     (group,) = of_kind(objects, "PodGroup")
     assert group["apiVersion"] == "scheduling.k8s.io/v1beta1"
-    assert group["spec"] == {"schedulingPolicy": {"gang": {"minCount": 1000}},
-                             "disruptionMode": {"single": {}}}
+    assert group["spec"] == {
+        "schedulingPolicy": {"gang": {"minCount": 1000}},
+        "disruptionMode": {"single": {}},
+    }
     job = next(o for o in of_kind(objects, "Job") if o["metadata"]["name"] == "big-training")
     pod = job["spec"]["template"]["spec"]
     assert pod["schedulingGroup"] == {"podGroupName": "big-training"}
@@ -139,10 +145,12 @@ def test_disruption_mode_all_and_required_topology_are_written_natively() -> Non
     objects = documents(export_manifests(spec))
     (group,) = of_kind(objects, "PodGroup")
     assert group["spec"]["schedulingConstraints"] == {"topology": [{"key": "rack"}]}
-    owner = next(o for o in objects if o["metadata"].get("name") == "train"
-                 and o["kind"] != "PodGroup")
+    owner = next(
+        o for o in objects if o["metadata"].get("name") == "train" and o["kind"] != "PodGroup"
+    )
     assert owner["metadata"]["annotations"]["disruption-lab.io/topology"] == (
-        "block,rack;required=rack;algorithm=BestFit")
+        "block,rack;required=rack;algorithm=BestFit"
+    )
 
 
 def test_a_jobset_restarting_as_a_group_uses_jobset_recreate() -> None:
@@ -172,8 +180,10 @@ workloads:
     (pdb,) = of_kind(objects, "PodDisruptionBudget")
     (deployment,) = of_kind(objects, "Deployment")
     assert pdb["apiVersion"] == "policy/v1"
-    assert pdb["spec"] == {"maxUnavailable": 1,
-                           "selector": {"matchLabels": {"disruption-lab.io/workload": "serve"}}}
+    assert pdb["spec"] == {
+        "maxUnavailable": 1,
+        "selector": {"matchLabels": {"disruption-lab.io/workload": "serve"}},
+    }
     template_labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert pdb["spec"]["selector"]["matchLabels"].items() <= template_labels.items()
     assert deployment["spec"]["selector"]["matchLabels"] == {"disruption-lab.io/workload": "serve"}
@@ -197,17 +207,34 @@ workloads:
 def test_admission_queues_become_kueue_v1beta2_objects() -> None:
     objects = documents(export_manifests(spec_of(QUEUED)))
     kinds = [o["kind"] for o in objects if o["apiVersion"].startswith("kueue.x-k8s.io/")]
-    assert kinds == ["ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue",
-                     "ClusterQueue", "LocalQueue"]
+    assert kinds == [
+        "ResourceFlavor",
+        "Cohort",
+        "ClusterQueue",
+        "LocalQueue",
+        "ClusterQueue",
+        "LocalQueue",
+    ]
     team = next(o for o in of_kind(objects, "ClusterQueue") if o["metadata"]["name"] == "team-a")
     assert team["apiVersion"] == "kueue.x-k8s.io/v1beta2"
     assert team["spec"]["cohortName"] == "research"
-    assert team["spec"]["resourceGroups"] == [{
-        "coveredResources": ["nvidia.com/gpu"],
-        "flavors": [{"name": "default-flavor", "resources": [
-            {"name": "nvidia.com/gpu", "nominalQuota": "8", "borrowingLimit": "4"}]}]}]
-    assert team["spec"]["preemption"] == {"withinClusterQueue": "LowerPriority",
-                                          "reclaimWithinCohort": "Any"}
+    assert team["spec"]["resourceGroups"] == [
+        {
+            "coveredResources": ["nvidia.com/gpu"],
+            "flavors": [
+                {
+                    "name": "default-flavor",
+                    "resources": [
+                        {"name": "nvidia.com/gpu", "nominalQuota": "8", "borrowingLimit": "4"}
+                    ],
+                }
+            ],
+        }
+    ]
+    assert team["spec"]["preemption"] == {
+        "withinClusterQueue": "LowerPriority",
+        "reclaimWithinCohort": "Any",
+    }
     job = next(o for o in of_kind(objects, "Job") if o["metadata"]["name"] == "a")
     assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
     assert job["spec"]["suspend"] is True
@@ -225,8 +252,12 @@ def test_a_resource_quota_is_scoped_to_its_priority_class() -> None:
     (quota,) = of_kind(documents(export_manifests(spec_of(QUEUED))), "ResourceQuota")
     assert quota["spec"] == {
         "hard": {"requests.nvidia.com/gpu": "4"},
-        "scopeSelector": {"matchExpressions": [
-            {"scopeName": "PriorityClass", "operator": "In", "values": ["low"]}]}}
+        "scopeSelector": {
+            "matchExpressions": [
+                {"scopeName": "PriorityClass", "operator": "In", "values": ["low"]}
+            ]
+        },
+    }
 
 
 def test_nodes_carry_allocatable_labels_taints_and_their_pool() -> None:
@@ -240,21 +271,27 @@ workloads: [{name: w, cpu: 0.25, memory: 0.25}]
     nodes = of_kind(documents(export_manifests(spec)), "Node")
     assert [n["metadata"]["name"] for n in nodes] == ["spot-0", "spot-1", "big"]
     spot = nodes[0]
-    assert spot["status"]["allocatable"] == {"cpu": "500m", "memory": "512Mi", "pods": "110",
-                                             "nvidia.com/gpu": "4"}
+    assert spot["status"]["allocatable"] == {
+        "cpu": "500m",
+        "memory": "512Mi",
+        "pods": "110",
+        "nvidia.com/gpu": "4",
+    }
     assert spot["metadata"]["labels"] == {"zone": "a"}
-    assert spot["metadata"]["annotations"] == {"disruption-lab.io/node-pool": "spot",
-                                               "disruption-lab.io/spot": "true"}
+    assert spot["metadata"]["annotations"] == {
+        "disruption-lab.io/node-pool": "spot",
+        "disruption-lab.io/spot": "true",
+    }
     assert spot["spec"]["taints"] == [{"key": "spot", "effect": "NoSchedule"}]
     assert normalised(read_back(export_manifests(spec))) == normalised(spec)
 
 
 def test_the_initial_state_is_pods_bound_to_their_node_and_owned_by_their_job() -> None:
     spec = sc.get_preset("s11-pod-replacement-policy").spec()
-    pods = [p for p in of_kind(documents(export_manifests(spec)), "Pod")
-            if "nodeName" in p["spec"]]
-    job_pod = next(p for p in pods if p["metadata"]["labels"]["disruption-lab.io/workload"]
-                   == "job")
+    pods = [p for p in of_kind(documents(export_manifests(spec)), "Pod") if "nodeName" in p["spec"]]
+    job_pod = next(
+        p for p in pods if p["metadata"]["labels"]["disruption-lab.io/workload"] == "job"
+    )
     assert job_pod["spec"]["nodeName"] == "node-a"
     assert job_pod["status"] == {"phase": "Running", "startTime": "2025-12-31T23:50:00Z"}
     (owner,) = job_pod["metadata"]["ownerReferences"]
@@ -275,9 +312,18 @@ workloads: [{name: w}]
     assert annotations["disruption-lab.io/kind"] == "batch"
 
 
-@pytest.mark.parametrize(("seconds", "text"), [
-    (7200, "2h"), (1800, "30m"), (90, "90s"), (0, "0s"), (1.5, "1.5s"), (-600, "-600"),
-], ids=["hours", "minutes", "seconds", "zero", "fraction", "negative"])
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (7200, "2h"),
+        (1800, "30m"),
+        (90, "90s"),
+        (0, "0s"),
+        (1.5, "1.5s"),
+        (-600, "-600"),
+    ],
+    ids=["hours", "minutes", "seconds", "zero", "fraction", "negative"],
+)
 def test_durations_use_the_largest_whole_unit(seconds: float, text: str) -> None:
     assert duration(seconds) == text
 
@@ -305,8 +351,7 @@ def test_the_kwok_snapshot_marks_nodes_for_kwok_and_binds_the_initial_pods() -> 
     objects = documents(text)
     nodes = of_kind(objects, "Node")
     assert nodes
-    assert all(n["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
-                         for n in nodes)
+    assert all(n["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake" for n in nodes)
     bound = [p for p in of_kind(objects, "Pod") if p["spec"].get("nodeName")]
     assert len(bound) == 5
     assert all(p["status"]["phase"] == "Running" for p in bound)
@@ -314,14 +359,20 @@ def test_the_kwok_snapshot_marks_nodes_for_kwok_and_binds_the_initial_pods() -> 
 
 # ============================================================================ CLI
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "scheduler_core", *args], capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "scheduler_core", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_cli_export_writes_a_file_that_imports_back(tmp_path: Path) -> None:
     out = tmp_path / "three-class.yaml"
-    result = cli("export", "k8s", "s7-three-class-setup", "--variant", "three-class",
-                 "-o", str(out))
+    result = cli(
+        "export", "k8s", "s7-three-class-setup", "--variant", "three-class", "-o", str(out)
+    )
     assert result.returncode == 0, result.stderr
     assert out.read_text().startswith("# Disruption Lab: experiment 'S7 The three-class")
     imported = cli("import", "k8s", str(out))
@@ -366,4 +417,5 @@ def test_the_mixed_platform_set_imports_runs_and_exports_back() -> None:
     rerun = sc.run_experiment(again)
     assert [v.aggregate for v in rerun] == [v.aggregate for v in first]
     assert [r.workload for r in rerun[0].replications[0].workloads] == [
-        w.name for w in spec.workloads]
+        w.name for w in spec.workloads
+    ]

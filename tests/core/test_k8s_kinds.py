@@ -45,8 +45,9 @@ value: 10
 
 
 def read(text: str, *, nodes: bool = True, **options: Any) -> ImportResult:
-    return read_manifest_texts([((NODES + "---\n" if nodes else "") + text, "m.yaml")],
-                               ImportOptions(**options))
+    return read_manifest_texts(
+        [((NODES + "---\n" if nodes else "") + text, "m.yaml")], ImportOptions(**options)
+    )
 
 
 def workload(result: ImportResult, name: str) -> dict[str, Any]:
@@ -67,8 +68,15 @@ def errors_of(text: str, **options: Any) -> list[str]:
     return [e["message"] for e in caught.value.errors]
 
 
-def job(name: str, *, gpus: int = 1, parallelism: int = 2, extra: str = "",
-        template: str = "", meta: str = "") -> str:
+def job(
+    name: str,
+    *,
+    gpus: int = 1,
+    parallelism: int = 2,
+    extra: str = "",
+    template: str = "",
+    meta: str = "",
+) -> str:
     return f"""\
 apiVersion: batch/v1
 kind: Job
@@ -117,8 +125,10 @@ spec:
 def test_a_jobset_is_a_workload_per_replicated_job_of_replicas_times_parallelism():
     result = read(JOBSET)
 
-    leader, workers = (spec_workload(result, "llm-pretrain-leader"),
-                       spec_workload(result, "llm-pretrain-workers"))
+    leader, workers = (
+        spec_workload(result, "llm-pretrain-leader"),
+        spec_workload(result, "llm-pretrain-workers"),
+    )
     assert (leader.members, leader.gpus, workers.members, workers.gpus) == (1, 1, 4, 4)
     assert workers.controller.kind.value == "jobset"
     assert workers.controller.pod_replacement_policy == "Failed"  # §7.6
@@ -131,14 +141,16 @@ def test_jobset_restart_follows_the_job_backoff_limit_and_failure_policy():
 
     assert spec_workload(result, "llm-pretrain-leader").controller.restart == "group"
     assert spec_workload(result, "llm-pretrain-workers").controller.restart == "member"
-    assert note_about(result, "JobSet failurePolicy.rules are not modelled: JobSet "
-                              "llm-pretrain")
+    assert note_about(result, "JobSet failurePolicy.rules are not modelled: JobSet llm-pretrain")
     assert note_about(result, "JobSet failurePolicy.maxRestarts is not counted")
 
 
 def test_a_jobset_without_failure_policy_and_no_retries_is_noted():
-    text = JOBSET.replace("  failurePolicy: {maxRestarts: 3, restartStrategy: Recreate, "
-                          "rules: [{action: FailJobSet}]}\n", "")
+    text = JOBSET.replace(
+        "  failurePolicy: {maxRestarts: 3, restartStrategy: Recreate, "
+        "rules: [{action: FailJobSet}]}\n",
+        "",
+    )
     result = read(text)
 
     assert spec_workload(result, "llm-pretrain-leader").controller.restart == "group"
@@ -146,7 +158,8 @@ def test_a_jobset_without_failure_policy_and_no_retries_is_noted():
 
 
 def test_jobset_pods_join_their_replicated_job_as_its_initial_state():
-    pods = "".join(f"""\
+    pods = "".join(
+        f"""\
 ---
 apiVersion: v1
 kind: Pod
@@ -159,11 +172,15 @@ spec:
   priorityClassName: high
   containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "4"}}}}}}]
 status: {{phase: Running}}
-""" for i in range(2))
+"""
+        for i in range(2)
+    )
     result = read(JOBSET + pods)
 
     assert [(e["workload"], e["node"]) for e in result.mapping["initialState"]] == [
-        ("llm-pretrain-workers", "gpu-1"), ("llm-pretrain-workers", "gpu-1")]
+        ("llm-pretrain-workers", "gpu-1"),
+        ("llm-pretrain-workers", "gpu-1"),
+    ]
 
 
 # ============================================================================ Workload API
@@ -188,7 +205,8 @@ spec:
 
 def test_a_podgroup_takes_its_workload_template_gang_and_disruption_mode():
     """§5: PodGroup fields come from its Workload's podGroupTemplate; PodGroup = All."""
-    pods = "".join(f"""\
+    pods = "".join(
+        f"""\
 ---
 apiVersion: v1
 kind: Pod
@@ -197,7 +215,9 @@ spec:
   priorityClassName: high
   schedulingGroup: {{podGroupName: trainer-workers}}
   containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: "2"}}}}}}]
-""" for i in range(3))
+"""
+        for i in range(3)
+    )
     result = read(WORKLOAD_API + pods)
 
     [group] = result.spec.workloads
@@ -207,11 +227,15 @@ spec:
 
 def test_a_podgroup_naming_a_missing_workload_template_is_noted():
     text = WORKLOAD_API.split("---\n", 1)[1].replace(
-        "  podGroupTemplateRef", "  schedulingPolicy: {gang: {minCount: 2}}\n  podGroupTemplateRef")
+        "  podGroupTemplateRef", "  schedulingPolicy: {gang: {minCount: 2}}\n  podGroupTemplateRef"
+    )
     result = read(text)
 
-    assert note_about(result, "PodGroups naming a Workload template not in the input (their "
-                              "own fields are used): PodGroup ml/trainer-workers")
+    assert note_about(
+        result,
+        "PodGroups naming a Workload template not in the input (their "
+        "own fields are used): PodGroup ml/trainer-workers",
+    )
 
 
 def test_a_kueue_workload_is_not_the_scheduling_workload_and_is_listed():
@@ -246,13 +270,16 @@ spec:
 """
 
 
-@pytest.mark.parametrize(("field", "expected"), [
-    ("minAvailable: 50%", {"minAvailable": 2}),      # ceil(50% of 4)
-    ("minAvailable: 60%", {"minAvailable": 3}),      # rounded up, as the disruption controller
-    ("maxUnavailable: 25%", {"maxUnavailable": 1}),
-    ("maxUnavailable: 1", {"maxUnavailable": 1}),
-    ('minAvailable: "3"', {"minAvailable": 3}),
-])
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("minAvailable: 50%", {"minAvailable": 2}),  # ceil(50% of 4)
+        ("minAvailable: 60%", {"minAvailable": 3}),  # rounded up, as the disruption controller
+        ("maxUnavailable: 25%", {"maxUnavailable": 1}),
+        ("maxUnavailable: 1", {"maxUnavailable": 1}),
+        ('minAvailable: "3"', {"minAvailable": 3}),
+    ],
+)
 def test_pdb_integers_and_percentages_of_the_workload(field: str, expected: dict[str, int]):
     selector = "  selector: {matchLabels: {app: serve}}\n"
     result = read(DEPLOYMENT + pdb(f"  {field}\n" + selector))
@@ -262,10 +289,12 @@ def test_pdb_integers_and_percentages_of_the_workload(field: str, expected: dict
 
 def test_pdb_match_expressions_select_as_the_api_defines():
     """§4.3: a selector is matchLabels AND every matchExpression."""
-    selector = ("  maxUnavailable: 1\n  selector:\n    matchExpressions:\n"
-                "    - {key: app, operator: In, values: [serve, other]}\n"
-                "    - {key: tier, operator: Exists}\n"
-                "    - {key: canary, operator: DoesNotExist}\n")
+    selector = (
+        "  maxUnavailable: 1\n  selector:\n    matchExpressions:\n"
+        "    - {key: app, operator: In, values: [serve, other]}\n"
+        "    - {key: tier, operator: Exists}\n"
+        "    - {key: canary, operator: DoesNotExist}\n"
+    )
     selected = read(DEPLOYMENT + pdb(selector))
     missed = read(DEPLOYMENT + pdb(selector.replace("DoesNotExist", "Exists")))
 
@@ -275,23 +304,31 @@ def test_pdb_match_expressions_select_as_the_api_defines():
 
 
 def test_a_pdb_with_an_unknown_operator_is_an_error_naming_the_field():
-    selector = ("  maxUnavailable: 1\n  selector:\n    matchExpressions:\n"
-                "    - {key: app, operator: Like, values: [serve]}\n")
+    selector = (
+        "  maxUnavailable: 1\n  selector:\n    matchExpressions:\n"
+        "    - {key: app, operator: Like, values: [serve]}\n"
+    )
     assert errors_of(DEPLOYMENT + pdb(selector)) == [
         "PodDisruptionBudget budget: spec.selector.matchExpressions: 'Like' is not In, NotIn, "
-        "Exists or DoesNotExist"]
+        "Exists or DoesNotExist"
+    ]
 
 
 def test_pdb_status_disrupted_pods_are_kept_and_disruptions_allowed_is_recomputed():
     """docs/kubernetes-rules.md "PDB status disruptedPods"."""
-    status = ("status:\n  disruptionsAllowed: 0\n  disruptedPods:\n"
-              "    serve-abc: \"2026-11-30T10:00:00Z\"\n    serve-def: \"2026-11-30T10:00:01Z\"\n")
-    result = read(DEPLOYMENT + pdb("  minAvailable: 2\n  selector: {matchLabels: {app: serve}}\n",
-                                   status))
+    status = (
+        "status:\n  disruptionsAllowed: 0\n  disruptedPods:\n"
+        '    serve-abc: "2026-11-30T10:00:00Z"\n    serve-def: "2026-11-30T10:00:01Z"\n'
+    )
+    result = read(
+        DEPLOYMENT + pdb("  minAvailable: 2\n  selector: {matchLabels: {app: serve}}\n", status)
+    )
 
     assert workload(result, "serve")["pdb"] == {"minAvailable": 2, "disruptedPods": 2}
-    assert note_about(result, "PDB status.disruptionsAllowed is recomputed by the simulation: "
-                              "PodDisruptionBudget budget")
+    assert note_about(
+        result,
+        "PDB status.disruptionsAllowed is recomputed by the simulation: PodDisruptionBudget budget",
+    )
 
 
 # ============================================================================ quotas
@@ -309,13 +346,15 @@ spec:
 
 
 def test_a_gpu_quota_scoped_to_a_priority_class_is_read():
-    text = DEPLOYMENT + QUOTA.format(name="q", hard='requests.nvidia.com/gpu: "2", pods: "10"',
-                                     klass="high")
+    text = DEPLOYMENT + QUOTA.format(
+        name="q", hard='requests.nvidia.com/gpu: "2", pods: "10"', klass="high"
+    )
     result = read(text)
 
     assert result.mapping["resourceQuotas"] == [{"priorityClassName": "high", "gpus": 2}]
-    assert note_about(result, "quota limits other than GPUs are not modelled (pods): "
-                              "ResourceQuota serving/q")
+    assert note_about(
+        result, "quota limits other than GPUs are not modelled (pods): ResourceQuota serving/q"
+    )
     assert note_about(result, "ResourceQuota serving/q: applies cluster-wide here")
 
 
@@ -324,15 +363,19 @@ def test_a_quota_without_a_gpu_limit_or_scope_is_noted_not_applied():
     result = read(text)
 
     assert "resourceQuotas" not in result.mapping
-    assert note_about(result, "quotas not modelled (only a GPU quota scoped to one "
-                              "PriorityClass with In is): ResourceQuota serving/cpu-only")
+    assert note_about(
+        result,
+        "quotas not modelled (only a GPU quota scoped to one "
+        "PriorityClass with In is): ResourceQuota serving/cpu-only",
+    )
 
 
 def test_a_quota_scoped_to_a_missing_class_is_refused_by_name():
     """§1: the API server knows no class of that name."""
     text = QUOTA.format(name="q", hard='requests.nvidia.com/gpu: "2"', klass="gold")
-    assert errors_of(text) == ["ResourceQuota serving/q: spec.scopeSelector: no PriorityClass "
-                               "with name 'gold' was found"]
+    assert errors_of(text) == [
+        "ResourceQuota serving/q: spec.scopeSelector: no PriorityClass with name 'gold' was found"
+    ]
 
 
 # ============================================================================ pod states
@@ -350,9 +393,11 @@ spec:
 
 def test_a_terminating_pod_holds_its_node_until_its_deletion_time():
     """docs/kubernetes-rules.md "Terminating pods in a snapshot"."""
-    text = pod("old", "  nodeName: gpu-1\nstatus: {phase: Running, "
-                      "startTime: \"2026-11-30T09:00:00Z\"}\n",
-               meta=", deletionTimestamp: \"2026-11-30T10:00:30Z\"")
+    text = pod(
+        "old",
+        '  nodeName: gpu-1\nstatus: {phase: Running, startTime: "2026-11-30T09:00:00Z"}\n',
+        meta=', deletionTimestamp: "2026-11-30T10:00:30Z"',
+    )
     result = read(text, snapshot_time="2026-11-30T10:00:00Z")
 
     [entry] = result.mapping["initialState"]
@@ -367,7 +412,8 @@ def test_a_nominated_pending_pod_keeps_its_nomination():
     result = read(text)
 
     assert result.mapping["initialState"] == [
-        {"workload": "waiting", "node": "gpu-1", "member": 0, "nominated": True}]
+        {"workload": "waiting", "node": "gpu-1", "member": 0, "nominated": True}
+    ]
 
 
 def test_a_nomination_to_a_node_not_in_the_input_is_noted():
@@ -375,8 +421,9 @@ def test_a_nomination_to_a_node_not_in_the_input_is_noted():
     result = read(text)
 
     assert "initialState" not in result.mapping
-    assert note_about(result, "status.nominatedNodeName not kept (the pod is plainly "
-                              "pending): Pod waiting")
+    assert note_about(
+        result, "status.nominatedNodeName not kept (the pod is plainly pending): Pod waiting"
+    )
 
 
 def test_finished_pods_are_listed_not_imported():
@@ -407,8 +454,9 @@ def test_tolerations_node_selector_and_required_affinity_are_kept():
 
     fields = workload(result, "placed")
     assert fields["nodeSelector"] == {"pool": "h100", "zone": "a"}
-    assert fields["tolerations"] == [{"key": "nvidia.com/gpu", "effect": "NoSchedule",
-                                      "operator": "Exists"}]
+    assert fields["tolerations"] == [
+        {"key": "nvidia.com/gpu", "effect": "NoSchedule", "operator": "Exists"}
+    ]
 
 
 def test_a_placed_job_runs_only_on_the_node_its_rules_allow():
@@ -419,28 +467,40 @@ def test_a_placed_job_runs_only_on_the_node_its_rules_allow():
     assert bound.node == "gpu-0"  # zone a, and its taint tolerated
 
 
-@pytest.mark.parametrize(("affinity", "note"), [
-    ("- matchExpressions:\n              - {key: zone, operator: NotIn, values: [b]}\n",
-     "required node affinity 'zone NotIn ['b']' is not modelled"),
-    ("- matchExpressions:\n              - {key: zone, operator: In, values: [a]}\n"
-     "            - matchExpressions:\n              - {key: zone, operator: In, values: [b]}\n",
-     "required node affinity with several terms (any of) is not modelled"),
-])
+@pytest.mark.parametrize(
+    ("affinity", "note"),
+    [
+        (
+            "- matchExpressions:\n              - {key: zone, operator: NotIn, values: [b]}\n",
+            "required node affinity 'zone NotIn ['b']' is not modelled",
+        ),
+        (
+            "- matchExpressions:\n              - {key: zone, operator: In, values: [a]}\n"
+            "            - matchExpressions:\n"
+            "              - {key: zone, operator: In, values: [b]}\n",
+            "required node affinity with several terms (any of) is not modelled",
+        ),
+    ],
+)
 def test_affinity_the_model_cannot_express_is_named_in_the_notes(affinity: str, note: str):
-    template = ("      affinity:\n        nodeAffinity:\n"
-                "          requiredDuringSchedulingIgnoredDuringExecution:\n"
-                "            nodeSelectorTerms:\n            " + affinity)
+    template = (
+        "      affinity:\n        nodeAffinity:\n"
+        "          requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "            nodeSelectorTerms:\n            " + affinity
+    )
     result = read(job("aff", template=template))
 
     assert f"{note}: Job aff" in result.notes
 
 
 def test_pod_anti_affinity_and_spread_are_named_in_the_notes():
-    template = ("      affinity:\n        podAntiAffinity:\n"
-                "          requiredDuringSchedulingIgnoredDuringExecution:\n"
-                "          - {topologyKey: kubernetes.io/hostname}\n"
-                "      topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, "
-                "whenUnsatisfiable: DoNotSchedule}]\n")
+    template = (
+        "      affinity:\n        podAntiAffinity:\n"
+        "          requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "          - {topologyKey: kubernetes.io/hostname}\n"
+        "      topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, "
+        "whenUnsatisfiable: DoNotSchedule}]\n"
+    )
     result = read(job("spread", template=template))
 
     assert "podAntiAffinity is not modelled: Job spread" in result.notes
@@ -463,13 +523,16 @@ def test_a_suspended_job_without_a_queue_is_left_out_and_named():
 
 
 def test_job_backoff_limit_and_failure_policies_are_named_in_the_notes():
-    extra = ("  backoffLimit: 2\n  activeDeadlineSeconds: 3600\n"
-             "  podFailurePolicy: {rules: [{action: Ignore, onPodConditions: "
-             "[{type: DisruptionTarget}]}]}\n")
+    extra = (
+        "  backoffLimit: 2\n  activeDeadlineSeconds: 3600\n"
+        "  podFailurePolicy: {rules: [{action: Ignore, onPodConditions: "
+        "[{type: DisruptionTarget}]}]}\n"
+    )
     result = read(job("retry", extra=extra))
 
-    assert note_about(result, "Job backoffLimit is not counted (an evicted member is always "
-                              "replaced")
+    assert note_about(
+        result, "Job backoffLimit is not counted (an evicted member is always replaced"
+    )
     assert "Job podFailurePolicy is not modelled: Job retry" in result.notes
     assert "Job activeDeadlineSeconds is not modelled: Job retry" in result.notes
 

@@ -46,13 +46,18 @@ def test_a_kwok_snapshot_export_is_read_with_its_bound_and_pending_pods():
 
     assert [n.name for n in spec.cluster.nodes] == ["gpu-a100-0", "gpu-a100-1", "gpu-a100-2"]
     assert [(c.name, c.value, c.global_default) for c in spec.priority_classes] == [
-        ("prod-inference", 100000, False), ("batch-low", 100, True)]
+        ("prod-inference", 100000, False),
+        ("batch-low", 100, True),
+    ]
     # the Job's template names no class: its pods get the globalDefault (§1)
-    assert _summary(spec) == [("llm-serve", 2, 2, "prod-inference"),
-                              ("finetune-llama", 3, 4, None)]
+    assert _summary(spec) == [("llm-serve", 2, 2, "prod-inference"), ("finetune-llama", 3, 4, None)]
     bound = [(p.workload, p.node) for p in spec.initial_state]
-    assert bound == [("llm-serve", "gpu-a100-0"), ("llm-serve", "gpu-a100-1"),
-                     ("finetune-llama", "gpu-a100-0"), ("finetune-llama", "gpu-a100-2")]
+    assert bound == [
+        ("llm-serve", "gpu-a100-0"),
+        ("llm-serve", "gpu-a100-1"),
+        ("finetune-llama", "gpu-a100-0"),
+        ("finetune-llama", "gpu-a100-2"),
+    ]
     # the annotations Kubernetes has no field for
     assert spec.workloads[0].startup_seconds == 240
     assert spec.workloads[1].checkpoint.interval_seconds == 1800
@@ -64,10 +69,15 @@ def test_everything_in_the_kwok_export_is_used_or_named():
     result = read_manifests([KWOK])
     notes = "\n".join(result.notes)
 
-    for label in ("ConfigMap ml-serving/kube-root-ca.crt", "Service ml-serving/llm-serve",
-                  "Endpoints ml-serving/llm-serve", "ServiceAccount ml-serving/default",
-                  "Namespace kube-system", "DaemonSet kube-system/nvidia-device-plugin-daemonset",
-                  "Pod kube-system/nvidia-device-plugin-daemonset-xk2pq"):
+    for label in (
+        "ConfigMap ml-serving/kube-root-ca.crt",
+        "Service ml-serving/llm-serve",
+        "Endpoints ml-serving/llm-serve",
+        "ServiceAccount ml-serving/default",
+        "Namespace kube-system",
+        "DaemonSet kube-system/nvidia-device-plugin-daemonset",
+        "Pod kube-system/nvidia-device-plugin-daemonset-xk2pq",
+    ):
         assert label in notes
     assert "Job backoffLimit is not counted" in notes  # backoffLimit: 6, as kubectl prints it
 
@@ -85,8 +95,10 @@ def test_a_kwok_recording_is_read_as_its_initial_snapshot_and_the_changes_are_na
     recorded = read_manifest_texts([(KWOK.read_text() + RECORDING, "recording.yaml")])
 
     assert recorded.mapping == plain.mapping
-    assert any(note.startswith("left out, a KWOK recording's changes over time "
-                               "(ResourcePatch") for note in recorded.notes)
+    assert any(
+        note.startswith("left out, a KWOK recording's changes over time (ResourcePatch")
+        for note in recorded.notes
+    )
 
 
 def test_the_kwok_snapshot_runs_and_an_urgent_group_preempts_batch_work():
@@ -109,8 +121,10 @@ def test_a_scheduler_simulator_export_is_read_as_the_same_cluster():
     assert [n.name for n in spec.cluster.nodes] == [n.name for n in from_kwok.cluster.nodes]
     # pods only (no controllers in the export): workloads by owner reference and shape,
     # named after the owner, each pod's class as admission wrote it
-    assert _summary(spec) == [("llm-serve-6d9f7c8b5", 2, 2, "prod-inference"),
-                              ("finetune-llama", 3, 4, "batch-low")]
+    assert _summary(spec) == [
+        ("llm-serve-6d9f7c8b5", 2, 2, "prod-inference"),
+        ("finetune-llama", 3, 4, "batch-low"),
+    ]
     assert [p.node for p in spec.initial_state] == [p.node for p in from_kwok.initial_state]
     assert sc.run_experiment(spec)[0].replications[0].events
 
@@ -123,8 +137,15 @@ def test_the_simulator_export_s_other_lists_and_config_are_named():
     assert "Namespace ml-train" in notes
     assert "kube-scheduler-simulator's schedulerConfig" in notes
     assert set(json.loads(SIMULATOR.read_text())) == {
-        "pods", "nodes", "pvs", "pvcs", "storageClasses", "priorityClasses", "namespaces",
-        "schedulerConfig"}
+        "pods",
+        "nodes",
+        "pvs",
+        "pvcs",
+        "storageClasses",
+        "priorityClasses",
+        "namespaces",
+        "schedulerConfig",
+    }
 
 
 def test_our_kwok_snapshot_of_the_imported_cluster_reads_back():
@@ -133,7 +154,8 @@ def test_our_kwok_snapshot_of_the_imported_cluster_reads_back():
 
     assert _summary(again) == _summary(spec)
     assert [(p.workload, p.node) for p in again.initial_state] == [
-        (p.workload, p.node) for p in spec.initial_state]
+        (p.workload, p.node) for p in spec.initial_state
+    ]
 
 
 def test_the_cli_says_what_it_read_per_kind_and_every_note(capsys):
@@ -141,7 +163,11 @@ def test_the_cli_says_what_it_read_per_kind_and_every_note(capsys):
 
     assert main(["import", "k8s", str(SIMULATOR)]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert "read: KubeSchedulerConfiguration 1, Namespace 4, Node 3, Pod 5, PriorityClass 4, " \
-           "StorageClass 1" in err
-    assert any(line.startswith("note: left out, kube-scheduler-simulator's schedulerConfig")
-               for line in err)
+    assert (
+        "read: KubeSchedulerConfiguration 1, Namespace 4, Node 3, Pod 5, PriorityClass 4, "
+        "StorageClass 1" in err
+    )
+    assert any(
+        line.startswith("note: left out, kube-scheduler-simulator's schedulerConfig")
+        for line in err
+    )

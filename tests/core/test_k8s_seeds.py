@@ -37,8 +37,9 @@ def test_the_workload_aware_article_podgroup_becomes_an_all_or_nothing_group():
 
 
 def test_the_article_classes_keep_value_policy_and_default():
-    result = read_manifests([FIXTURES / "seed-004-classes.yaml",
-                             FIXTURES / "seed-004-queue-jumper.yaml"])
+    result = read_manifests(
+        [FIXTURES / "seed-004-classes.yaml", FIXTURES / "seed-004-queue-jumper.yaml"]
+    )
     classes = {c.name: c for c in result.spec.priority_classes}
     assert classes["inference-interactive"].value == 1_000_000
     assert classes["cluster-default"].global_default
@@ -48,15 +49,19 @@ def test_the_article_classes_keep_value_policy_and_default():
 def test_the_polyaxon_fragment_is_named_in_the_notes_not_imported():
     result = read_manifests([FIXTURES / "seed-001-polyaxon-fragment.yaml"])
     assert result.spec.workloads == []
-    assert any(n.startswith("left out, documents without a kind") and
-               "seed-001-polyaxon-fragment.yaml:3" in n for n in result.notes)
+    assert any(
+        n.startswith("left out, documents without a kind")
+        and "seed-001-polyaxon-fragment.yaml:3" in n
+        for n in result.notes
+    )
 
 
 def test_the_never_class_jumps_the_queue_and_evicts_nobody():
     """Non-preempting priority article: the urgent evaluation evicts no training pod,
     waits for the GPUs to free, and is scheduled before the background job."""
-    result = read_manifests([FIXTURES / "seed-001-ml-priorities.yaml",
-                             FIXTURES / "scenario-001-never.yaml"])
+    result = read_manifests(
+        [FIXTURES / "seed-001-ml-priorities.yaml", FIXTURES / "scenario-001-never.yaml"]
+    )
     run = simulate(result.spec, "default")
     assert run.summary["pods_terminated"] == 0
     assert not [e for e in run.events if e.reason == "Preempted"]
@@ -74,14 +79,14 @@ def test_the_three_class_setup_preempts_for_interactive_only():
     batch pod that the interactive pod displaced gets its GPU back."""
     result = read_manifests([FIXTURES / "seed-004-three-class-setup.yaml"])
     assert [q.model_dump(by_alias=True) for q in result.spec.resource_quotas] == [
-        {"priorityClassName": "interactive", "gpus": 4}]
+        {"priorityClassName": "interactive", "gpus": 4}
+    ]
     run = simulate(result.spec, "default")
     victims = [e for e in run.events if e.reason == "Preempted"]
     assert victims
     assert all(e.workload == "bulk-generation" for e in victims)
     assert {e.related.split("-")[0] for e in victims} == {"chat"}
-    assert not [e for e in run.events if e.reason == "VictimsSelected"
-                and e.workload == "finetune"]
+    assert not [e for e in run.events if e.reason == "VictimsSelected" and e.workload == "finetune"]
     chat = first(run.events, "Scheduled", "chat-frontend-inference").time
     assert chat == pytest.approx(125.0)  # arrived at 2 min, the victim's 5 s stop
     scheduled = [e for e in run.events if e.reason == "Scheduled"]

@@ -15,8 +15,13 @@ CLASSES = [{"name": "low", "value": 10, "globalDefault": True}, {"name": "high",
 
 
 def simulate(workloads: list[dict[str, Any]], **extra: Any) -> sc.ReplicationResult:
-    spec = {"horizonSeconds": 1000, "cluster": TWO_NODES, "priorityClasses": CLASSES,
-            "workloads": workloads, **extra}
+    spec = {
+        "horizonSeconds": 1000,
+        "cluster": TWO_NODES,
+        "priorityClasses": CLASSES,
+        "workloads": workloads,
+        **extra,
+    }
     return sc.simulate(sc.parse_spec(spec), "default")
 
 
@@ -28,18 +33,44 @@ def synchronous_group_preempted() -> sc.ReplicationResult:
     """`train`: 2 members x 4 GPUs on node a, checkpoint every 100 s (write 0); node b is
     full of high-priority `block`. At t=250 a 4-GPU urgent pod evicts one member, so the
     group loses 50 s x 8 GPUs and the survivor is stranded."""
-    return simulate([
-        {"name": "train", "members": 2, "gpus": 4, "durationSeconds": 5000,
-         "recovery": {"model": "synchronous"}, "checkpoint": {"intervalSeconds": 100},
-         "terminationGracePeriodSeconds": 30, "stopSeconds": 10, "startupSeconds": 0,
-         "controller": {"kind": "job"}},
-        {"name": "block", "gpus": 8, "durationSeconds": 5000, "priorityClassName": "high",
-         "controller": {"kind": "none"}},
-        {"name": "urgent", "gpus": 4, "arrival": 250, "durationSeconds": 300,
-         "priorityClassName": "high", "urgent": True, "startupSeconds": 20,
-         "controller": {"kind": "none"}},
-    ], initialState=[{"workload": "train", "node": "a"}, {"workload": "train", "node": "a"},
-                     {"workload": "block", "node": "b"}])
+    return simulate(
+        [
+            {
+                "name": "train",
+                "members": 2,
+                "gpus": 4,
+                "durationSeconds": 5000,
+                "recovery": {"model": "synchronous"},
+                "checkpoint": {"intervalSeconds": 100},
+                "terminationGracePeriodSeconds": 30,
+                "stopSeconds": 10,
+                "startupSeconds": 0,
+                "controller": {"kind": "job"},
+            },
+            {
+                "name": "block",
+                "gpus": 8,
+                "durationSeconds": 5000,
+                "priorityClassName": "high",
+                "controller": {"kind": "none"},
+            },
+            {
+                "name": "urgent",
+                "gpus": 4,
+                "arrival": 250,
+                "durationSeconds": 300,
+                "priorityClassName": "high",
+                "urgent": True,
+                "startupSeconds": 20,
+                "controller": {"kind": "none"},
+            },
+        ],
+        initialState=[
+            {"workload": "train", "node": "a"},
+            {"workload": "train", "node": "a"},
+            {"workload": "block", "node": "b"},
+        ],
+    )
 
 
 def test_lost_work_is_every_members_gpus_since_the_checkpoint() -> None:
@@ -94,49 +125,112 @@ def test_wasted_gpu_seconds_adds_lost_stranded_and_evicted_startup() -> None:
 
 
 def test_independent_shard_loses_only_its_own_work() -> None:
-    result = simulate([
-        {"name": "shards", "members": 8, "gpus": 1, "durationSeconds": 5000,
-         "checkpoint": {"intervalSeconds": 60}, "controller": {"kind": "none"}},
-        {"name": "block", "gpus": 8, "durationSeconds": 5000, "priorityClassName": "high",
-         "controller": {"kind": "none"}},
-        {"name": "urgent", "gpus": 1, "arrival": 90, "durationSeconds": 100,
-         "priorityClassName": "high", "controller": {"kind": "none"}},
-    ], initialState=[*({"workload": "shards", "node": "a"} for _ in range(8)),
-                     {"workload": "block", "node": "b"}])
+    result = simulate(
+        [
+            {
+                "name": "shards",
+                "members": 8,
+                "gpus": 1,
+                "durationSeconds": 5000,
+                "checkpoint": {"intervalSeconds": 60},
+                "controller": {"kind": "none"},
+            },
+            {
+                "name": "block",
+                "gpus": 8,
+                "durationSeconds": 5000,
+                "priorityClassName": "high",
+                "controller": {"kind": "none"},
+            },
+            {
+                "name": "urgent",
+                "gpus": 1,
+                "arrival": 90,
+                "durationSeconds": 100,
+                "priorityClassName": "high",
+                "controller": {"kind": "none"},
+            },
+        ],
+        initialState=[
+            *({"workload": "shards", "node": "a"} for _ in range(8)),
+            {"workload": "block", "node": "b"},
+        ],
+    )
     assert record(result, "shards").lost_work == 30  # one shard, 1 GPU x (90 - 60)
     assert record(result, "shards").pods_terminated == 1
 
 
 def test_preempted_while_loading_loses_the_startup_spent() -> None:
-    result = simulate([
-        {"name": "replica", "kind": "inference", "gpus": 8, "startupSeconds": 300,
-         "recovery": {"model": "serving"}, "controller": {"kind": "deployment"}},
-        {"name": "block", "gpus": 8, "durationSeconds": 5000, "priorityClassName": "high",
-         "controller": {"kind": "none"}},
-        {"name": "urgent", "gpus": 8, "arrival": 120, "durationSeconds": 100,
-         "priorityClassName": "high", "controller": {"kind": "none"}},
-    ])
+    result = simulate(
+        [
+            {
+                "name": "replica",
+                "kind": "inference",
+                "gpus": 8,
+                "startupSeconds": 300,
+                "recovery": {"model": "serving"},
+                "controller": {"kind": "deployment"},
+            },
+            {
+                "name": "block",
+                "gpus": 8,
+                "durationSeconds": 5000,
+                "priorityClassName": "high",
+                "controller": {"kind": "none"},
+            },
+            {
+                "name": "urgent",
+                "gpus": 8,
+                "arrival": 120,
+                "durationSeconds": 100,
+                "priorityClassName": "high",
+                "controller": {"kind": "none"},
+            },
+        ]
+    )
     replica = record(result, "replica")
     assert replica.preempted_while_loading == 1
     assert replica.lost_work == 8 * 120
 
 
 def test_session_lost_is_counted() -> None:
-    result = simulate([
-        {"name": "notebook", "kind": "notebook", "gpus": 8, "recovery": {"model": "interactive"},
-         "controller": {"kind": "none"}},
-        {"name": "block", "gpus": 8, "durationSeconds": 5000, "priorityClassName": "high",
-         "controller": {"kind": "none"}},
-        {"name": "urgent", "gpus": 8, "arrival": 100, "durationSeconds": 100,
-         "priorityClassName": "high", "controller": {"kind": "none"}},
-    ])
+    result = simulate(
+        [
+            {
+                "name": "notebook",
+                "kind": "notebook",
+                "gpus": 8,
+                "recovery": {"model": "interactive"},
+                "controller": {"kind": "none"},
+            },
+            {
+                "name": "block",
+                "gpus": 8,
+                "durationSeconds": 5000,
+                "priorityClassName": "high",
+                "controller": {"kind": "none"},
+            },
+            {
+                "name": "urgent",
+                "gpus": 8,
+                "arrival": 100,
+                "durationSeconds": 100,
+                "priorityClassName": "high",
+                "controller": {"kind": "none"},
+            },
+        ]
+    )
     assert record(result, "notebook").sessions_lost == 1
     assert result.summary["sessions_lost"] == 1
 
 
 def test_queue_wait_and_completion_per_priority_class() -> None:
-    result = simulate([{"name": f"job-{i}", "gpus": 8, "durationSeconds": 100,
-                        "controller": {"kind": "none"}} for i in range(3)])
+    result = simulate(
+        [
+            {"name": f"job-{i}", "gpus": 8, "durationSeconds": 100, "controller": {"kind": "none"}}
+            for i in range(3)
+        ]
+    )
     waits = sorted(r.queue_wait for r in result.workloads)
     assert waits == [0, 0, 100]
     by_class = result.by_priority_class["low"]
@@ -146,15 +240,27 @@ def test_queue_wait_and_completion_per_priority_class() -> None:
 
 def test_replications_aggregate_to_a_mean_and_a_confidence_interval() -> None:
     """A spot reclaim of a random half of the pool differs per replication."""
-    spec = sc.parse_spec({
-        "horizonSeconds": 2000, "replications": 4, "seed": 3,
-        "cluster": {"nodePools": [{"name": "gpu", "count": 4, "gpus": 8}]},
-        "priorityClasses": CLASSES,
-        "workloads": [{"name": "job", "members": 3, "gpus": 8, "durationSeconds": 5000,
-                       "checkpoint": {"intervalSeconds": 400}}],
-        "events": [{"at": 700, "type": "spot-reclaim", "pool": "gpu", "count": 2,
-                    "noticeSeconds": 60}],
-    })
+    spec = sc.parse_spec(
+        {
+            "horizonSeconds": 2000,
+            "replications": 4,
+            "seed": 3,
+            "cluster": {"nodePools": [{"name": "gpu", "count": 4, "gpus": 8}]},
+            "priorityClasses": CLASSES,
+            "workloads": [
+                {
+                    "name": "job",
+                    "members": 3,
+                    "gpus": 8,
+                    "durationSeconds": 5000,
+                    "checkpoint": {"intervalSeconds": 400},
+                }
+            ],
+            "events": [
+                {"at": 700, "type": "spot-reclaim", "pool": "gpu", "count": 2, "noticeSeconds": 60}
+            ],
+        }
+    )
     [variant] = sc.run_experiment(spec)
     lost = [r.summary["lost_work"] for r in variant.replications]
     assert len(lost) == 4

@@ -17,8 +17,14 @@ from hypothesis import strategies as st
 import scheduler_core as sc
 from scheduler_core import events as ev
 
-KINDS = [("batch", "independent"), ("training", "synchronous"), ("elastic-training", "elastic"),
-         ("inference", "serving"), ("notebook", "interactive"), ("evaluation", "independent")]
+KINDS = [
+    ("batch", "independent"),
+    ("training", "synchronous"),
+    ("elastic-training", "elastic"),
+    ("inference", "serving"),
+    ("notebook", "interactive"),
+    ("evaluation", "independent"),
+]
 
 
 @st.composite
@@ -29,43 +35,60 @@ def specs(draw: st.DrawFn) -> dict[str, Any]:
     for i in range(draw(st.integers(1, 8))):
         kind, model = draw(st.sampled_from(KINDS))
         members = draw(st.integers(1, 3))
-        workloads.append({
-            "name": f"w{i}", "kind": kind, "members": members,
-            "gpus": draw(st.integers(0, min(node_gpus))),
-            "priorityClassName": draw(st.sampled_from(["low", "mid", "high", "never"])),
-            "arrival": draw(st.integers(0, 600)),
-            "durationSeconds": None if model == "serving" else draw(st.integers(60, 2000)),
-            "startupSeconds": draw(st.sampled_from([0, 30, 120])),
-            "terminationGracePeriodSeconds": draw(st.sampled_from([0, 30, 120])),
-            "stopSeconds": draw(st.sampled_from([0, 10, 200])),
-            "checkpoint": {"intervalSeconds": draw(st.sampled_from([None, 60, 300])),
-                           "writeSeconds": draw(st.sampled_from([0, 5])),
-                           "onSigterm": draw(st.booleans())},
-            "recovery": {"model": model,
-                         "minMembers": 1 if model == "elastic" else None},
-            "controller": {"kind": draw(st.sampled_from(["none", "job", "jobset", "deployment"])),
-                           "podReplacementPolicy": draw(st.sampled_from(
-                               ["TerminatingOrFailed", "Failed"])),
-                           "restart": draw(st.sampled_from(["member", "group"]))},
-        })
+        workloads.append(
+            {
+                "name": f"w{i}",
+                "kind": kind,
+                "members": members,
+                "gpus": draw(st.integers(0, min(node_gpus))),
+                "priorityClassName": draw(st.sampled_from(["low", "mid", "high", "never"])),
+                "arrival": draw(st.integers(0, 600)),
+                "durationSeconds": None if model == "serving" else draw(st.integers(60, 2000)),
+                "startupSeconds": draw(st.sampled_from([0, 30, 120])),
+                "terminationGracePeriodSeconds": draw(st.sampled_from([0, 30, 120])),
+                "stopSeconds": draw(st.sampled_from([0, 10, 200])),
+                "checkpoint": {
+                    "intervalSeconds": draw(st.sampled_from([None, 60, 300])),
+                    "writeSeconds": draw(st.sampled_from([0, 5])),
+                    "onSigterm": draw(st.booleans()),
+                },
+                "recovery": {"model": model, "minMembers": 1 if model == "elastic" else None},
+                "controller": {
+                    "kind": draw(st.sampled_from(["none", "job", "jobset", "deployment"])),
+                    "podReplacementPolicy": draw(
+                        st.sampled_from(["TerminatingOrFailed", "Failed"])
+                    ),
+                    "restart": draw(st.sampled_from(["member", "group"])),
+                },
+            }
+        )
     events = []
     if draw(st.booleans()):
-        events.append({"at": draw(st.integers(0, 1500)),
-                       "type": draw(st.sampled_from(["spot-reclaim", "node-failure", "drain"])),
-                       "nodes": ["n0"], "noticeSeconds": 60,
-                       "recoverAfterSeconds": draw(st.sampled_from([None, 300]))})
+        events.append(
+            {
+                "at": draw(st.integers(0, 1500)),
+                "type": draw(st.sampled_from(["spot-reclaim", "node-failure", "drain"])),
+                "nodes": ["n0"],
+                "noticeSeconds": 60,
+                "recoverAfterSeconds": draw(st.sampled_from([None, 300])),
+            }
+        )
     return {
         "horizonSeconds": 2400,
         "seed": draw(st.integers(0, 5)),
         "cluster": {"nodes": nodes},
-        "priorityClasses": [{"name": "low", "value": 10, "globalDefault": True},
-                            {"name": "mid", "value": 100},
-                            {"name": "never", "value": 500, "preemptionPolicy": "Never"},
-                            {"name": "high", "value": 1000}],
+        "priorityClasses": [
+            {"name": "low", "value": 10, "globalDefault": True},
+            {"name": "mid", "value": 100},
+            {"name": "never", "value": 500, "preemptionPolicy": "Never"},
+            {"name": "high", "value": 1000},
+        ],
         "workloads": workloads,
         "events": events,
-        "policy": {"preemption": draw(st.sampled_from(["pod", "none"])),
-                   "placement": draw(st.sampled_from(["MostAllocated", "LeastAllocated"]))},
+        "policy": {
+            "preemption": draw(st.sampled_from(["pod", "none"])),
+            "placement": draw(st.sampled_from(["MostAllocated", "LeastAllocated"])),
+        },
     }
 
 
@@ -113,8 +136,14 @@ def test_every_pod_ends_in_a_known_state_and_time_never_goes_back(data: dict[str
     assert times == sorted(times)
     assert all(0 <= t <= data["horizonSeconds"] for t in times)
     state: dict[str, str] = {}
-    transitions = {ev.CREATED: "Pending", ev.SCHEDULED: "Bound", ev.READY: "Ready",
-                   ev.KILLING: "Terminating", ev.RELEASED: "Gone", ev.COMPLETED: "Succeeded"}
+    transitions = {
+        ev.CREATED: "Pending",
+        ev.SCHEDULED: "Bound",
+        ev.READY: "Ready",
+        ev.KILLING: "Terminating",
+        ev.RELEASED: "Gone",
+        ev.COMPLETED: "Succeeded",
+    }
     for e in result.events:
         if e.reason in transitions:
             state[e.pod] = transitions[e.reason]

@@ -17,8 +17,11 @@ def run(preset: str, variant: str) -> ReplicationResult:
 
 
 def events(result: ReplicationResult, reason: str, workload: str | None = None) -> list[ev.Event]:
-    return [e for e in result.events
-            if e.reason == reason and (workload is None or e.workload == workload)]
+    return [
+        e
+        for e in result.events
+        if e.reason == reason and (workload is None or e.workload == workload)
+    ]
 
 
 def record(result: ReplicationResult, workload: str) -> sc.metrics.WorkloadRecord:
@@ -82,8 +85,9 @@ def test_s2_preempt_lower_priority_starts_at_once_and_training_pays() -> None:
 S3 = "s3-grace-period"
 
 
-@pytest.mark.parametrize(("variant", "grace"), [("grace-300s", 300), ("grace-30s", 30)],
-                         ids=["300s", "30s"])
+@pytest.mark.parametrize(
+    ("variant", "grace"), [("grace-300s", 300), ("grace-30s", 30)], ids=["300s", "30s"]
+)
 def test_s3_victims_released_after_the_grace_period(variant: str, grace: int) -> None:
     notebook = record(run(S3, variant), "notebook")
     assert notebook.time_to_victims_released == grace
@@ -129,8 +133,11 @@ S5 = "s5-loading-treadmill"
 def test_s5_replicas_are_evicted_while_loading_more_often_than_they_get_ready() -> None:
     result = run(S5, "aggressive")
     inference = record(result, "llm-inference")
-    replica_readies = [e for e in events(result, ev.READY, "llm-inference")
-                       if e.time > 0 and "-" in e.pod.removeprefix("llm-inference-")]
+    replica_readies = [
+        e
+        for e in events(result, ev.READY, "llm-inference")
+        if e.time > 0 and "-" in e.pod.removeprefix("llm-inference-")
+    ]
     assert inference.preempted_while_loading > 2 * len(replica_readies)
 
 
@@ -282,8 +289,13 @@ def test_s1_fewest_terminated_is_not_least_lost_work_in_the_json_output() -> Non
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "scheduler_core", "run", S1, "--json", "--quiet"],
-                         capture_output=True, text=True, check=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", "run", S1, "--json", "--quiet"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     variants = json.loads(out.stdout)["variants"]
     fewest = min(variants, key=lambda v: v["summary"]["pods_terminated"])
     least = min(variants, key=lambda v: v["summary"]["lost_work"])
@@ -362,11 +374,21 @@ def test_s12_spread_group_makes_the_later_8_gpu_preemptor_not_helpful() -> None:
 
 def test_a_recorded_pod_stays_on_its_cordoned_node() -> None:
     """Cordoning (and NoSchedule taints) stop new pods; they do not evict running ones."""
-    spec = sc.parse_spec({
-        "cluster": {"nodes": [{"name": "a", "gpus": 8,
-                               "taints": [{"key": "node.kubernetes.io/unschedulable"}]}]},
-        "workloads": [{"name": "old", "gpus": 8}],
-        "initialState": [{"workload": "old", "node": "a", "startedAt": -60}]})
+    spec = sc.parse_spec(
+        {
+            "cluster": {
+                "nodes": [
+                    {
+                        "name": "a",
+                        "gpus": 8,
+                        "taints": [{"key": "node.kubernetes.io/unschedulable"}],
+                    }
+                ]
+            },
+            "workloads": [{"name": "old", "gpus": 8}],
+            "initialState": [{"workload": "old", "node": "a", "startedAt": -60}],
+        }
+    )
     result = sc.simulate(spec, "default")
     assert [(e.time, e.node) for e in events(result, ev.SCHEDULED)] == [(-60.0, "a")]
 
@@ -388,16 +410,19 @@ def admitted_at(result: ReplicationResult, workload: str) -> float:
 
 def evictions(result: ReplicationResult) -> list[tuple[str, str, str]]:
     """(victim, preemptor, reason) of every queue eviction."""
-    return [(e.workload, e.related, e.message.rsplit("(", 1)[-1].rstrip(")"))
-            for e in events(result, ev.SUSPENDED)]
+    return [
+        (e.workload, e.related, e.message.rsplit("(", 1)[-1].rstrip(")"))
+        for e in events(result, ev.SUSPENDED)
+    ]
 
 
 def test_s15_classic_reclaims_the_nominal_quota_and_no_more() -> None:
     """Classic (§7.3): a-1..a-4 reclaim team A's 8 GPUs from B at once; a-5 and a-6 would
     borrow, so they wait until B's first jobs end (team A's own finish at ~2100)."""
     result = run(S15, "classic-cohort-borrowing")
-    assert evictions(result) == [(f"b-{12 - i:02d}", f"a-{i + 1}", "InCohortReclamation")
-                                 for i in range(4)]
+    assert evictions(result) == [
+        (f"b-{12 - i:02d}", f"a-{i + 1}", "InCohortReclamation") for i in range(4)
+    ]
     assert [admitted_at(result, f"a-{i}") for i in range(1, 5)] == [300.0, 301.0, 302.0, 303.0]
     assert admitted_at(result, "a-5") > 2000
     assert admitted_at(result, "a-6") > 2000
@@ -410,8 +435,16 @@ def test_s15_fair_sharing_splits_the_borrowed_quota_between_the_teams() -> None:
     result = run(S15, "fair-sharing")
     assert evictions(result) == [
         *((f"b-{12 - i:02d}", f"a-{i + 1}", "InCohortReclamation") for i in range(4)),
-        ("b-08", "a-5", "InCohortFairSharing"), ("b-07", "a-6", "InCohortFairSharing")]
-    assert [admitted_at(result, f"a-{i}") for i in range(1, 7)] == \
-        [300.0, 301.0, 302.0, 303.0, 304.0, 305.0]
+        ("b-08", "a-5", "InCohortFairSharing"),
+        ("b-07", "a-6", "InCohortFairSharing"),
+    ]
+    assert [admitted_at(result, f"a-{i}") for i in range(1, 7)] == [
+        300.0,
+        301.0,
+        302.0,
+        303.0,
+        304.0,
+        305.0,
+    ]
     classic = run(S15, "classic-cohort-borrowing")
     assert result.summary["pods_terminated"] == classic.summary["pods_terminated"] + 2

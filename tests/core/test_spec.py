@@ -12,8 +12,10 @@ from scheduler_core.spec import SpecError, parse_spec, resolve_variant
 
 BASE: dict[str, Any] = {
     "cluster": {"nodePools": [{"name": "gpu", "count": 2, "gpus": 8}]},
-    "priorityClasses": [{"name": "batch", "value": 100, "globalDefault": True},
-                        {"name": "urgent", "value": 1000}],
+    "priorityClasses": [
+        {"name": "batch", "value": 100, "globalDefault": True},
+        {"name": "urgent", "value": 1000},
+    ],
     "workloads": [{"name": "train", "members": 4, "gpus": 2, "priorityClassName": "batch"}],
 }
 
@@ -39,44 +41,94 @@ def errors_of(data: Any) -> list[dict[str, str]]:
 
 
 BAD_INPUTS = [
-    ("negative-gpus", spec_with("workloads.0.gpus", -1), "workloads[0].gpus",
-     "greater than or equal to 0"),
+    (
+        "negative-gpus",
+        spec_with("workloads.0.gpus", -1),
+        "workloads[0].gpus",
+        "greater than or equal to 0",
+    ),
     ("fractional-gpus", spec_with("workloads.0.gpus", 1.5), "workloads[0].gpus", "whole number"),
-    ("unknown-class", spec_with("workloads.0.priorityClassName", "gold"),
-     "workloads[0].priorityClassName", "no PriorityClass with name 'gold' was found"),
-    ("two-global-defaults",
-     spec_with("priorityClasses.1", {"name": "urgent", "value": 1000, "globalDefault": True}),
-     "priorityClasses[1].globalDefault", "only one PriorityClass may be globalDefault"),
-    ("class-above-1e9", spec_with("priorityClasses.1", {"name": "urgent", "value": 1_000_000_001}),
-     "priorityClasses[1].value", "above 1,000,000,000"),
-    ("system-prefix", spec_with("priorityClasses.1", {"name": "system-gold", "value": 5}),
-     "priorityClasses[1].name", "reserved"),
-    ("min-count-above-members", spec_with("workloads.0.podGroup", {"minCount": 5}),
-     "workloads[0]", "minCount (5) is above members (4)"),
-    ("pod-larger-than-every-node", spec_with("workloads.0.gpus", 16), "workloads[0].gpus",
-     "more than any node has"),
-    ("unknown-preemption", spec_with("policy", {"preemption": "aggressive"}),
-     "policy.preemption", "unknown preemption policy 'aggressive'"),
-    ("unknown-placement", spec_with("variants", [{"name": "v", "placement": "Random"}]),
-     "variants[0].placement", "unknown placement scoring 'Random'"),
+    (
+        "unknown-class",
+        spec_with("workloads.0.priorityClassName", "gold"),
+        "workloads[0].priorityClassName",
+        "no PriorityClass with name 'gold' was found",
+    ),
+    (
+        "two-global-defaults",
+        spec_with("priorityClasses.1", {"name": "urgent", "value": 1000, "globalDefault": True}),
+        "priorityClasses[1].globalDefault",
+        "only one PriorityClass may be globalDefault",
+    ),
+    (
+        "class-above-1e9",
+        spec_with("priorityClasses.1", {"name": "urgent", "value": 1_000_000_001}),
+        "priorityClasses[1].value",
+        "above 1,000,000,000",
+    ),
+    (
+        "system-prefix",
+        spec_with("priorityClasses.1", {"name": "system-gold", "value": 5}),
+        "priorityClasses[1].name",
+        "reserved",
+    ),
+    (
+        "min-count-above-members",
+        spec_with("workloads.0.podGroup", {"minCount": 5}),
+        "workloads[0]",
+        "minCount (5) is above members (4)",
+    ),
+    (
+        "pod-larger-than-every-node",
+        spec_with("workloads.0.gpus", 16),
+        "workloads[0].gpus",
+        "more than any node has",
+    ),
+    (
+        "unknown-preemption",
+        spec_with("policy", {"preemption": "aggressive"}),
+        "policy.preemption",
+        "unknown preemption policy 'aggressive'",
+    ),
+    (
+        "unknown-placement",
+        spec_with("variants", [{"name": "v", "placement": "Random"}]),
+        "variants[0].placement",
+        "unknown placement scoring 'Random'",
+    ),
     ("unknown-field", spec_with("workloads.0.gpu", 1), "workloads[0].gpu", "unknown field"),
     ("bad-duration", spec_with("horizonSeconds", "soon"), "horizonSeconds", "not a duration"),
-    ("unknown-disruption", spec_with("events", [{"at": 5, "type": "meteor", "nodes": ["gpu-0"]}]),
-     "events[0].type", "unknown disruption source 'meteor'"),
-    ("unknown-node", spec_with("initialState", [{"workload": "train", "node": "gpu-9"}]),
-     "initialState[0].node", "no node named 'gpu-9'"),
+    (
+        "unknown-disruption",
+        spec_with("events", [{"at": 5, "type": "meteor", "nodes": ["gpu-0"]}]),
+        "events[0].type",
+        "unknown disruption source 'meteor'",
+    ),
+    (
+        "unknown-node",
+        spec_with("initialState", [{"workload": "train", "node": "gpu-9"}]),
+        "initialState[0].node",
+        "no node named 'gpu-9'",
+    ),
     ("no-nodes", spec_with("cluster", {}), "cluster", "at least one node pool or node"),
-    ("too-many-recorded-pods",
-     spec_with("initialState", [{"workload": "train", "node": "gpu-0"}] * 5),
-     "initialState[4].workload", "more recorded pods than the 4 member(s) of 'train'"),
-    ("member-recorded-twice",
-     spec_with("initialState", [{"workload": "train", "node": "gpu-0", "member": 1}] * 2),
-     "initialState[1].member", "member 1 of 'train' is recorded twice"),
+    (
+        "too-many-recorded-pods",
+        spec_with("initialState", [{"workload": "train", "node": "gpu-0"}] * 5),
+        "initialState[4].workload",
+        "more recorded pods than the 4 member(s) of 'train'",
+    ),
+    (
+        "member-recorded-twice",
+        spec_with("initialState", [{"workload": "train", "node": "gpu-0", "member": 1}] * 2),
+        "initialState[1].member",
+        "member 1 of 'train' is recorded twice",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("data", "path", "fragment"), [b[1:] for b in BAD_INPUTS],
-                         ids=[b[0] for b in BAD_INPUTS])
+@pytest.mark.parametrize(
+    ("data", "path", "fragment"), [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
 def test_bad_input_names_the_field_and_the_problem(data: Any, path: str, fragment: str) -> None:
     errors = errors_of(data)
     assert any(e["path"] == path and fragment in e["message"] for e in errors), errors
@@ -104,8 +156,9 @@ def test_variant_overrides_are_validated_like_the_spec() -> None:
 
 
 def test_variant_override_errors_use_the_spec_path_style() -> None:
-    data = spec_with("variants", [{"name": "bad",
-                                   "set": {"workloads.train.priorityClassName": "gold"}}])
+    data = spec_with(
+        "variants", [{"name": "bad", "set": {"workloads.train.priorityClassName": "gold"}}]
+    )
     assert errors_of(data)[0]["path"] == "variants[0].set.workloads[0].priorityClassName"
 
 
@@ -128,8 +181,9 @@ def test_aggregate_takes_stored_summaries_or_rows_that_carry_one() -> None:
 
 def test_variants_can_be_left_to_the_simulation_that_resolves_them() -> None:
     """A run's frozen copy was validated whole; a task only resolves its own variant."""
-    data = spec_with("variants", [{"name": "bad", "set": {"workloads.train.gpus": -2}},
-                                  {"name": "good"}])
+    data = spec_with(
+        "variants", [{"name": "bad", "set": {"workloads.train.gpus": -2}}, {"name": "good"}]
+    )
     spec = parse_spec(data, check_variants=False)
     assert sc.simulate(spec, "good").variant == "good"
     with pytest.raises(SpecError):
@@ -151,11 +205,17 @@ def test_override_can_fill_a_null_section() -> None:
 
 
 def test_grid_expands_to_named_variants() -> None:
-    data = spec_with("grid", {"preemption": ["none", "pod"],
-                              "workloads.train.checkpoint.intervalSeconds": [30, 3600]})
+    data = spec_with(
+        "grid",
+        {"preemption": ["none", "pod"], "workloads.train.checkpoint.intervalSeconds": [30, 3600]},
+    )
     names = sc.variant_names(parse_spec(data))
-    assert names == ["preemption=none, intervalSeconds=30", "preemption=none, intervalSeconds=3600",
-                     "preemption=pod, intervalSeconds=30", "preemption=pod, intervalSeconds=3600"]
+    assert names == [
+        "preemption=none, intervalSeconds=30",
+        "preemption=none, intervalSeconds=3600",
+        "preemption=pod, intervalSeconds=30",
+        "preemption=pod, intervalSeconds=3600",
+    ]
 
 
 def test_spec_round_trips_through_yaml() -> None:
@@ -176,10 +236,12 @@ def test_every_error_is_reported_at_once_shape_and_cross_field_together() -> Non
     paths = {error["path"]: error["message"] for error in errors_of(_three_mistakes())}
 
     assert "workloads[0].gpus" in paths
-    assert paths["workloads[1].priorityClassName"] == \
-        "no PriorityClass with name 'urgnet' was found"
+    assert (
+        paths["workloads[1].priorityClassName"] == "no PriorityClass with name 'urgnet' was found"
+    )
     assert paths["priorityClasses[1].globalDefault"].startswith(
-        "only one PriorityClass may be globalDefault")
+        "only one PriorityClass may be globalDefault"
+    )
 
 
 def test_a_cross_field_rule_is_not_repeated_for_a_path_the_shape_check_named() -> None:
@@ -190,7 +252,10 @@ def test_a_cross_field_rule_is_not_repeated_for_a_path_the_shape_check_named() -
 
 
 def test_cross_field_rules_tolerate_a_document_of_any_shape() -> None:
-    data = {"cluster": 3, "priorityClasses": ["x", {"name": 5}, {"name": "a"}],
-            "workloads": [None, {"podGroup": "x", "priorityClassName": "missing"}]}
+    data = {
+        "cluster": 3,
+        "priorityClasses": ["x", {"name": 5}, {"name": "a"}],
+        "workloads": [None, {"podGroup": "x", "priorityClassName": "missing"}],
+    }
     paths = [error["path"] for error in errors_of(data)]
     assert "workloads[1].priorityClassName" in paths

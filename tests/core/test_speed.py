@@ -15,16 +15,18 @@ def test_initial_count_check_is_linear_in_recorded_pods() -> None:
     are still found, at the same paths, among that many pods."""
     n = 60_000
     pods = [SimpleNamespace(workload="w", member=i) for i in range(n)]
-    pods.append(SimpleNamespace(workload="w", member=n - 1))   # a member twice
+    pods.append(SimpleNamespace(workload="w", member=n - 1))  # a member twice
     pods.append(SimpleNamespace(workload="v", member=None))
-    pods.append(SimpleNamespace(workload="v", member=None))    # more pods than members
+    pods.append(SimpleNamespace(workload="v", member=None))  # more pods than members
     spec = SimpleNamespace(initial_state=pods)
     workloads = {"w": SimpleNamespace(members=n + 1), "v": SimpleNamespace(members=1)}
     started = time.process_time()
     errors = list(_initial_count_errors(spec, workloads))  # type: ignore[arg-type]
     elapsed = time.process_time() - started
-    assert [e["path"] for e in errors] == [f"initialState[{n}].member",
-                                           f"initialState[{n + 2}].workload"]
+    assert [e["path"] for e in errors] == [
+        f"initialState[{n}].member",
+        f"initialState[{n + 2}].workload",
+    ]
     assert elapsed < 2.0, f"{elapsed:.1f} s for {n:,} recorded pods"
 
 
@@ -60,29 +62,46 @@ def random_cluster(seed: int, policy: str) -> dict[str, Any]:
     PDBs, a gang, a Never class, so twins pile up, preempt, and get preempted."""
     rng = random.Random(seed)
     nodes = rng.randint(2, 6)
-    classes = [{"name": "low", "value": 10, "globalDefault": True}, {"name": "mid", "value": 100},
-               {"name": "high", "value": 1000},
-               {"name": "polite", "value": 500, "preemptionPolicy": "Never"}]
+    classes = [
+        {"name": "low", "value": 10, "globalDefault": True},
+        {"name": "mid", "value": 100},
+        {"name": "high", "value": 1000},
+        {"name": "polite", "value": 500, "preemptionPolicy": "Never"},
+    ]
     workloads = []
     for i in range(rng.randint(30, 90)):
         w: dict[str, Any] = {
-            "name": f"w{i}", "gpus": rng.choice((1, 1, 2, 4, 8)),
+            "name": f"w{i}",
+            "gpus": rng.choice((1, 1, 2, 4, 8)),
             "priorityClassName": rng.choice(("low", "low", "mid", "high", "polite")),
             "arrival": round(rng.uniform(0, 1500), 1),
             "durationSeconds": rng.choice((60, 300, 900, 2400)),
             "terminationGracePeriodSeconds": rng.choice((0, 30)),
-            "controller": {"kind": rng.choice(("none", "job", "deployment"))}}
+            "controller": {"kind": rng.choice(("none", "job", "deployment"))},
+        }
         if rng.random() < 0.15:
             w["members"] = 2
             w["pdb"] = {"minAvailable": 1}
         workloads.append(w)
-    workloads.append({"name": "gang", "members": 3, "gpus": 2, "arrival": 400,
-                      "priorityClassName": "high", "durationSeconds": 600,
-                      "podGroup": {"minCount": 3}})
-    return {"horizonSeconds": 2400, "seed": seed,
-            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
-            "priorityClasses": classes, "workloads": workloads,
-            "policy": {"preemption": policy}}
+    workloads.append(
+        {
+            "name": "gang",
+            "members": 3,
+            "gpus": 2,
+            "arrival": 400,
+            "priorityClassName": "high",
+            "durationSeconds": 600,
+            "podGroup": {"minCount": 3},
+        }
+    )
+    return {
+        "horizonSeconds": 2400,
+        "seed": seed,
+        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+        "priorityClasses": classes,
+        "workloads": workloads,
+        "policy": {"preemption": policy},
+    }
 
 
 def test_bulk_draws_leave_the_generator_where_single_draws_do() -> None:
@@ -133,15 +152,25 @@ def _popped(pods: int, policy: str) -> int:
 def _backlog(pods: int, policy: str) -> dict[str, Any]:
     rng = random.Random(pods)
     horizon = pods * 3.6
-    return {"horizonSeconds": horizon,
-            "cluster": {"nodePools": [{"name": "gpu", "count": 10, "gpus": 8}]},
-            "priorityClasses": [{"name": "low", "value": 10, "globalDefault": True},
-                                {"name": "high", "value": 1000}],
-            "workloads": [{"name": f"w{i}", "gpus": rng.choice((1, 2, 4, 8)),
-                           "priorityClassName": rng.choice(("low", "low", "high")),
-                           "arrival": round(rng.uniform(0, 0.8 * horizon), 1),
-                           "durationSeconds": 600} for i in range(pods)],
-            "policy": {"preemption": policy}}
+    return {
+        "horizonSeconds": horizon,
+        "cluster": {"nodePools": [{"name": "gpu", "count": 10, "gpus": 8}]},
+        "priorityClasses": [
+            {"name": "low", "value": 10, "globalDefault": True},
+            {"name": "high", "value": 1000},
+        ],
+        "workloads": [
+            {
+                "name": f"w{i}",
+                "gpus": rng.choice((1, 2, 4, 8)),
+                "priorityClassName": rng.choice(("low", "low", "high")),
+                "arrival": round(rng.uniform(0, 0.8 * horizon), 1),
+                "durationSeconds": 600,
+            }
+            for i in range(pods)
+        ],
+        "policy": {"preemption": policy},
+    }
 
 
 @pytest.mark.parametrize("policy", ["none", "pod"])
@@ -180,15 +209,25 @@ def no_pdb_cluster(seed: int) -> dict[str, Any]:
         w.pop("pdb", None)
         w["cpu"] = rng.choice((1, 4, 16, 30.5))
         w["memory"] = rng.choice((8, 64, 200.25))
-    data["cluster"] = {"nodePools": [
-        {"name": "gpu", "count": rng.randint(2, 12), "gpus": 8, "cpu": 64, "memory": 512,
-         "maxPods": rng.choice((4, 110))},
-        {"name": "big", "count": rng.randint(1, 3), "gpus": 16, "cpu": 128, "memory": 1024}]}
+    data["cluster"] = {
+        "nodePools": [
+            {
+                "name": "gpu",
+                "count": rng.randint(2, 12),
+                "gpus": 8,
+                "cpu": 64,
+                "memory": 512,
+                "maxPods": rng.choice((4, 110)),
+            },
+            {"name": "big", "count": rng.randint(1, 3), "gpus": 16, "cpu": 128, "memory": 1024},
+        ]
+    }
     return data
 
 
-def test_array_decisions_give_the_log_of_python_decisions(monkeypatch: pytest.MonkeyPatch,
-                                                          ) -> None:
+def test_array_decisions_give_the_log_of_python_decisions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Differential (§4.2-4.4): the same run with every decision made in Python and with
     the array path (also on few nodes, where it would hand over to the Python steps):
     same victims, nodes and nominations, event for event."""
@@ -207,7 +246,8 @@ def test_array_decisions_give_the_log_of_python_decisions(monkeypatch: pytest.Mo
 @pytest.mark.parametrize("few", [0, fast_preemption.FEW])
 @pytest.mark.parametrize("seed", range(30))
 def test_array_choice_is_the_reference_choice_on_random_full_clusters(
-        seed: int, few: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    seed: int, few: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Differential on one decision: random full clusters (random priorities, sizes and
     start times, many nodes so the numCandidates stop rule and the offset matter): the
     array path picks the node ``find_candidates`` + ``pick_one_node`` pick, with the same
@@ -217,20 +257,43 @@ def test_array_choice_is_the_reference_choice_on_random_full_clusters(
     nodes = rng.choice((5, 40, 300))
     per_node = rng.choice((2, 4, 8))
     members = nodes * per_node
-    spec = sc.parse_spec({
-        "horizonSeconds": 10,
-        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": 64}]},
-        "priorityClasses": [{"name": f"p{v}", "value": v, "globalDefault": v == 1}
-                            for v in (1, 2, 3, 50, 1000)],
-        "workloads": [*({"name": f"bg{v}", "members": members, "gpus": 8 // per_node,
-                         "cpu": rng.choice((1, 8)), "durationSeconds": 36000,
-                         "priorityClassName": f"p{v}"} for v in (1, 2, 3, 50)),
-                      {"name": "urgent", "members": 1, "gpus": rng.choice((1, 4, 8)),
-                       "arrival": 20, "priorityClassName": "p1000"}],
-        "initialState": [{"workload": f"bg{rng.choice((1, 2, 3, 50))}",
-                          "node": f"gpu-{i // per_node}", "startedAt": -rng.randint(1, 5)}
-                         for i in range(members)],
-    })
+    spec = sc.parse_spec(
+        {
+            "horizonSeconds": 10,
+            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": 64}]},
+            "priorityClasses": [
+                {"name": f"p{v}", "value": v, "globalDefault": v == 1} for v in (1, 2, 3, 50, 1000)
+            ],
+            "workloads": [
+                *(
+                    {
+                        "name": f"bg{v}",
+                        "members": members,
+                        "gpus": 8 // per_node,
+                        "cpu": rng.choice((1, 8)),
+                        "durationSeconds": 36000,
+                        "priorityClassName": f"p{v}",
+                    }
+                    for v in (1, 2, 3, 50)
+                ),
+                {
+                    "name": "urgent",
+                    "members": 1,
+                    "gpus": rng.choice((1, 4, 8)),
+                    "arrival": 20,
+                    "priorityClassName": "p1000",
+                },
+            ],
+            "initialState": [
+                {
+                    "workload": f"bg{rng.choice((1, 2, 3, 50))}",
+                    "node": f"gpu-{i // per_node}",
+                    "startedAt": -rng.randint(1, 5),
+                }
+                for i in range(members)
+            ],
+        }
+    )
     engine = Engine(resolve_variant(spec, "default"), seed=seed)
     engine.run()
     preemptor = engine._new_pod(engine.by_name["urgent"], 0)
@@ -253,10 +316,15 @@ def test_node_arrays_follow_each_node_in_its_own_order() -> None:
     """The arrays hold, per node, the bound pods in ``node.pods`` order with their
     priorities and requests, through binds, releases, compaction and growth."""
     rng = random.Random(7)
-    spec = sc.parse_spec({"cluster": {"nodePools": [{"name": "gpu", "count": 3, "gpus": 64,
-                                                      "cpu": 1000, "memory": 10000}]},
-                          "priorityClasses": [{"name": "p", "value": 5, "globalDefault": True}],
-                          "workloads": [{"name": "w", "members": 400, "gpus": 1, "cpu": 1.5}]})
+    spec = sc.parse_spec(
+        {
+            "cluster": {
+                "nodePools": [{"name": "gpu", "count": 3, "gpus": 64, "cpu": 1000, "memory": 10000}]
+            },
+            "priorityClasses": [{"name": "p", "value": 5, "globalDefault": True}],
+            "workloads": [{"name": "w", "members": 400, "gpus": 1, "cpu": 1.5}],
+        }
+    )
     engine = Engine(resolve_variant(spec, "default"), seed=1)
     cluster, arrays = engine.cluster, engine.cluster.arrays
     pods = [engine._new_pod(engine.by_name["w"], i) for i in range(400)]

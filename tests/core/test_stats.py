@@ -13,11 +13,42 @@ from scheduler_core.metrics import confidence_interval
 from scheduler_core.stats import IntervalMethod, difference, t_cdf, t_critical, t_quantile
 
 # Two-sided 95% critical values t_{0.975, df}, from the standard published table.
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-        9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
-        16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074,
-        23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045,
-        30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980, math.inf: 1.960}
+T975 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    11: 2.201,
+    12: 2.179,
+    13: 2.160,
+    14: 2.145,
+    15: 2.131,
+    16: 2.120,
+    17: 2.110,
+    18: 2.101,
+    19: 2.093,
+    20: 2.086,
+    21: 2.080,
+    22: 2.074,
+    23: 2.069,
+    24: 2.064,
+    25: 2.060,
+    26: 2.056,
+    27: 2.052,
+    28: 2.048,
+    29: 2.045,
+    30: 2.042,
+    40: 2.021,
+    60: 2.000,
+    120: 1.980,
+    math.inf: 1.960,
+}
 
 
 @pytest.mark.parametrize("df", list(T975))
@@ -25,9 +56,17 @@ def test_t_critical_matches_the_table_to_three_decimals(df):
     assert round(t_critical(df), 3) == T975[df]
 
 
-@pytest.mark.parametrize(("p", "df", "t"), [
-    (0.95, 1, 6.314), (0.995, 7, 3.499), (0.9, 1, 3.078), (0.99, 25, 2.485),
-    (0.05, 10, -1.812), (0.5, 3, 0.0)])
+@pytest.mark.parametrize(
+    ("p", "df", "t"),
+    [
+        (0.95, 1, 6.314),
+        (0.995, 7, 3.499),
+        (0.9, 1, 3.078),
+        (0.99, 25, 2.485),
+        (0.05, 10, -1.812),
+        (0.5, 3, 0.0),
+    ],
+)
 def test_t_quantile_other_levels(p, df, t):
     assert round(t_quantile(p, df), 3) == t
 
@@ -75,7 +114,7 @@ def test_welch_difference_matches_the_textbook_formula():
     a, b = [1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 9.0]
     found = difference(dict(enumerate(a)), {10 + i: v for i, v in enumerate(b)})
     va, vb = statistics.variance(a) / 4, statistics.variance(b) / 3
-    df = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 2)
+    df = (va + vb) ** 2 / (va**2 / 3 + vb**2 / 2)
     assert found.method is IntervalMethod.WELCH
     assert found.mean == pytest.approx(5.0 - 2.5)
     assert found.half_width == pytest.approx(t_critical(df) * math.sqrt(va + vb))
@@ -108,10 +147,17 @@ def test_every_registry_entry_is_complete():
         assert all((info.label, info.definition, info.workloads, info.null)), info.name
         assert info.unit in ("s", "GPU·s", "count", "ratio"), info.name
         assert info.time == (info.unit == "s")
-    assert {n for n, i in REGISTRY.items() if i.better is Better.HIGHER} == \
-        {"gpu_utilization", "goodput", "ettr"}
-    for name in ("time_to_group_useful", "time_to_group_scheduled", "completion_time",
-                 "queue_wait"):
+    assert {n for n, i in REGISTRY.items() if i.better is Better.HIGHER} == {
+        "gpu_utilization",
+        "goodput",
+        "ettr",
+    }
+    for name in (
+        "time_to_group_useful",
+        "time_to_group_scheduled",
+        "completion_time",
+        "queue_wait",
+    ):
         assert REGISTRY[name].null == NEVER == "never (> horizon)"
 
 
@@ -163,9 +209,10 @@ def test_parameter_diff_names_what_differs_between_resolved_variants():
     the preemption policy (a variant's policy is part of what it ran)."""
     from scheduler_core.spec_diff import parameter_diff, variant_parameters
 
-    for preset, path in (("s6-checkpoint-frequency",
-                          "workloads.batch-train.checkpoint.intervalSeconds"),
-                         ("s8-gang-at-scale", "policy.preemption")):
+    for preset, path in (
+        ("s6-checkpoint-frequency", "workloads.batch-train.checkpoint.intervalSeconds"),
+        ("s8-gang-at-scale", "policy.preemption"),
+    ):
         spec = sc.get_preset(preset).spec()
         flat = [variant_parameters(spec, name) for name in sc.variant_names(spec)]
         rows, more = parameter_diff(flat)
@@ -180,7 +227,11 @@ def test_parameter_diff_shows_a_path_one_side_lacks():
     from scheduler_core.spec_diff import flatten, parameter_diff
 
     assert flatten({"a": {"b": 1}, "w": [{"name": "x", "g": 2}], "e": []}) == {
-        "a.b": 1, "w.x.name": "x", "w.x.g": 2, "e": []}
+        "a.b": 1,
+        "w.x.name": "x",
+        "w.x.g": 2,
+        "e": [],
+    }
     rows, _ = parameter_diff([{"a": 1, "b": 2}, {"a": 1}], limit=10)
     assert [(r.path, r.texts()) for r in rows] == [("b", ["2", "(absent)"])]
     rows, more = parameter_diff([{f"k{i}": i for i in range(5)}, {}], limit=2)

@@ -25,8 +25,11 @@ from scheduler_core.events import REASONS, Reason
 from tests.core.test_properties import specs
 from tests.gang_case import gang_document, stranded_interval_from_events
 
-PROPERTY = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 # ------------------------------------------------------------------------ registry
@@ -60,18 +63,23 @@ def test_a_synchronous_gangs_stranded_band_spans_exactly_the_interval_the_events
     events = result.events
     preempted = next(e for e in events if e.reason == Reason.PREEMPTED and e.workload == "train")
     stranded = [e for e in events if e.reason == Reason.STRANDED]
-    replacement = next(e for e in events if e.reason == Reason.READY and e.workload == "train"
-                       and e.time > preempted.time)
-    survivors = sorted({e.pod for e in events if e.reason == Reason.READY
-                        and e.workload == "train" and e.time < 0} - {preempted.pod})
+    replacement = next(
+        e
+        for e in events
+        if e.reason == Reason.READY and e.workload == "train" and e.time > preempted.time
+    )
+    survivors = sorted(
+        {e.pod for e in events if e.reason == Reason.READY and e.workload == "train" and e.time < 0}
+        - {preempted.pod}
+    )
     assert [e.time for e in stranded] == [replacement.time]
 
     found = tl.for_variant(spec, "pod", events)
 
-    assert found.stranded == [tl.Stranded("train", preempted.time, replacement.time, 6.0,
-                                          tuple(survivors))]
-    bands = sorted((s.pod, s.start, s.end, s.under) for s in found.spans
-                   if s.state == "stranded")
+    assert found.stranded == [
+        tl.Stranded("train", preempted.time, replacement.time, 6.0, tuple(survivors))
+    ]
+    bands = sorted((s.pod, s.start, s.end, s.under) for s in found.spans if s.state == "stranded")
     assert bands == [(pod, preempted.time, replacement.time, "running") for pod in survivors]
     assert stranded_interval_from_events(events) == (preempted.time, replacement.time)
     assert (preempted.time, replacement.time) == (600.0, 2585.0)  # the log as it stands
@@ -81,21 +89,24 @@ def test_a_synchronous_gangs_stranded_band_spans_exactly_the_interval_the_events
 
 def test_a_stranded_interval_leaves_out_a_member_killed_before_it_and_one_ready_at_its_end():
     row = ev.Event
-    events = [row(0, Reason.SCHEDULED, "w", "a", "n", 2),
-              row(0, Reason.SCHEDULED, "w", "b", "n", 2),
-              row(0, Reason.SCHEDULED, "w", "c", "n", 2),
-              row(10, Reason.READY, "w", "a", "n"), row(10, Reason.READY, "w", "b", "n"),
-              row(10, Reason.READY, "w", "c", "n"),
-              row(20, Reason.KILLING, "w", "c", "n", 5),
-              row(60, Reason.SCHEDULED, "w", "c2", "n", 2), row(100, Reason.READY, "w", "c2", "n"),
-              row(100, Reason.STRANDED, "w", value=4 * 80.0)]
+    events = [
+        row(0, Reason.SCHEDULED, "w", "a", "n", 2),
+        row(0, Reason.SCHEDULED, "w", "b", "n", 2),
+        row(0, Reason.SCHEDULED, "w", "c", "n", 2),
+        row(10, Reason.READY, "w", "a", "n"),
+        row(10, Reason.READY, "w", "b", "n"),
+        row(10, Reason.READY, "w", "c", "n"),
+        row(20, Reason.KILLING, "w", "c", "n", 5),
+        row(60, Reason.SCHEDULED, "w", "c2", "n", 2),
+        row(100, Reason.READY, "w", "c2", "n"),
+        row(100, Reason.STRANDED, "w", value=4 * 80.0),
+    ]
 
     assert tl.stranded_intervals(events) == [tl.Stranded("w", 20.0, 100.0, 4.0, ("a", "b"))]
 
 
 # ------------------------------------------------------------------ properties
-def simulated(data: dict[str, Any]) -> tuple[sc.ExperimentSpec, sc.ReplicationResult,
-                                              tl.Timeline]:
+def simulated(data: dict[str, Any]) -> tuple[sc.ExperimentSpec, sc.ReplicationResult, tl.Timeline]:
     spec = sc.parse_spec(data)
     result = sc.simulate(spec, "default")
     return spec, result, tl.for_variant(spec, "default", result.events)
@@ -118,7 +129,7 @@ def test_concurrent_spans_never_share_a_gpu_slot(data: dict[str, Any]) -> None:
     for node, spans in by_node.items():
         spans.sort(key=lambda s: s.start)
         for i, a in enumerate(spans):
-            for b in spans[i + 1:]:
+            for b in spans[i + 1 :]:
                 if b.start >= a.end:
                     break
                 if a.pod != b.pod:
@@ -141,7 +152,8 @@ def test_per_node_gpu_seconds_never_exceed_capacity_times_horizon(data: dict[str
 @PROPERTY
 @given(specs())
 def test_stranded_gpu_seconds_drawn_equal_the_stranded_capacity_metric(
-        data: dict[str, Any]) -> None:
+    data: dict[str, Any],
+) -> None:
     """And each band lies on a running span of its pod: stranded members are Ready."""
     _, result, found = simulated(data)
     bands = [s for s in found.spans if s.state == "stranded"]
@@ -152,16 +164,16 @@ def test_stranded_gpu_seconds_drawn_equal_the_stranded_capacity_metric(
         if s.state == "running":
             running[s.pod].append(s)
     for band in bands:
-        assert any(r.start <= band.start + 1e-9 and band.end <= r.end + 1e-9
-                   for r in running[band.pod]), band
+        assert any(
+            r.start <= band.start + 1e-9 and band.end <= r.end + 1e-9 for r in running[band.pod]
+        ), band
 
 
 @PROPERTY
 @given(specs())
 def test_lost_work_drawn_equals_the_lost_work_metric(data: dict[str, Any]) -> None:
     _, result, found = simulated(data)
-    assert sum(c.lost for c in found.costs) == pytest.approx(result.summary["lost_work"],
-                                                             abs=1e-6)
+    assert sum(c.lost for c in found.costs) == pytest.approx(result.summary["lost_work"], abs=1e-6)
     wasted = sum(c.wasted for c in found.costs)
     assert wasted == pytest.approx(result.summary["wasted_gpu_seconds"], abs=1e-6)
 
@@ -192,6 +204,9 @@ def test_the_event_log_page_lists_every_reason_as_the_registry_says():
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "events.md").read_text()
-    rows = {line.split("|")[1].strip().strip("`"): [c.strip() for c in line.split("|")[2:4]]
-            for line in page.splitlines() if line.startswith("| `")}
+    rows = {
+        line.split("|")[1].strip().strip("`"): [c.strip() for c in line.split("|")[2:4]]
+        for line in page.splitlines()
+        if line.startswith("| `")
+    }
     assert rows == {r.value: [info.type, info.source] for r, info in REASONS.items()}

@@ -18,11 +18,17 @@ OPENB = [str(FIXTURES / "openb_nodes.csv"), str(FIXTURES / "openb_pods.csv")]
 def test_import_writes_a_spec_yaml_to_stdout_with_the_notes_as_comments(capsys):
     assert main(["import", "openb", *OPENB]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("# python -m scheduler_core import openb openb_nodes.csv "
-                          "openb_pods.csv\n# nodes 5, pods 6, workloads 4,")
+    assert out.startswith(
+        "# python -m scheduler_core import openb openb_nodes.csv "
+        "openb_pods.csv\n# nodes 5, pods 6, workloads 4,"
+    )
     spec = parse_spec(out)
-    assert [w.name for w in spec.workloads] == ["openb-pod-0000", "openb-pod-0001",
-                                                "openb-pod-0003", "openb-pod-0005"]
+    assert [w.name for w in spec.workloads] == [
+        "openb-pod-0000",
+        "openb-pod-0001",
+        "openb-pod-0003",
+        "openb-pod-0005",
+    ]
     assert err.startswith("imported openb: nodes 5, pods 6, workloads 4")
     assert "note: 1 pod(s) asked for a fraction of a GPU" in err
 
@@ -45,7 +51,8 @@ def test_errors_are_file_line_column_lines_and_exit_2(capsys):
         f"{bad}:3:4: num_gpu: '1.5' is not a whole number",
         f"{bad}:4:7: qos: 'XX' is not in the QoS mapping (mapped: LS, Guaranteed, Burstable, "
         "BE); add it with --qos-map",
-        f"{bad}:5:10: deletion_time: 900 is before creation_time 1100"]
+        f"{bad}:5:10: deletion_time: 900 is before creation_time 1100",
+    ]
 
 
 def test_a_missing_file_is_an_error_line_not_a_traceback(capsys):
@@ -67,13 +74,24 @@ def test_the_qos_mapping_is_shown_edited_and_read_back(tmp_path, capsys):
 
 def test_a_bad_qos_assignment_is_one_error_line(capsys):
     assert main(["import", "openb", *OPENB, "--qos-map", "BE=brand-new"]) == 2
-    assert capsys.readouterr().err == ("error: 'BE=brand-new': class 'brand-new' is new, give "
-                                       "it a value (BE=brand-new:VALUE)\n")
+    assert capsys.readouterr().err == (
+        "error: 'BE=brand-new': class 'brand-new' is new, give it a value (BE=brand-new:VALUE)\n"
+    )
 
 
 def test_defaults_are_shown_and_overridden(capsys):
-    assert main(["import", "openb", "--show-defaults",
-                 "--defaults", "batch.startupSeconds=5,batch.recovery=elastic"]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "openb",
+                "--show-defaults",
+                "--defaults",
+                "batch.startupSeconds=5,batch.recovery=elastic",
+            ]
+        )
+        == 0
+    )
     table = yaml.safe_load(capsys.readouterr().out)
     assert table["batch"]["startupSeconds"] == 5.0
     assert table["batch"]["recovery"] == "elastic"
@@ -88,19 +106,39 @@ def test_a_bad_default_names_the_key(capsys):
 
 
 def test_scenario_flags_add_the_urgent_group_and_variants(capsys):
-    assert main(["import", "openb", *OPENB, "--inject-urgent", "1x8@60",
-                 "--spot-reclaim", "50%@120", "--compare-qos-map", "BE=best-effort:20000",
-                 "--compare-policies", "none"]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "openb",
+                *OPENB,
+                "--inject-urgent",
+                "1x8@60",
+                "--spot-reclaim",
+                "50%@120",
+                "--compare-qos-map",
+                "BE=best-effort:20000",
+                "--compare-policies",
+                "none",
+            ]
+        )
+        == 0
+    )
     spec = parse_spec(capsys.readouterr().out)
     assert spec.workloads[-1].name == "urgent"
-    assert [v.name for v in spec.variants] == ["recorded", "spot-reclaim-50pct-at-120s",
-                                               "qos-alternative", "preemption-none"]
+    assert [v.name for v in spec.variants] == [
+        "recorded",
+        "spot-reclaim-50pct-at-120s",
+        "qos-alternative",
+        "preemption-none",
+    ]
 
 
 def test_no_files_is_an_error_that_says_which(capsys):
     assert main(["import", "pai"]) == 2
-    assert capsys.readouterr().err == ("error: name the pai file(s): pai_machine_spec.csv "
-                                       "[pai_machine_spec.header]\n")
+    assert capsys.readouterr().err == (
+        "error: name the pai file(s): pai_machine_spec.csv [pai_machine_spec.header]\n"
+    )
 
 
 @pytest.mark.parametrize("flag", ["--show-qos-map", "--compare-qos-map=BE=x:1"])
@@ -114,8 +152,24 @@ def test_compress_and_sample_reshape_the_recorded_load(capsys):
     workloads, each said in the notes and reproducible with the seed."""
     assert main(["import", "openb", *OPENB]) == 0
     base = parse_spec(capsys.readouterr().out)
-    assert main(["import", "openb", *OPENB, "--compress", "4", "--sample", "2",
-                 "--seed", "1", "--horizon", "1h"]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "openb",
+                *OPENB,
+                "--compress",
+                "4",
+                "--sample",
+                "2",
+                "--seed",
+                "1",
+                "--horizon",
+                "1h",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     spec = parse_spec(out)
 
@@ -130,10 +184,13 @@ def test_compress_and_sample_reshape_the_recorded_load(capsys):
     assert [w.name for w in again.workloads] == [w.name for w in spec.workloads]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--compress", "0"], "--compress: compress must be above 0"),
-    (["--sample", "0"], "--sample: sample must keep at least 1 workload"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--compress", "0"], "--compress: compress must be above 0"),
+        (["--sample", "0"], "--sample: sample must keep at least 1 workload"),
+    ],
+)
 def test_a_bad_load_option_is_one_error_line(capsys, args, message):
     assert main(["import", "openb", *OPENB, *args]) == 2
     assert message in capsys.readouterr().err

@@ -38,18 +38,28 @@ def test_a_cordoned_node_carries_the_unschedulable_taint_and_spot_labels_mark_sp
     b = next(n for n in imported.mapping["cluster"]["nodes"] if n["name"] == "gpu-node-b")
     assert b["taints"] == [
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},
-        {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}]
+        {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"},
+    ]
     assert b["spot"] is True
 
 
 def test_user_priority_classes_are_kept_and_system_ones_skipped(imported):
     assert imported.mapping["priorityClasses"] == [
-        {"name": "training", "value": 1000, "globalDefault": False,
-         "preemptionPolicy": "PreemptLowerPriority", "description": "training jobs"},
-        {"name": "batch", "value": 100, "globalDefault": True,
-         "preemptionPolicy": "PreemptLowerPriority"},
-        {"name": "interactive", "value": 5000, "globalDefault": False,
-         "preemptionPolicy": "Never"}]
+        {
+            "name": "training",
+            "value": 1000,
+            "globalDefault": False,
+            "preemptionPolicy": "PreemptLowerPriority",
+            "description": "training jobs",
+        },
+        {
+            "name": "batch",
+            "value": 100,
+            "globalDefault": True,
+            "preemptionPolicy": "PreemptLowerPriority",
+        },
+        {"name": "interactive", "value": 5000, "globalDefault": False, "preemptionPolicy": "Never"},
+    ]
 
 
 def test_pods_are_grouped_by_controller_into_workloads(imported):
@@ -57,7 +67,10 @@ def test_pods_are_grouped_by_controller_into_workloads(imported):
     assert names == ["serve-7d9f8b7c6", "llm", "notebook-alice", "etl-2"]
     serve = workload(imported, "serve-7d9f8b7c6")
     assert (serve["kind"], serve["members"], serve["controller"]) == (
-        "inference", 2, {"kind": "deployment"})
+        "inference",
+        2,
+        {"kind": "deployment"},
+    )
     assert serve.get("gpus", 1) == 1  # from limits: extended resources default requests to limits
 
 
@@ -72,20 +85,19 @@ def test_requests_sum_containers_or_take_the_largest_init_container(imported):
 def test_bound_pods_start_before_the_snapshot_and_pending_ones_arrive_at_zero(imported):
     # the latest timestamp in the dump (a node heartbeat) is 11:59:30
     assert imported.mapping["initialState"] == [
-        {"workload": "serve-7d9f8b7c6", "node": "gpu-node-a", "startedAt": -3570.0,
-         "member": 0},
-        {"workload": "serve-7d9f8b7c6", "node": "gpu-node-a", "startedAt": -1770.0,
-         "member": 1},
+        {"workload": "serve-7d9f8b7c6", "node": "gpu-node-a", "startedAt": -3570.0, "member": 0},
+        {"workload": "serve-7d9f8b7c6", "node": "gpu-node-a", "startedAt": -1770.0, "member": 1},
         {"workload": "llm", "node": "gpu-node-a", "startedAt": -7170.0, "member": 0},
-        {"workload": "notebook-alice", "node": "gpu-node-b", "startedAt": -10770.0,
-         "member": 0}]
+        {"workload": "notebook-alice", "node": "gpu-node-b", "startedAt": -10770.0, "member": 0},
+    ]
     assert workload(imported, "llm")["members"] == 2  # member 1 is pending
     assert "arrival" not in workload(imported, "etl-2")
 
 
 def test_the_snapshot_time_can_be_given():
-    result = import_trace("kubectl", [SNAPSHOT],
-                          ImportOptions(snapshot_time="2026-05-01T12:00:00Z"))
+    result = import_trace(
+        "kubectl", [SNAPSHOT], ImportOptions(snapshot_time="2026-05-01T12:00:00Z")
+    )
     assert result.mapping["initialState"][0]["startedAt"] == -3600.0
 
 
@@ -93,20 +105,24 @@ def test_a_kind_label_and_tolerations_carry_over(imported):
     notebook = workload(imported, "notebook-alice")
     assert notebook["kind"] == "notebook"
     assert notebook["controller"] == {"kind": "none"}
-    assert notebook["tolerations"][0] == {"key": "nvidia.com/gpu", "operator": "Exists",
-                                          "effect": "NoSchedule"}
+    assert notebook["tolerations"][0] == {
+        "key": "nvidia.com/gpu",
+        "operator": "Exists",
+        "effect": "NoSchedule",
+    }
 
 
 def test_a_percentage_pdb_is_rounded_up_on_the_workload_it_selects(imported):
     assert workload(imported, "serve-7d9f8b7c6")["pdb"] == {"minAvailable": 1}
-    assert "budgets not applied: each selects no pod (budgets are per workload here): " \
-           "PodDisruptionBudget ml/orphan-pdb" in imported.notes
+    assert (
+        "budgets not applied: each selects no pod (budgets are per workload here): "
+        "PodDisruptionBudget ml/orphan-pdb" in imported.notes
+    )
 
 
 def test_finished_and_daemon_pods_are_counted_out(imported):
     assert imported.counts == {"nodes": 3, "pods": 6, "workloads": 4, "initial_pods": 4}
-    assert "left out, finished pods (Succeeded/Failed): Pod ml/etl-1-done-2kq9d" \
-        in imported.notes
+    assert "left out, finished pods (Succeeded/Failed): Pod ml/etl-1-done-2kq9d" in imported.notes
 
 
 def test_the_snapshot_simulates(imported):
@@ -148,40 +164,67 @@ def test_bad_objects_are_reported_at_their_line_and_nothing_is_returned():
     with pytest.raises(TraceError) as caught:
         import_trace("kubectl", [_upload(DUMP, "dump.json")])
     assert caught.value.errors == [
-        {"file": "dump.json", "line": 17, "column": 9,
-         "message": "Pod default/web-1: spec.containers resources: '2x' is not a quantity "
-                    "(e.g. '500m', '4', '16Gi')"}]
+        {
+            "file": "dump.json",
+            "line": 17,
+            "column": 9,
+            "message": "Pod default/web-1: spec.containers resources: '2x' is not a quantity "
+            "(e.g. '500m', '4', '16Gi')",
+        }
+    ]
 
 
 def test_a_percentage_above_100_is_rejected_clearly():
     good_pod = DUMP.replace('"2x"', '"2"')
     errors = import_uploads("kubectl", [(io.StringIO(good_pod), "dump.json")])
-    assert errors == [{"file": "dump.json", "line": 11, "column": 9,
-                       "message": "PodDisruptionBudget default/web: spec.minAvailable: '150%' "
-                                  "is not a percentage from 0% to 100%"}]
+    assert errors == [
+        {
+            "file": "dump.json",
+            "line": 11,
+            "column": 9,
+            "message": "PodDisruptionBudget default/web: spec.minAvailable: '150%' "
+            "is not a percentage from 0% to 100%",
+        }
+    ]
 
 
 def test_a_pod_on_an_unknown_node_is_an_error():
-    data = json.loads(DUMP.replace('"2x"', '"2"').replace('"150%"', '1'))
+    data = json.loads(DUMP.replace('"2x"', '"2"').replace('"150%"', "1"))
     data["items"][2]["spec"]["nodeName"] = "n9"
     text = json.dumps(data)
     errors = import_uploads("kubectl", [(io.StringIO(text), "d.json")])
     pod_starts = text.index('{"apiVersion": "v1", "kind": "Pod"') + 1
-    assert errors == [{"file": "d.json", "line": 1, "column": pod_starts,
-                       "message": "Pod default/web-1: spec.nodeName: no node named 'n9' in "
-                                  "the input"}]
+    assert errors == [
+        {
+            "file": "d.json",
+            "line": 1,
+            "column": pod_starts,
+            "message": "Pod default/web-1: spec.nodeName: no node named 'n9' in the input",
+        }
+    ]
 
 
 def test_malformed_json_points_at_the_syntax_error():
     errors = import_uploads("kubectl", [(io.StringIO('{"items": [\n  {"kind": }]}'), "x.json")])
-    assert errors == [{"file": "x.json", "line": 2, "column": 12,
-                       "message": "not JSON: Expecting value"}]
+    assert errors == [
+        {"file": "x.json", "line": 2, "column": 12, "message": "not JSON: Expecting value"}
+    ]
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("500m", 0.5), ("4", 4.0), ("16Gi", 16 * 2**30), ("129k", 129000.0), ("1e3", 1000.0),
-    ("1056762948Ki", 1056762948 * 1024.0), ("2.5", 2.5), (3, 3.0)],
-    ids=["milli", "plain", "binary", "decimal", "exponent", "kibi", "fraction", "number"])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("500m", 0.5),
+        ("4", 4.0),
+        ("16Gi", 16 * 2**30),
+        ("129k", 129000.0),
+        ("1e3", 1000.0),
+        ("1056762948Ki", 1056762948 * 1024.0),
+        ("2.5", 2.5),
+        (3, 3.0),
+    ],
+    ids=["milli", "plain", "binary", "decimal", "exponent", "kibi", "fraction", "number"],
+)
 def test_quantities_parse_like_kubernetes(text, value):
     assert parse_quantity(text) == value
 
@@ -193,12 +236,16 @@ def test_a_gpu_count_must_be_whole():
 
 
 def test_a_pod_naming_an_unknown_priority_class_is_an_error():
-    data = json.loads(DUMP.replace('"2x"', '"2"').replace('"150%"', '1'))
+    data = json.loads(DUMP.replace('"2x"', '"2"').replace('"150%"', "1"))
     data["items"][2]["spec"]["priorityClassName"] = "gold"
     errors = import_uploads("kubectl", [(io.StringIO(json.dumps(data, indent=2)), "d.json")])
     assert [(e["line"], e["message"]) for e in errors] == [
-        (35, "Pod default/web-1: spec.priorityClassName: no PriorityClass with name 'gold' "
-             "was found")]
+        (
+            35,
+            "Pod default/web-1: spec.priorityClassName: no PriorityClass with name 'gold' "
+            "was found",
+        )
+    ]
 
 
 def _upload(text, name):
@@ -211,6 +258,8 @@ def test_a_relative_budget_on_pods_without_a_scalable_controller_is_noted():
     data = json.loads(DUMP.replace('"2x"', '"2"').replace('"150%"', '"50%"'))
     result = import_uploads("kubectl", [(io.StringIO(json.dumps(data)), "d.json")])
     assert result.mapping["workloads"][0]["pdb"] == {"minAvailable": 1}
-    assert ("budgets counted against their workload's members; Kubernetes finds no "
-            "scalable controller for these pods and would allow no voluntary disruption: "
-            "PodDisruptionBudget default/web") in result.notes
+    assert (
+        "budgets counted against their workload's members; Kubernetes finds no "
+        "scalable controller for these pods and would allow no voluntary disruption: "
+        "PodDisruptionBudget default/web"
+    ) in result.notes

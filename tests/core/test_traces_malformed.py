@@ -13,9 +13,11 @@ import pytest
 from scheduler_core.traces import TraceError, TraceFile, import_trace
 from scheduler_core.traces.quantity import QuantityError, parse_quantity
 
-NODE: dict[str, Any] = {"kind": "Node", "metadata": {"name": "n1"},
-                        "status": {"allocatable": {"nvidia.com/gpu": "8", "cpu": "96",
-                                                   "memory": "1Ti", "pods": "110"}}}
+NODE: dict[str, Any] = {
+    "kind": "Node",
+    "metadata": {"name": "n1"},
+    "status": {"allocatable": {"nvidia.com/gpu": "8", "cpu": "96", "memory": "1Ti", "pods": "110"}},
+}
 
 
 def import_text(fmt: str, text: str, name: str) -> list[dict[str, Any]]:
@@ -29,13 +31,17 @@ def kubectl_errors(*items: dict[str, Any]) -> list[dict[str, Any]]:
     return import_text("kubectl", text, "snapshot.json")
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("metadata", 5, "metadata: must be an object, not 5"),
-    ("spec", [], "spec: must be an object, not []"),
-    ("status", "up", 'status: must be an object, not "up"'),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("metadata", 5, "metadata: must be an object, not 5"),
+        ("spec", [], "spec: must be an object, not []"),
+        ("status", "up", 'status: must be an object, not "up"'),
+    ],
+)
 def test_a_kubectl_object_of_the_wrong_shape_is_an_error_naming_the_field(
-        field: str, value: Any, message: str) -> None:
+    field: str, value: Any, message: str
+) -> None:
     pod = {"kind": "Pod", "metadata": {"name": "p", "namespace": "d"}, field: value}
     [error] = kubectl_errors(NODE, pod)
     assert error["file"] == "snapshot.json"
@@ -66,11 +72,14 @@ def test_a_billion_gpu_csv_row_is_refused_with_its_line() -> None:
 
 def test_a_deep_or_nan_jsonl_line_is_an_error_with_its_line() -> None:
     deep = '{"node": ' + "[" * 100_000 + "]" * 100_000 + "}"
-    text = '{"node": {"name": "a", "gpus": 8}}\n' + deep + '\n{"node": {"name": "b", ' \
-        '"gpus": NaN}}\n'
+    text = (
+        '{"node": {"name": "a", "gpus": 8}}\n' + deep + '\n{"node": {"name": "b", "gpus": NaN}}\n'
+    )
     errors = import_text("jsonl", text, "t.jsonl")
     assert [(e["line"], e["message"]) for e in errors] == [
-        (2, "not a record: nested too deeply"), (3, "not JSON: NaN is not a JSON number")]
+        (2, "not a record: nested too deeply"),
+        (3, "not JSON: NaN is not a JSON number"),
+    ]
 
 
 def test_a_nul_in_a_jsonl_name_is_refused() -> None:

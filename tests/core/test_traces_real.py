@@ -31,17 +31,24 @@ def openb():
 def test_openb_has_1523_nodes_and_8152_pods(openb):
     assert openb.counts["nodes"] == 1523
     assert openb.counts["pods"] == 8152
-    assert sum(p.count for p in openb.spec.cluster.node_pools) + len(openb.spec.cluster.nodes) \
-        == 1523
-    assert sum(p.count * p.gpus for p in openb.spec.cluster.node_pools) \
-        + sum(n.gpus for n in openb.spec.cluster.nodes) == 6212
+    assert (
+        sum(p.count for p in openb.spec.cluster.node_pools) + len(openb.spec.cluster.nodes) == 1523
+    )
+    assert (
+        sum(p.count * p.gpus for p in openb.spec.cluster.node_pools)
+        + sum(n.gpus for n in openb.spec.cluster.nodes)
+        == 6212
+    )
 
 
 def test_openb_every_pod_is_a_workload_or_counted_out(openb):
     counts = openb.counts
     assert counts["skipped_pending"] == 897
-    left_out = (counts["skipped_pending"] + counts["skipped_ended_before_the_start"]
-                + counts["skipped_after_the_horizon"])
+    left_out = (
+        counts["skipped_pending"]
+        + counts["skipped_ended_before_the_start"]
+        + counts["skipped_after_the_horizon"]
+    )
     assert counts["workloads"] + left_out == 8152
     assert len(openb.spec.workloads) == counts["workloads"]
 
@@ -67,8 +74,9 @@ def test_dlrm_imports_every_instance_with_a_derived_or_given_cluster():
     derived = import_trace("dlrm", [DLRM])
     assert derived.counts["pods"] == 23871
     assert derived.counts["workloads"] == 23871
-    given = import_trace("dlrm", [DLRM], ImportOptions(
-        nodes=("spot", (TraceFile.from_path(SPOT),))))
+    given = import_trace(
+        "dlrm", [DLRM], ImportOptions(nodes=("spot", (TraceFile.from_path(SPOT),)))
+    )
     assert given.counts["nodes"] == 4278
 
 
@@ -77,8 +85,10 @@ def test_pai_machine_list_with_its_header():
     result = import_trace("pai", [PAI / "pai_machine_spec.header", PAI / "pai_machine_spec.csv"])
     assert result.counts["nodes"] == 1897
     cluster = result.spec.cluster
-    assert sum(p.count * p.gpus for p in cluster.node_pools) + sum(n.gpus for n in cluster.nodes) \
+    assert (
+        sum(p.count * p.gpus for p in cluster.node_pools) + sum(n.gpus for n in cluster.nodes)
         == 6742
+    )
 
 
 def test_spot_node_list():
@@ -86,5 +96,7 @@ def test_spot_node_list():
     result = import_trace("spot", [SPOT])
     cluster = result.spec.cluster
     assert result.counts["nodes"] == 4278
-    assert sum(p.count * p.gpus for p in cluster.node_pools) + sum(n.gpus for n in cluster.nodes) \
+    assert (
+        sum(p.count * p.gpus for p in cluster.node_pools) + sum(n.gpus for n in cluster.nodes)
         == 10412
+    )

@@ -24,13 +24,19 @@ from scheduler_core.traces.scenarios import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
-FULL_CLUSTER = "\n".join([
-    '{"priorityClass": {"name": "batch", "value": 100}}',
-    '{"node": {"name": "gpu", "gpus": 8, "count": 2}}',
-    '{"node": {"name": "cpu", "gpus": 0, "count": 2}}',
-    '{"job": {"name": "fill", "arrival": 0, "gpus": 8, "members": 2, "priorityClass": "batch",'
-    ' "kind": "batch", "duration": 100000}}',
-]) + "\n"
+FULL_CLUSTER = (
+    "\n".join(
+        [
+            '{"priorityClass": {"name": "batch", "value": 100}}',
+            '{"node": {"name": "gpu", "gpus": 8, "count": 2}}',
+            '{"node": {"name": "cpu", "gpus": 0, "count": 2}}',
+            '{"job": {"name": "fill", "arrival": 0, "gpus": 8, "members": 2,'
+            ' "priorityClass": "batch",'
+            ' "kind": "batch", "duration": 100000}}',
+        ]
+    )
+    + "\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +50,11 @@ def test_an_injected_urgent_group_outranks_everything_and_preempts(recorded):
     urgent = spec["workloads"][-1]
     assert urgent["urgent"] is True
     assert urgent["podGroup"] == {"minCount": 2}
-    assert spec["priorityClasses"][-1] == {"name": "urgent", "value": 1100,
-                                           "description": "the injected urgent group"}
+    assert spec["priorityClasses"][-1] == {
+        "name": "urgent",
+        "value": 1100,
+        "description": "the injected urgent group",
+    }
     assert "urgent" not in {w["name"] for w in recorded["workloads"]}  # input unchanged
     result = simulate(parse_spec(spec), "default")
     victims = {e.pod for e in result.events if e.reason == ev.PREEMPTED}
@@ -65,27 +74,34 @@ def test_spot_reclaim_picks_a_reproducible_share_of_gpu_nodes(recorded):
     event = spec["variants"][1]["set"]["events"][0]
     assert len(event["nodes"]) == 1
     assert event["nodes"][0] in {"gpu-0", "gpu-1"}  # never a CPU node
-    assert event == add_spot_reclaim(recorded, share=0.5, at=300, seed=1)[
-        "variants"][1]["set"]["events"][0]
+    assert (
+        event
+        == add_spot_reclaim(recorded, share=0.5, at=300, seed=1)["variants"][1]["set"]["events"][0]
+    )
     result = simulate(parse_spec(spec), "spot-reclaim-50pct-at-300s")
     lost = [e.node for e in result.events if e.reason == ev.NODE_LOST]
     assert lost == event["nodes"]
 
 
 def test_gpu_node_names_follow_the_spec_order():
-    cluster = {"nodePools": [{"name": "a", "count": 2, "gpus": 8}, {"name": "c", "gpus": 0}],
-               "nodes": [{"name": "x", "gpus": 1}]}
+    cluster = {
+        "nodePools": [{"name": "a", "count": 2, "gpus": 8}, {"name": "c", "gpus": 0}],
+        "nodes": [{"name": "x", "gpus": 1}],
+    }
     assert gpu_node_names(cluster) == ["a-0", "a-1", "x"]
 
 
 def test_an_alternative_qos_mapping_becomes_class_overrides():
-    imported = import_trace("openb", [FIXTURES / "openb_nodes.csv",
-                                      FIXTURES / "openb_pods.csv"])
+    imported = import_trace("openb", [FIXTURES / "openb_nodes.csv", FIXTURES / "openb_pods.csv"])
     alternative = OPENB_QOS.with_assignments("BE=best-effort:20000:Never")
     spec = add_qos_variant(imported.mapping, OPENB_QOS, alternative, name="be-first")
-    assert spec["variants"][1] == {"name": "be-first", "set": {
-        "priorityClasses.best-effort.value": 20000,
-        "priorityClasses.best-effort.preemptionPolicy": "Never"}}
+    assert spec["variants"][1] == {
+        "name": "be-first",
+        "set": {
+            "priorityClasses.best-effort.value": 20000,
+            "priorityClasses.best-effort.preemptionPolicy": "Never",
+        },
+    }
     parsed = parse_spec(spec)
     from scheduler_core.spec import resolve_variant
 
@@ -107,18 +123,22 @@ def test_an_identical_alternative_has_nothing_to_compare():
 
 def test_policy_variants_compare_preemption_policies(recorded):
     spec = add_policy_variants(recorded, ["pod", "none"])
-    assert spec["variants"] == [{"name": "preemption-pod", "preemption": "pod"},
-                                {"name": "preemption-none", "preemption": "none"}]
+    assert spec["variants"] == [
+        {"name": "preemption-pod", "preemption": "pod"},
+        {"name": "preemption-none", "preemption": "none"},
+    ]
 
 
-@pytest.mark.parametrize(("text", "parsed"), [("4x8@3600", (4, 8, 3600.0)),
-                                              (" 1 x 2 @ 0.5 ", (1, 2, 0.5))])
+@pytest.mark.parametrize(
+    ("text", "parsed"), [("4x8@3600", (4, 8, 3600.0)), (" 1 x 2 @ 0.5 ", (1, 2, 0.5))]
+)
 def test_urgent_shorthand(text, parsed):
     assert parse_urgent(text) == parsed
 
 
-@pytest.mark.parametrize(("text", "parsed"), [("0.1@7200", (0.1, 7200.0)),
-                                              ("10%@60", (0.1, 60.0)), ("1@0", (1.0, 0.0))])
+@pytest.mark.parametrize(
+    ("text", "parsed"), [("0.1@7200", (0.1, 7200.0)), ("10%@60", (0.1, 60.0)), ("1@0", (1.0, 0.0))]
+)
 def test_reclaim_shorthand(text, parsed):
     assert parse_reclaim(text) == pytest.approx(parsed)
 

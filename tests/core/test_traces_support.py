@@ -18,9 +18,17 @@ from scheduler_core.traces.source import TraceFile
 from scheduler_core.traces.yamlout import dump_spec
 
 
-@pytest.mark.parametrize(("text", "name"), [
-    ("openb-pod-0001", "openb-pod-0001"), ("Instance_3", "instance-3"),
-    ("a.b/c", "a-b-c"), ("--x--", "x"), ("___", "w"), ("x" * 80, "x" * 63)])
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("openb-pod-0001", "openb-pod-0001"),
+        ("Instance_3", "instance-3"),
+        ("a.b/c", "a-b-c"),
+        ("--x--", "x"),
+        ("___", "w"),
+        ("x" * 80, "x" * 63),
+    ],
+)
 def test_dns_names_are_what_the_spec_and_override_paths_accept(text, name):
     assert dns_name(text) == name
 
@@ -46,7 +54,8 @@ def test_identical_node_shapes_group_even_when_they_arrive_apart():
     provenance = Provenance()
     assert grouper.cluster(provenance) == {
         "nodePools": [{"name": "gpu", "count": 2, "gpus": 8}],
-        "nodes": [{"name": "b", "gpus": 4}]}
+        "nodes": [{"name": "b", "gpus": 4}],
+    }
     assert provenance.locate("cluster.nodes[0].gpus") == Origin("f", 1)
 
 
@@ -55,11 +64,12 @@ def test_defaults_overrides_are_checked():
     assert table.for_kind("training").checkpoint_interval_seconds is None
     assert table.for_kind("training").workload_fields()["checkpoint"] == {"intervalSeconds": None}
     for key, value, message in [
-            ("gpu.startupSeconds", 1, "unknown kind 'gpu'"),
-            ("batch.checkpointIntervalSeconds", 0, "must be positive"),
-            ("batch.recovery", "magic", "'magic' is not one of"),
-            ("batch.checkpointOnSigterm", "maybe", "'maybe' is not true or false"),
-            ("batch.stopSeconds", "-1", "must be at least 0")]:
+        ("gpu.startupSeconds", 1, "unknown kind 'gpu'"),
+        ("batch.checkpointIntervalSeconds", 0, "must be positive"),
+        ("batch.recovery", "magic", "'magic' is not one of"),
+        ("batch.checkpointOnSigterm", "maybe", "'maybe' is not true or false"),
+        ("batch.stopSeconds", "-1", "must be at least 0"),
+    ]:
         with pytest.raises(DefaultsError, match=message):
             KindDefaults.builtin().with_overrides({key: value})
 
@@ -71,8 +81,9 @@ def test_the_stop_time_never_exceeds_the_grace_period():
 
 def test_a_mapping_document_is_validated():
     with pytest.raises(MappingError, match="maps to 'gold', which is not in 'classes'"):
-        load_mapping("classes: [{name: x, value: 1}]\nqos: {LS: {priorityClass: gold}}\n",
-                     OPENB_QOS)
+        load_mapping(
+            "classes: [{name: x, value: 1}]\nqos: {LS: {priorityClass: gold}}\n", OPENB_QOS
+        )
     with pytest.raises(MappingError, match="less than or equal to 1000000000"):
         OPENB_QOS.with_assignments("LS=top:2000000000")
     with pytest.raises(MappingError, match="is not QOS=CLASS"):
@@ -87,18 +98,32 @@ def test_a_fallback_maps_labels_the_mapping_does_not_list():
 
 
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(10**12), max_value=10**12),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**12), max_value=10**12),
     st.floats(allow_nan=False, allow_infinity=False, min_value=-1e15, max_value=1e15),
-    st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=3),
-    st.dictionaries(st.text(st.characters(whitelist_categories=("L", "N")), min_size=1,
-                            max_size=8), inner, max_size=3)), max_leaves=8)
+    st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=8),
+            inner,
+            max_size=3,
+        ),
+    ),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=200, deadline=None)
-@given(document=st.dictionaries(st.sampled_from(["name", "cluster", "workloads", "yes", "on"]),
-                                VALUES, max_size=4))
+@given(
+    document=st.dictionaries(
+        st.sampled_from(["name", "cluster", "workloads", "yes", "on"]), VALUES, max_size=4
+    )
+)
 def test_the_compact_yaml_reads_back_as_the_same_mapping(document):
     assert yaml.safe_load(dump_spec(document, ["a note"])) == (document or None)
 
@@ -114,13 +139,23 @@ def test_an_import_is_deterministic_down_to_the_bytes():
     assert dump_spec(first.mapping, first.notes) == dump_spec(second.mapping, second.notes)
 
 
-@pytest.mark.parametrize(("fmt", "data", "line"), [
-    ("csv", b"name,gpus\nn1,8\nn\xff2,8\n", 3),
-    ("jsonl", b'{"node": {"name": "n", "gpus": 8}}\n{"node": {"name": "\xff"}}\n', 2),
-    ("pai", b"a1,CPU,96,512,0\n\xfe,CPU,96,512,0\n", 2),
-    ("kubectl", b'{"items": [\n\xff]}', 2),
-], ids=["csv", "jsonl", "pai-headerless", "kubectl"])
+@pytest.mark.parametrize(
+    ("fmt", "data", "line"),
+    [
+        ("csv", b"name,gpus\nn1,8\nn\xff2,8\n", 3),
+        ("jsonl", b'{"node": {"name": "n", "gpus": 8}}\n{"node": {"name": "\xff"}}\n', 2),
+        ("pai", b"a1,CPU,96,512,0\n\xfe,CPU,96,512,0\n", 2),
+        ("kubectl", b'{"items": [\n\xff]}', 2),
+    ],
+    ids=["csv", "jsonl", "pai-headerless", "kubectl"],
+)
 def test_bytes_that_are_not_utf8_are_an_error_at_their_line(fmt, data, line):
     errors = import_uploads(fmt, [(io.BytesIO(data), "upload")])
-    assert errors == [{"file": "upload", "line": line, "column": 0,
-                       "message": "not UTF-8 text (invalid start byte)"}]
+    assert errors == [
+        {
+            "file": "upload",
+            "line": line,
+            "column": 0,
+            "message": "not UTF-8 text (invalid start byte)",
+        }
+    ]

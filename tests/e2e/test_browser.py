@@ -73,20 +73,21 @@ def test_an_error_in_the_form_is_shown_beside_the_field(browser, server, stack):
 
     field = page.locator("[data-field='workloads-0-gpus']")
     assert field.locator(".errorlist").inner_text() == (
-        "Input should be a valid integer, unable to parse string as an integer")
+        "Input should be a valid integer, unable to parse string as an integer"
+    )
     assert field.locator("input").input_value() == "eight"
     assert Experiment.objects.count() == 0
 
 
 def test_the_cancel_button_stops_a_running_run(browser, server, stack):
-    stack.start_worker(name="slow", SLOW_SIMULATION_SECONDS="60",
-                       LAB_PROGRESS_EVERY_SECONDS="0.2")
+    stack.start_worker(name="slow", SLOW_SIMULATION_SECONDS="60", LAB_PROGRESS_EVERY_SECONDS="0.2")
     page = _logged_in_page(browser, server, [])
     page.click(f'a[data-preset="{PRESET}"]')
     page.click("#save")
     page.click("#run-button")
     page.wait_for_function(
-        "() => document.getElementById('progress-overall').value > 0", timeout=60_000)
+        "() => document.getElementById('progress-overall').value > 0", timeout=60_000
+    )
     page.screenshot(path=SCREENSHOTS / "5-run-in-progress.png", full_page=True)
 
     page.click("#cancel-button")

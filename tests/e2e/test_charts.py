@@ -18,8 +18,10 @@ from tests.web.charts_support import big_cluster_spec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PASSWORD = "correct horse battery staple"
-READY = ("() => document.documentElement.dataset.chartsReady === 'true' || "
-         "document.documentElement.dataset.chartsError")
+READY = (
+    "() => document.documentElement.dataset.chartsReady === 'true' || "
+    "document.documentElement.dataset.chartsError"
+)
 DRAWN = """() => Array.from(document.querySelectorAll('[data-chart]')).filter(el => !el.hidden)
   .map(el => [el.id, el.querySelectorAll('.main-svg').length > 0])"""
 
@@ -33,8 +35,7 @@ class Visit:
         self.errors: list[str] = []
         self.page = browser.new_page(viewport={"width": 1400, "height": 900})
         self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
-                     else None)
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.goto(f"{server}/")
         self.page.fill("#id_username", username)
@@ -58,7 +59,8 @@ class Visit:
         return self.page.evaluate(
             f"() => {{ const el = document.getElementById('{element_id}');"
             " return {data: el.data.map(t => ({name: t.name, type: t.type,"
-            " customdata: t.customdata || null})), title: el.layout.title.text}; }")
+            " customdata: t.customdata || null})), title: el.layout.title.text}; }"
+        )
 
     def only_this_server(self) -> bool:
         return {urlparse(url).netloc for url in self.requests} == {urlparse(self.server).netloc}
@@ -92,14 +94,26 @@ def test_a_finished_run_draws_every_chart(browser, server, alice):
 
     charts = visit.charts()
     assert set(charts) == {
-        "chart-headline-time_to_victims_released", "chart-headline-time_to_group_useful",
-        "chart-headline-lost_work", "chart-headline-time_to_recover",
-        "chart-headline-stranded_capacity", "chart-tradeoff", "chart-milestones",
-        "chart-gantt", "chart-states", "chart-costs", "chart-recovery"}
+        "chart-headline-time_to_victims_released",
+        "chart-headline-time_to_group_useful",
+        "chart-headline-lost_work",
+        "chart-headline-time_to_recover",
+        "chart-headline-stranded_capacity",
+        "chart-tradeoff",
+        "chart-milestones",
+        "chart-gantt",
+        "chart-states",
+        "chart-costs",
+        "chart-recovery",
+    }
     assert all(charts.values()), charts
     victims = next(t for t in visit.figure("chart-gantt")["data"] if t["name"] == "victim")
-    assert sorted(c[0] for c in victims["customdata"]) == ["train-0", "train-1", "train-2",
-                                                           "train-3"]
+    assert sorted(c[0] for c in victims["customdata"]) == [
+        "train-0",
+        "train-1",
+        "train-2",
+        "train-3",
+    ]
     assert visit.errors == []
     assert visit.only_this_server()
 
@@ -118,10 +132,14 @@ def test_the_run_page_controls(browser, server, alice):
     page.click("#workloads-table th[data-sort='workload']")
     page.wait_for_selector("#workloads-table th[data-sort='workload'][aria-sort='descending']")
     assert page.locator("#workloads-table tbody td:first-child").all_inner_texts() == [
-        "urgent urgent", "train", "eval"]
+        "urgent urgent",
+        "train",
+        "eval",
+    ]
     page.fill("#workloads-filter", "independent")
-    page.wait_for_function("() => document.getElementById('workloads-count').textContent"
-                           ".startsWith('1 of 3')")
+    page.wait_for_function(
+        "() => document.getElementById('workloads-count').textContent.startsWith('1 of 3')"
+    )
 
     page.select_option("#events-reason", "Preempted")
     page.wait_for_function("() => document.querySelectorAll('#events-table tbody tr').length === 4")
@@ -142,8 +160,9 @@ def test_a_large_cluster_opens_on_a_heatmap_and_zooms_into_a_group(browser, serv
     first = visit.figure("chart-gantt")["title"]
     other = "b" if first.endswith(": a") else "a"
     page.select_option("#timeline-group", label=other)
-    page.wait_for_function("() => document.getElementById('chart-gantt').layout.title.text"
-                           f".endsWith(': {other}')")
+    page.wait_for_function(
+        f"() => document.getElementById('chart-gantt').layout.title.text.endsWith(': {other}')"
+    )
     page.locator("#charts-timeline").screenshot(path=SCREENSHOTS / "charts-3-timeline-groups.png")
     assert visit.errors == []
 
@@ -224,8 +243,7 @@ def test_no_chart_clips_a_label_or_hides_an_axis_title(browser, server, alice):
     assert visit.errors == []
 
 
-def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser, server,
-                                                                       alice):
+def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser, server, alice):
     run = _finished_run(alice, preset_document("s1-training-vs-shards"))
     visit = Visit(browser, server, "alice")
     page = visit.page
@@ -242,8 +260,7 @@ def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser,
 
     visit.open(f"/runs/{run.pk}/")  # the choice is remembered in this browser
     assert lost.count() == 0
-    assert page.locator("#workloads-table thead th").first.get_attribute("data-sort") == \
-        "workload"
+    assert page.locator("#workloads-table thead th").first.get_attribute("data-sort") == "workload"
     assert visit.errors == []
 
 
@@ -257,8 +274,10 @@ def test_each_chart_downloads_as_png_and_svg_and_the_tables_as_files(browser, se
     page = visit.page
     chart = page.locator("#chart-milestones")
     chart.hover()
-    titles = page.evaluate("() => Array.from(document.querySelectorAll("
-                           "'#chart-milestones .modebar-btn')).map(b => b.dataset.title)")
+    titles = page.evaluate(
+        "() => Array.from(document.querySelectorAll("
+        "'#chart-milestones .modebar-btn')).map(b => b.dataset.title)"
+    )
     assert not any("Share" in title for title in titles)  # nothing leaves this server
 
     with page.expect_download() as svg:

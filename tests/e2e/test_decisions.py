@@ -31,8 +31,9 @@ def test_a_victim_mark_opens_its_decision_panel(browser, server, alice):
     page = visit.page
     page.set_viewport_size({"width": 1440, "height": 900})
     visit.open(f"/runs/{run.pk}/")
-    page.wait_for_function("() => document.getElementById('decision-panel').dataset.listening"
-                           " === 'true'")
+    page.wait_for_function(
+        "() => document.getElementById('decision-panel').dataset.listening === 'true'"
+    )
 
     mark = page.evaluate(MARK)
     page.mouse.move(mark["x"], mark["y"])

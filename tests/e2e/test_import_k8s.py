@@ -15,8 +15,13 @@ from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 PASSWORD = "correct horse battery staple"
-THREE_CLASS = (Path(__file__).resolve().parents[1] / "core" / "fixtures" / "k8s"
-               / "seed-004-three-class-setup.yaml")
+THREE_CLASS = (
+    Path(__file__).resolve().parents[1]
+    / "core"
+    / "fixtures"
+    / "k8s"
+    / "seed-004-three-class-setup.yaml"
+)
 
 
 def test_pasted_manifests_are_previewed_edited_and_saved(browser, server):

@@ -31,8 +31,9 @@ def test_an_uploaded_trace_becomes_an_experiment_the_browser_lands_on(browser, s
     page.click("#import-link")
     page.wait_for_selector("#import-form")
     page.select_option("select[name='format']", "openb")
-    page.set_input_files("input[name='files']", [TRACES / "openb_nodes.csv",
-                                                  TRACES / "openb_pods.csv"])
+    page.set_input_files(
+        "input[name='files']", [TRACES / "openb_nodes.csv", TRACES / "openb_pods.csv"]
+    )
     mapping = page.locator("textarea[name='qos_map_openb']")
     mapping.fill(mapping.input_value().replace("value: 1000\n", "value: 7\n"))
     page.fill("input[name='tags']", "e2e-import")

@@ -33,27 +33,30 @@ def reclaim(alice):
 
 
 def _seeded(run, variant: str) -> dict:
-    return {seed: summary["lost_work"] for seed, summary in
-            run.replications.filter(variant=variant).values_list("seed", "summary")}
+    return {
+        seed: summary["lost_work"]
+        for seed, summary in run.replications.filter(variant=variant).values_list("seed", "summary")
+    }
 
 
 def test_the_compare_page_shows_paired_deltas(browser, server, reclaim):
     visit = Visit(browser, server, "alice")
     visit.page.set_viewport_size(VIEWPORT)
-    visit.open(f"/compare/?v={reclaim.pk}:no-notice-checkpoint"
-               f"&v={reclaim.pk}:checkpoint-on-notice&diff=1")
+    visit.open(
+        f"/compare/?v={reclaim.pk}:no-notice-checkpoint&v={reclaim.pk}:checkpoint-on-notice&diff=1"
+    )
     page = visit.page
 
     delta = page.locator("#compare-table tr[data-metric='lost_work'] .delta[data-interval]")
     kinds = delta.evaluate_all("els => els.map(e => e.dataset.interval)")
     assert kinds == ["", "paired"]  # the baseline, then the paired difference
-    expected = difference(_seeded(reclaim, "no-notice-checkpoint"),
-                          _seeded(reclaim, "checkpoint-on-notice"))
+    expected = difference(
+        _seeded(reclaim, "no-notice-checkpoint"), _seeded(reclaim, "checkpoint-on-notice")
+    )
     text = delta.nth(1).inner_text()
     assert text.startswith(f"-{-expected.mean:,.0f} ± ")
     assert text.rstrip().endswith("PAIRED")  # the kind is printed (small caps by CSS)
-    assert page.locator("#compare-interval-kind").inner_text().startswith(
-        "Intervals shown: paired")
+    assert page.locator("#compare-interval-kind").inner_text().startswith("Intervals shown: paired")
     assert page.locator("#parameter-diff tbody tr").count() == 2
     page.locator("#compare-table").scroll_into_view_if_needed()
     page.screenshot(path=SCREENSHOTS / "stats-1-compare-paired.png")
@@ -77,7 +80,8 @@ def test_the_replication_selector_draws_and_keeps_each_replication(browser, serv
         chosen = reclaim.replications.get(variant="checkpoint-on-notice", replication=number)
         page.select_option("#timeline-variant", str(chosen.pk))
         page.wait_for_function(
-            "() => document.getElementById('timeline-status').textContent === ''")
+            "() => document.getElementById('timeline-status').textContent === ''"
+        )
         assert parse_qs(urlparse(page.url).query)["replication"] == [str(chosen.pk)]
         drawn[chosen.pk] = page.evaluate(GANTT)
     assert len(set(drawn.values())) > 1
@@ -106,12 +110,16 @@ def test_s8_none_is_flagged_and_reads_never_in_the_browser(browser, server, alic
     page = visit.page
 
     assert page.locator("#run-unserved").inner_text().startswith("⚠ none: an urgent workload")
-    notes = page.evaluate("() => document.getElementById('chart-headline-time_to_group_useful')"
-                          ".layout.annotations.map(a => [a.x, a.text])")
+    notes = page.evaluate(
+        "() => document.getElementById('chart-headline-time_to_group_useful')"
+        ".layout.annotations.map(a => [a.x, a.text])"
+    )
     assert ["none", "never (> horizon)"] in notes
     assert ["workload-aware", "★ best"] in notes
-    lost = page.evaluate("() => document.getElementById('chart-headline-lost_work')"
-                         ".layout.annotations.map(a => [a.x, a.text])")
+    lost = page.evaluate(
+        "() => document.getElementById('chart-headline-lost_work')"
+        ".layout.annotations.map(a => [a.x, a.text])"
+    )
     assert ["none", "★ best"] not in lost
     page.locator("#charts-glance").scroll_into_view_if_needed()
     page.screenshot(path=SCREENSHOTS / "stats-3-s8-unserved.png")

@@ -35,7 +35,10 @@ def _drawn(visit: Visit) -> dict:
 
 
 def test_the_gang_s_stranded_band_spans_exactly_the_interval_the_events_give(
-        browser, server, alice):  # noqa: F811
+    browser,
+    server,
+    alice,  # noqa: F811
+):
     run = _finished_run(alice, gang_document())
     events = RunEvent.objects.filter(replication__run=run).order_by("seq")
     start, end = stranded_interval_from_events(events)
@@ -43,22 +46,23 @@ def test_the_gang_s_stranded_band_spans_exactly_the_interval_the_events_give(
 
     visit.open(f"/runs/{run.pk}/")
     visit.page.locator("#charts-timeline").screenshot(
-        path=SCREENSHOTS / "timeline-stranded-band.png")
+        path=SCREENSHOTS / "timeline-stranded-band.png"
+    )
 
     drawn = _drawn(visit)
-    assert sorted(drawn["bars"]) == [[pod, start, end, 2] for pod in
-                                     ("train-0", "train-1", "train-2")]
-    inside = {y for x, y in zip(drawn["x"], drawn["y"], strict=True)
-              if start + 15 < x < end - 15}
-    outside = {y for x, y in zip(drawn["x"], drawn["y"], strict=True)
-               if x < start - 15 or x > end + 15}
+    assert sorted(drawn["bars"]) == [
+        [pod, start, end, 2] for pod in ("train-0", "train-1", "train-2")
+    ]
+    inside = {y for x, y in zip(drawn["x"], drawn["y"], strict=True) if start + 15 < x < end - 15}
+    outside = {
+        y for x, y in zip(drawn["x"], drawn["y"], strict=True) if x < start - 15 or x > end + 15
+    }
     assert inside == {6}
     assert outside == {0}
     assert visit.errors == []
 
 
-def test_s1_pod_draws_no_stranded_band_because_its_events_give_none(
-        browser, server, alice):  # noqa: F811
+def test_s1_pod_draws_no_stranded_band_because_its_events_give_none(browser, server, alice):  # noqa: F811
     run = _finished_run(alice, preset_document("s1-training-vs-shards"))
     pod = run.replications.get(variant="pod")
     assert not RunEvent.objects.filter(replication=pod, reason="Stranded").exists()

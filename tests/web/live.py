@@ -48,10 +48,16 @@ class Stack:
         return "filesystem" if connection.vendor == "sqlite" else "redis"
 
     def env(self, **overrides: str) -> dict[str, str]:
-        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.base",
-               "PYTHONPATH": str(ROOT), "DATABASE_URL": database_url(),
-               "LAB_VAR_DIR": str(self.var_dir), "CELERY_TASK_DEFAULT_QUEUE": self.queue,
-               "CELERY_TASK_ALWAYS_EAGER": "false", "DB_CONN_MAX_AGE": "0"}
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.base",
+            "PYTHONPATH": str(ROOT),
+            "DATABASE_URL": database_url(),
+            "LAB_VAR_DIR": str(self.var_dir),
+            "CELERY_TASK_DEFAULT_QUEUE": self.queue,
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            "DB_CONN_MAX_AGE": "0",
+        }
         if self.broker_kind == "redis":
             env["CELERY_BROKER_URL"] = env["CELERY_RESULT_BACKEND"] = TEST_REDIS_URL
         else:
@@ -59,35 +65,72 @@ class Stack:
             env.pop("CELERY_RESULT_BACKEND", None)
         return {**env, **self.extra_env, **overrides}
 
-    def start_worker(self, *, name: str, beat: bool = False, concurrency: int = 1,
-                     **env: str) -> subprocess.Popen[bytes]:
+    def start_worker(
+        self, *, name: str, beat: bool = False, concurrency: int = 1, **env: str
+    ) -> subprocess.Popen[bytes]:
         """A real ``celery worker`` (prefork) in its own process group."""
-        command = [sys.executable, str(ROOT / "tests/web/worker_harness.py"), "worker",
-                   "-Q", self.queue, "-n", f"{name}-{self.queue}@%h", "--pool", "prefork",
-                   "--concurrency", str(concurrency), "--loglevel", "INFO",
-                   "--without-gossip", "--without-mingle"]
+        command = [
+            sys.executable,
+            str(ROOT / "tests/web/worker_harness.py"),
+            "worker",
+            "-Q",
+            self.queue,
+            "-n",
+            f"{name}-{self.queue}@%h",
+            "--pool",
+            "prefork",
+            "--concurrency",
+            str(concurrency),
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+        ]
         if beat:
             command += ["--beat", "--schedule", str(self.var_dir / f"beat-{name}")]
         return self._start(command, self.var_dir / f"{name}.log", self.env(**env))
 
     def start_web(self, port: int, **env: str) -> subprocess.Popen[bytes]:
         """The production WSGI server (gunicorn) serving the app."""
-        command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind",
-                   f"127.0.0.1:{port}", "--workers", "1", "--threads", "4", "--keep-alive", "30"]
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "1",
+            "--threads",
+            "4",
+            "--keep-alive",
+            "30",
+        ]
         return self._start(command, self.var_dir / "web.log", self.env(**env))
 
     def manage(self, *args: str) -> str:
         """``manage.py ARGS`` in a separate process with this stack's environment."""
-        done = subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], env=self.env(),
-                              capture_output=True, text=True, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args],
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def _start(self, command: list[str], log: Path, env: dict[str, str]
-               ) -> subprocess.Popen[bytes]:
+    def _start(self, command: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
         with log.open("ab") as out:
-            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.processes.append(process)
         return process
 
@@ -109,8 +152,10 @@ class Stack:
                 process.wait(timeout=5)
 
     def logs(self) -> str:
-        return "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-4000:]}"
-                         for log in sorted(self.var_dir.glob("*.log")))
+        return "\n".join(
+            f"--- {log.name}\n{log.read_text(errors='replace')[-4000:]}"
+            for log in sorted(self.var_dir.glob("*.log"))
+        )
 
 
 def live_stack(tmp_path: Path) -> Iterator[Stack]:
@@ -121,8 +166,14 @@ def live_stack(tmp_path: Path) -> Iterator[Stack]:
         stack.stop_all()
 
 
-def wait_for(condition: Callable[[], Any], *, timeout: float, what: str,
-             stack: Stack | None = None, every: float = 0.2) -> Any:
+def wait_for(
+    condition: Callable[[], Any],
+    *,
+    timeout: float,
+    what: str,
+    stack: Stack | None = None,
+    every: float = 0.2,
+) -> Any:
     """Poll until ``condition()`` is truthy; fail with the processes' logs if it never is."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

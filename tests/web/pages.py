@@ -44,8 +44,12 @@ class _FormReader(HTMLParser):
         if tag == "form" and self.inside:
             self.inside = False
         elif tag == "select" and self._select:
-            self.fields.append((self._select, self._selected if self._selected is not None
-                                else self._first_option or ""))
+            self.fields.append(
+                (
+                    self._select,
+                    self._selected if self._selected is not None else self._first_option or "",
+                )
+            )
             self._select = None
         elif tag == "textarea" and self._textarea:
             text = "".join(self._text)

@@ -18,38 +18,67 @@ def _texts(figure) -> list[str]:
     return [a.text for a in figure.layout.annotations]
 
 
-@pytest.mark.parametrize(("values", "metric", "best"), [
-    ([3.0, 1.0, 2.0], "lost_work", [1]),
-    ([0.5, 0.9, 0.7], "goodput", [1]),
-    ([0.5, 0.9, 0.7], "gpu_utilization", [1]),
-    ([1.0, 1.0, 2.0], "lost_work", [0, 1]),
-    ([2.0, 2.0], "lost_work", []),
-    ([None, 4.0, 9.0], "time_to_group_useful", [1]),
-    ([None, 4.0], "time_to_group_useful", []),
-    ([5.0], "lost_work", []),
-], ids=["lowest-wins", "goodput-highest", "utilization-highest", "ties-all-win",
-        "all-equal-none", "blank-never-best", "one-value-is-not-best", "single-variant"])
+@pytest.mark.parametrize(
+    ("values", "metric", "best"),
+    [
+        ([3.0, 1.0, 2.0], "lost_work", [1]),
+        ([0.5, 0.9, 0.7], "goodput", [1]),
+        ([0.5, 0.9, 0.7], "gpu_utilization", [1]),
+        ([1.0, 1.0, 2.0], "lost_work", [0, 1]),
+        ([2.0, 2.0], "lost_work", []),
+        ([None, 4.0, 9.0], "time_to_group_useful", [1]),
+        ([None, 4.0], "time_to_group_useful", []),
+        ([5.0], "lost_work", []),
+    ],
+    ids=[
+        "lowest-wins",
+        "goodput-highest",
+        "utilization-highest",
+        "ties-all-win",
+        "all-equal-none",
+        "blank-never-best",
+        "one-value-is-not-best",
+        "single-variant",
+    ],
+)
 def test_best_indexes(values, metric, best):
     assert best_indexes(values, metric) == best
 
 
-@pytest.mark.parametrize(("points", "front"), [
-    ([(1, 5), (2, 2), (5, 1), (3, 3)], [0, 1, 2]),
-    ([(1, 1), (2, 2), (3, 3)], [0]),
-    ([(1, 1), (1, 1), (2, 0)], [0, 1, 2]),
-    ([(1, 2), (1, 3)], [0]),
-    ([(None, 1), (2, 2)], [1]),
-    ([], []),
-], ids=["trade-off-curve", "one-dominates", "equal-points-kept", "tie-on-x-better-y",
-        "missing-coordinate-off-front", "empty"])
+@pytest.mark.parametrize(
+    ("points", "front"),
+    [
+        ([(1, 5), (2, 2), (5, 1), (3, 3)], [0, 1, 2]),
+        ([(1, 1), (2, 2), (3, 3)], [0]),
+        ([(1, 1), (1, 1), (2, 0)], [0, 1, 2]),
+        ([(1, 2), (1, 3)], [0]),
+        ([(None, 1), (2, 2)], [1]),
+        ([], []),
+    ],
+    ids=[
+        "trade-off-curve",
+        "one-dominates",
+        "equal-points-kept",
+        "tie-on-x-better-y",
+        "missing-coordinate-off-front",
+        "empty",
+    ],
+)
 def test_pareto_front(points, front):
     assert pareto_front(points) == front
 
 
 def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
-    figure = validated(headline_figure([variant("pod", lost_work=12240.0),
-                              variant("wa-all", lost_work=96.0),
-                              variant("none", lost_work=None)], "lost_work"))
+    figure = validated(
+        headline_figure(
+            [
+                variant("pod", lost_work=12240.0),
+                variant("wa-all", lost_work=96.0),
+                variant("none", lost_work=None),
+            ],
+            "lost_work",
+        )
+    )
 
     bars, dots = figure.data
     assert (bars.type, dots.type) == ("bar", "scatter")
@@ -59,14 +88,22 @@ def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
     assert bars.error_y.visible is False
     assert list(dots.x) == ["pod", "wa-all"]
     assert [(a.text, a.x) for a in figure.layout.annotations] == [
-        (BEST_MARK, "wa-all"), (sc.metric_info("lost_work").null, "none")]
+        (BEST_MARK, "wa-all"),
+        (sc.metric_info("lost_work").null, "none"),
+    ]
     assert figure.layout.title.text == "Lost work (GPU·s)"
 
 
 def test_headline_shows_the_spread_of_replications():
-    figure = validated(headline_figure([
-        replicated("a", "time_to_recover", [10.0, 12.0, 14.0]),
-        replicated("b", "time_to_recover", [20.0, 22.0])], "time_to_recover"))
+    figure = validated(
+        headline_figure(
+            [
+                replicated("a", "time_to_recover", [10.0, 12.0, 14.0]),
+                replicated("b", "time_to_recover", [20.0, 22.0]),
+            ],
+            "time_to_recover",
+        )
+    )
 
     bars, dots = figure.data
     assert bars.error_y.visible is True
@@ -90,43 +127,66 @@ def test_the_s1_headline_says_fewest_pods_terminated_is_not_least_lost_work():
     assert best_terminated == {"pod", "workload-aware-single"}
 
 
-@pytest.mark.parametrize(("times", "expected"), [
-    ([0.0, 300.0, 300.0, 330.0], [(0.0, 0.0), (0.0, 300.0), (300.0, 300.0), (300.0, 330.0)]),
-    ([None, None, 12.0, 70.0], [None, None, (0.0, 12.0), (12.0, 70.0)]),
-    ([0.0, 5.0, 5.0, None], [(0.0, 0.0), (0.0, 5.0), (5.0, 5.0), None]),
-], ids=["preempted", "no-preemption-waits-from-arrival", "never-useful"])
+@pytest.mark.parametrize(
+    ("times", "expected"),
+    [
+        ([0.0, 300.0, 300.0, 330.0], [(0.0, 0.0), (0.0, 300.0), (300.0, 300.0), (300.0, 330.0)]),
+        ([None, None, 12.0, 70.0], [None, None, (0.0, 12.0), (12.0, 70.0)]),
+        ([0.0, 5.0, 5.0, None], [(0.0, 0.0), (0.0, 5.0), (5.0, 5.0), None]),
+    ],
+    ids=["preempted", "no-preemption-waits-from-arrival", "never-useful"],
+)
 def test_milestone_segments(times, expected):
     assert segments(times) == expected
 
 
 def test_milestones_put_every_variant_on_one_axis_and_name_the_gap():
-    figure = validated(milestones_figure([
-        variant("grace-300s", time_to_victims_selected=0.0, time_to_victims_released=300.0,
-                time_to_group_scheduled=300.0, time_to_group_useful=330.0),
-        variant("never", time_to_group_scheduled=None, time_to_group_useful=None)]))
+    figure = validated(
+        milestones_figure(
+            [
+                variant(
+                    "grace-300s",
+                    time_to_victims_selected=0.0,
+                    time_to_victims_released=300.0,
+                    time_to_group_scheduled=300.0,
+                    time_to_group_useful=330.0,
+                ),
+                variant("never", time_to_group_scheduled=None, time_to_group_useful=None),
+            ]
+        )
+    )
 
     names = [t.name for t in figure.data]
-    assert names[:4] == ["waiting for a preemption decision",
-                         "victims terminating (grace period)", "binding",
-                         "starting up until Ready"]
-    assert names[4:] == ["victims selected", "victims released", "group scheduled",
-                         "group useful"]
+    assert names[:4] == [
+        "waiting for a preemption decision",
+        "victims terminating (grace period)",
+        "binding",
+        "starting up until Ready",
+    ]
+    assert names[4:] == ["victims selected", "victims released", "group scheduled", "group useful"]
     terminating = figure.data[1]
     assert terminating.type == "bar"
     assert list(terminating.base) == [0.0, None]
     assert list(terminating.x) == [300.0, None]
     useful = figure.data[7]
     assert list(useful.x) == [330.0, None]
-    assert _texts(figure) == ["useful 330s after victims selected",
-                              "group never useful within the horizon"]
+    assert _texts(figure) == [
+        "useful 330s after victims selected",
+        "group never useful within the horizon",
+    ]
 
 
 def test_tradeoff_marks_the_pareto_front_and_names_variants_it_cannot_place():
-    figure = validated(tradeoff_figure([
-        variant("fast-costly", time_to_group_useful=10.0, lost_work=900.0),
-        variant("slow-cheap", time_to_group_useful=60.0, lost_work=50.0),
-        variant("dominated", time_to_group_useful=70.0, lost_work=1000.0),
-        variant("never", time_to_group_useful=None, lost_work=0.0)]))
+    figure = validated(
+        tradeoff_figure(
+            [
+                variant("fast-costly", time_to_group_useful=10.0, lost_work=900.0),
+                variant("slow-cheap", time_to_group_useful=60.0, lost_work=50.0),
+                variant("dominated", time_to_group_useful=70.0, lost_work=1000.0),
+                variant("never", time_to_group_useful=None, lost_work=0.0),
+            ]
+        )
+    )
 
     front, *points = figure.data
     assert front.name == FRONT_NAME
@@ -145,16 +205,19 @@ def test_tradeoff_names_coinciding_variants_once():
     figure = validated(tradeoff_figure(variants))
 
     texts = [t.text[0] for t in figure.data[1:]]
-    assert texts == ["pod, workload-aware-single", "", "workload-aware-all, checkpoint-aware ★",
-                     ""]
+    assert texts == ["pod, workload-aware-single", "", "workload-aware-all, checkpoint-aware ★", ""]
 
 
 def test_milestones_show_the_spread_of_replications():
     """Every summary chart shows the spread, not one replication (issue #12 §2): the
     milestone markers carry min-to-max whiskers."""
-    spread = VariantResults("a", "pod", "MostAllocated", {
-        "time_to_group_useful": {"mean": 20.0, "ci95": 5.0, "min": 12.0, "max": 31.0, "n": 3}},
-        {"time_to_group_useful": [12.0, 17.0, 31.0]})
+    spread = VariantResults(
+        "a",
+        "pod",
+        "MostAllocated",
+        {"time_to_group_useful": {"mean": 20.0, "ci95": 5.0, "min": 12.0, "max": 31.0, "n": 3}},
+        {"time_to_group_useful": [12.0, 17.0, 31.0]},
+    )
     figure = validated(milestones_figure([spread]))
     useful = next(t for t in figure.data if t.name == "group useful")
     assert useful.error_x.visible is True
@@ -165,9 +228,17 @@ def test_an_unserved_variant_is_never_on_the_pareto_front():
     """A variant whose urgent workload was never useful is not "the best answer at its
     price", even where its numbers would put it on the front."""
     served = variant("served", time_to_group_useful=50.0, lost_work=500.0)
-    unserved = VariantResults("unserved", "none", "MostAllocated", {
-        "time_to_group_useful": {"mean": 10.0, "n": 1}, "lost_work": {"mean": 0.0, "n": 1},
-        "urgent_never_useful": {"mean": 1.0, "max": 1.0, "n": 1}}, {})
+    unserved = VariantResults(
+        "unserved",
+        "none",
+        "MostAllocated",
+        {
+            "time_to_group_useful": {"mean": 10.0, "n": 1},
+            "lost_work": {"mean": 0.0, "n": 1},
+            "urgent_never_useful": {"mean": 1.0, "max": 1.0, "n": 1},
+        },
+        {},
+    )
     figure = validated(tradeoff_figure([served, unserved]))
     front = next(t for t in figure.data if t.name == FRONT_NAME)
     assert list(front.customdata) == ["served"]

@@ -15,8 +15,13 @@ from experiments.charts.style import WEBGL_MIN_POINTS
 from scheduler_core import timeline as core_timeline
 from tests.web.charts_support import costs_of, simulated, validated
 
-PRESETS = ["s1-training-vs-shards", "s5-loading-treadmill", "s6-checkpoint-frequency",
-           "s9-spot-reclaim", "s12-topology-placement"]
+PRESETS = [
+    "s1-training-vs-shards",
+    "s5-loading-treadmill",
+    "s6-checkpoint-frequency",
+    "s9-spot-reclaim",
+    "s12-topology-placement",
+]
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -34,8 +39,9 @@ def test_cumulative_costs_are_the_mean_over_replications():
     one = [Row(10.0, "Disrupted", "w", "p", "n", 100.0, "preemption")]
     other = [Row(20.0, "Disrupted", "w", "p", "n", 300.0, "preemption")]
 
-    xs, ys = work.cumulative([core_timeline.cost_increments(one),
-                              core_timeline.cost_increments(other)], "lost", end=60.0)
+    xs, ys = work.cumulative(
+        [core_timeline.cost_increments(one), core_timeline.cost_increments(other)], "lost", end=60.0
+    )
 
     assert (xs, ys) == ([0.0, 10.0, 20.0, 60.0], [0.0, 50.0, 200.0, 200.0])
 
@@ -60,22 +66,33 @@ def test_s1_recoveries_follow_resumed_and_recovered_events():
 
     assert found == [work.Recovery("train", 10.0, 12240.0, 1995.0, 3525.0)]
     assert core_timeline.recovery_curve(found[0], end=sim.horizon) == (
-        [0.0, 1985.0, 3515.0], [-12240.0, -12240.0, 0.0])
+        [0.0, 1985.0, 3515.0],
+        [-12240.0, -12240.0, 0.0],
+    )
     mean = sim.results["pod"].summary["time_to_recover"]
     assert core_timeline.recovery_curve(found[0], end=sim.horizon)[0][-1] == mean
 
 
-@pytest.mark.parametrize(("recovery", "curve"), [
-    (work.Recovery("w", 100.0, 50.0, None, None), ([0.0, 900.0], [-50.0, -50.0])),
-    (work.Recovery("w", 100.0, 50.0, 400.0, None), ([0.0, 300.0, 900.0], [-50.0, -50.0, -50.0])),
-], ids=["never-resumed", "resumed-not-recovered"])
+@pytest.mark.parametrize(
+    ("recovery", "curve"),
+    [
+        (work.Recovery("w", 100.0, 50.0, None, None), ([0.0, 900.0], [-50.0, -50.0])),
+        (
+            work.Recovery("w", 100.0, 50.0, 400.0, None),
+            ([0.0, 300.0, 900.0], [-50.0, -50.0, -50.0]),
+        ),
+    ],
+    ids=["never-resumed", "resumed-not-recovered"],
+)
 def test_unfinished_recoveries_run_flat_to_the_end(recovery, curve):
     assert core_timeline.recovery_curve(recovery, end=1000.0) == curve
 
 
 def test_recovery_curves_are_capped_per_variant():
-    events = [Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
-              for i in range(1, work.MAX_CURVES + 51)]
+    events = [
+        Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
+        for i in range(1, work.MAX_CURVES + 51)
+    ]
     series = [costs_of("v", [events])]
 
     figure = validated(work.recovery_figure(series, end=10_000.0))
@@ -117,8 +134,10 @@ def test_every_summary_metric_has_a_direction():
 
 def test_figures_with_many_points_switch_to_webgl():
     """WebGL only pays for its start-up above WEBGL_MIN_POINTS points per figure."""
-    events = [Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
-              for i in range(1, work.MAX_CURVES + 1)]
+    events = [
+        Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
+        for i in range(1, work.MAX_CURVES + 1)
+    ]
     one = [costs_of("v", [events])]
     three = [costs_of(f"v{k}", [events]) for k in range(3)]
 

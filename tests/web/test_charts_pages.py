@@ -21,7 +21,11 @@ from tests.web.charts_support import big_cluster_spec
 from tests.web.pages import element_text
 
 RUN_FIGURES = {f"headline-{m}" for m in HEADLINE_METRICS} | {
-    "milestones", "tradeoff", "costs", "recovery"}
+    "milestones",
+    "tradeoff",
+    "costs",
+    "recovery",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -40,8 +44,9 @@ def _finished(experiment, user, capture) -> object:
 
 @pytest.fixture
 def s1_run(alice, bob, django_capture_on_commit_callbacks):
-    experiment = ExperimentFactory(owner=alice, shared_with=[bob],
-                                   spec=preset_document("s1-training-vs-shards"))
+    experiment = ExperimentFactory(
+        owner=alice, shared_with=[bob], spec=preset_document("s1-training-vs-shards")
+    )
     return _finished(experiment, alice, django_capture_on_commit_callbacks)
 
 
@@ -52,8 +57,9 @@ def big_run(alice, django_capture_on_commit_callbacks):
 
 
 def chart_data(html: str) -> dict:
-    found = re.search(r'<script id="run-charts-data" type="application/json">(.*?)</script>',
-                      html, re.S)
+    found = re.search(
+        r'<script id="run-charts-data" type="application/json">(.*?)</script>', html, re.S
+    )
     assert found, "no chart data on the page"
     return json.loads(found.group(1))
 
@@ -71,8 +77,7 @@ def test_a_finished_run_shows_every_chart_with_its_figure(alice_client, s1_run):
     assert containers == RUN_FIGURES | {"occupancy", "gantt", "states"}
     assert set(data["timeline"]["figures"]) == {"gantt", "states"}
     assert data["timeline"]["groups"] == []
-    assert [v["label"] for v in data["variants"]] == sc.variant_names(
-        sc.parse_spec(s1_run.spec))
+    assert [v["label"] for v in data["variants"]] == sc.variant_names(sc.parse_spec(s1_run.spec))
     assert all(figure["data"] and figure["layout"] for figure in data["figures"].values())
 
 
@@ -92,8 +97,11 @@ def test_charts_come_before_the_summary_and_use_the_local_plotly(alice_client, s
 
     assert html.index('id="charts-glance"') < html.index('id="summary"')
     sources = re.findall(r'<script src="([^"]+)"', html)
-    assert sources == [f"/charts/plotly.min.js?v={plotly.__version__}", "/static/js/charts.js",
-                       "/static/js/decisions.js"]
+    assert sources == [
+        f"/charts/plotly.min.js?v={plotly.__version__}",
+        "/static/js/charts.js",
+        "/static/js/decisions.js",
+    ]
     assert re.findall(r'(?:src|href)="(?:https?:)?//', html) == []
 
 
@@ -134,8 +142,7 @@ def test_the_first_page_of_workloads_and_events_is_on_the_page(alice_client, s1_
 def test_the_timeline_endpoint_draws_any_variant_of_the_run(alice_client, s1_run):
     replication = Replication.objects.get(run=s1_run, variant="workload-aware-all")
 
-    answer = _get(alice_client, "run-chart-timeline", s1_run,
-                  replication=replication.pk).json()
+    answer = _get(alice_client, "run-chart-timeline", s1_run, replication=replication.pk).json()
 
     victims = next(t for t in answer["figures"]["gantt"]["data"] if t["name"] == "victim")
     assert sorted(c[0] for c in victims["customdata"]) == [f"eval-{i}" for i in range(8)]
@@ -157,8 +164,13 @@ def test_a_large_cluster_gets_a_heatmap_and_a_gantt_of_one_group(alice_client, b
     assert len(gantt["yaxis"]["ticktext"]) == 40
 
     other = 1 - busiest
-    answer = _get(alice_client, "run-chart-timeline", big_run,
-                  replication=timeline["replication"], group=other).json()
+    answer = _get(
+        alice_client,
+        "run-chart-timeline",
+        big_run,
+        replication=timeline["replication"],
+        group=other,
+    ).json()
     assert answer["group"] == other
     assert answer["figures"]["gantt"]["layout"]["yaxis"]["ticktext"][0] == ("a-0", "b-0")[other]
 
@@ -166,8 +178,14 @@ def test_a_large_cluster_gets_a_heatmap_and_a_gantt_of_one_group(alice_client, b
 def test_the_workload_endpoint_filters_sorts_and_pages(alice_client, s1_run):
     replication = Replication.objects.get(run=s1_run, variant="pod")
 
-    answer = _get(alice_client, "run-chart-workloads", s1_run, replication=replication.pk,
-                  q="training", sort="workload").json()
+    answer = _get(
+        alice_client,
+        "run-chart-workloads",
+        s1_run,
+        replication=replication.pk,
+        q="training",
+        sort="workload",
+    ).json()
 
     assert [r["workload"] for r in answer["rows"]] == ["train", "urgent"]
     assert [r["urgent"] for r in answer["rows"]] == [False, True]
@@ -177,29 +195,36 @@ def test_the_workload_endpoint_filters_sorts_and_pages(alice_client, s1_run):
 def test_the_event_endpoint_filters_like_the_event_log(alice_client, s1_run):
     replication = Replication.objects.get(run=s1_run, variant="pod")
 
-    answer = _get(alice_client, "run-chart-events", s1_run, replication=replication.pk,
-                  reason="Preempted", node="node-a").json()
+    answer = _get(
+        alice_client,
+        "run-chart-events",
+        s1_run,
+        replication=replication.pk,
+        reason="Preempted",
+        node="node-a",
+    ).json()
 
     assert answer["total"] == 2
     assert [(r["type"], r["object"], r["message"]) for r in answer["rows"]] == [
         ("Warning", "pod/train-1", "Preempted by default/urgent-1 on node node-a"),
-        ("Warning", "pod/train-0", "Preempted by default/urgent-2 on node node-a")]
+        ("Warning", "pod/train-0", "Preempted by default/urgent-2 on node node-a"),
+    ]
     assert answer["filters"] == {"reason": "Preempted", "node": "node-a"}
 
 
 def test_the_event_endpoint_pages(alice_client, s1_run):
     replication = Replication.objects.get(run=s1_run, variant="pod")
 
-    last = _get(alice_client, "run-chart-events", s1_run, replication=replication.pk,
-                page=999, setup=1).json()
+    last = _get(
+        alice_client, "run-chart-events", s1_run, replication=replication.pk, page=999, setup=1
+    ).json()
 
     assert last["page"] == last["pages"] == -(-replication.event_count // 100)
     assert len(last["rows"]) == replication.event_count - 100 * (last["pages"] - 1)
     assert last["rows"][-1]["reason"] == "ComputedWork"
 
 
-@pytest.mark.parametrize("name", ["run-chart-timeline", "run-chart-workloads",
-                                  "run-chart-events"])
+@pytest.mark.parametrize("name", ["run-chart-timeline", "run-chart-workloads", "run-chart-events"])
 def test_a_replication_of_another_run_is_not_found(alice_client, s1_run, big_run, name):
     foreign = Replication.objects.filter(run=big_run).first()
 
@@ -207,8 +232,9 @@ def test_a_replication_of_another_run_is_not_found(alice_client, s1_run, big_run
     assert _get(alice_client, name, s1_run, replication="x").status_code == 404
 
 
-@pytest.mark.parametrize("name", ["run", "run-chart-timeline", "run-chart-workloads",
-                                  "run-chart-events"])
+@pytest.mark.parametrize(
+    "name", ["run", "run-chart-timeline", "run-chart-workloads", "run-chart-events"]
+)
 def test_a_stranger_sees_nothing_of_the_run(charlie_client, bob_client, s1_run, name):
     replication = Replication.objects.filter(run=s1_run).first()
 

@@ -33,35 +33,45 @@ def _finished(document, user, capture):
 
 
 def _timeline(client, run, replication):
-    answer = client.get(reverse("experiments:run-chart-timeline", args=[run.pk]),
-                        {"replication": replication.pk})
+    answer = client.get(
+        reverse("experiments:run-chart-timeline", args=[run.pk]), {"replication": replication.pk}
+    )
     assert answer.status_code == 200
     return answer.json()
 
 
 def _stranded_bars(answer):
-    bars = next(t for t in answer["figures"]["gantt"]["data"]
-                if t["name"] == "stranded" and t["type"] == "bar")
-    return sorted((c[0], b, b + x) for c, b, x in zip(bars["customdata"], bars["base"],
-                                                       bars["x"], strict=True))
+    bars = next(
+        t
+        for t in answer["figures"]["gantt"]["data"]
+        if t["name"] == "stranded" and t["type"] == "bar"
+    )
+    return sorted(
+        (c[0], b, b + x)
+        for c, b, x in zip(bars["customdata"], bars["base"], bars["x"], strict=True)
+    )
 
 
 def test_the_worker_stores_the_timeline_the_core_derives(alice, django_capture_on_commit_callbacks):
-    run = _finished(preset_document("s1-training-vs-shards"), alice,
-                    django_capture_on_commit_callbacks)
+    run = _finished(
+        preset_document("s1-training-vs-shards"), alice, django_capture_on_commit_callbacks
+    )
     spec = sc.parse_spec(run.spec)
 
     for replication in run.replications.all():
         expected = core_timeline.for_variant(
-            spec, replication.variant, sc.simulate(spec, replication.variant, 0).events)
+            spec, replication.variant, sc.simulate(spec, replication.variant, 0).events
+        )
         assert core_timeline.is_current(replication.timeline)
         assert core_timeline.Timeline.from_json(replication.timeline) == expected
 
 
 def test_a_page_draws_the_stored_timeline_without_the_event_log(
-        alice, alice_client, django_capture_on_commit_callbacks):
-    run = _finished(preset_document("s1-training-vs-shards"), alice,
-                    django_capture_on_commit_callbacks)
+    alice, alice_client, django_capture_on_commit_callbacks
+):
+    run = _finished(
+        preset_document("s1-training-vs-shards"), alice, django_capture_on_commit_callbacks
+    )
     replication = run.replications.get(variant="pod")
     before = _timeline(alice_client, run, replication)
     cache.clear()
@@ -75,7 +85,8 @@ def test_a_page_draws_the_stored_timeline_without_the_event_log(
 
 
 def test_a_replication_stored_without_a_timeline_gets_one_on_its_first_view(
-        alice, alice_client, django_capture_on_commit_callbacks):
+    alice, alice_client, django_capture_on_commit_callbacks
+):
     run = _finished(gang_document(), alice, django_capture_on_commit_callbacks)
     replication = run.replications.get()
     stored = replication.timeline
@@ -88,8 +99,9 @@ def test_a_replication_stored_without_a_timeline_gets_one_on_its_first_view(
     assert replication.timeline == stored
 
 
-def test_cost_figures_read_the_stored_costs(alice, alice_client,
-                                            django_capture_on_commit_callbacks):
+def test_cost_figures_read_the_stored_costs(
+    alice, alice_client, django_capture_on_commit_callbacks
+):
     run = _finished(gang_document(), alice, django_capture_on_commit_callbacks)
     replication = run.replications.get()
     RunEvent.objects.filter(replication=replication).delete()
@@ -102,7 +114,8 @@ def test_cost_figures_read_the_stored_costs(alice, alice_client,
 
 
 def test_a_synchronous_gangs_stranded_band_is_the_interval_the_events_give(
-        alice, alice_client, django_capture_on_commit_callbacks):
+    alice, alice_client, django_capture_on_commit_callbacks
+):
     """The issue's chart bug: the survivors were drawn running until ~1,096 s because the
     replacement Ready at the interval's end was counted among the GPUs held."""
     run = _finished(gang_document(), alice, django_capture_on_commit_callbacks)
@@ -111,29 +124,32 @@ def test_a_synchronous_gangs_stranded_band_is_the_interval_the_events_give(
 
     answer = _timeline(alice_client, run, replication)
 
-    assert _stranded_bars(answer) == [(pod, start, end) for pod in ("train-0", "train-1",
-                                                                     "train-2")]
+    assert _stranded_bars(answer) == [
+        (pod, start, end) for pod in ("train-0", "train-1", "train-2")
+    ]
     states = {t["name"]: t for t in answer["figures"]["states"]["data"]}
-    inside = [i for i, x in enumerate(states["stranded"]["x"])
-              if start + 15 < x < end - 15]  # slices wholly inside (30 s wide)
+    inside = [
+        i for i, x in enumerate(states["stranded"]["x"]) if start + 15 < x < end - 15
+    ]  # slices wholly inside (30 s wide)
     assert {states["stranded"]["y"][i] for i in inside} == {6.0}
     before = [i for i, x in enumerate(states["stranded"]["x"]) if x < start - 15]
     assert {states["stranded"]["y"][i] for i in before} == {0.0}
 
 
 def test_a_timeline_over_the_span_budget_is_stored_without_its_spans(
-        alice, alice_client, django_capture_on_commit_callbacks, settings):
+    alice, alice_client, django_capture_on_commit_callbacks, settings
+):
     """A 2,000-member gang failing 460 times has a million pod spans (158 MB of JSON):
     above LAB_MAX_STORED_TIMELINE_SPANS the row keeps the costs and preemptions, counts
     the spans it left out, and the page says so instead of drawing half a picture."""
     settings.LAB_MAX_STORED_TIMELINE_SPANS = 2
-    run = _finished(preset_document("s3-grace-period"), alice,
-                    django_capture_on_commit_callbacks)
+    run = _finished(preset_document("s3-grace-period"), alice, django_capture_on_commit_callbacks)
     replication = run.replications.order_by("variant_index").first()
 
     stored = Replication.objects.values_list("timeline", flat=True).get(pk=replication.pk)
-    full = core_timeline.for_variant(sc.parse_spec(run.spec), replication.variant,
-                                     list(replication.events.order_by("seq")))
+    full = core_timeline.for_variant(
+        sc.parse_spec(run.spec), replication.variant, list(replication.events.order_by("seq"))
+    )
 
     assert stored["spans"] == []
     assert stored["omitted_spans"] == len(full.spans) > 2

@@ -19,8 +19,12 @@ def _s1_pod():
     s1 = simulated("s1-training-vs-shards")
     writes = {w["name"]: w["checkpoint"]["writeSeconds"] for w in s1.document["workloads"]}
     events = s1.results["pod"].events
-    found = core_timeline.pod_spans(events, end=s1.horizon, write_seconds=writes,
-                         capacity=sp.node_capacity(s1.document["cluster"]))
+    found = core_timeline.pod_spans(
+        events,
+        end=s1.horizon,
+        write_seconds=writes,
+        capacity=sp.node_capacity(s1.document["cluster"]),
+    )
     return s1, events, found
 
 
@@ -32,8 +36,11 @@ def test_a_preempted_pod_loads_runs_and_terminates_until_its_gpus_are_free():
     _, _, found = _s1_pod()
 
     train3 = [(s.state, s.start, s.end) for s in found if s.pod == "train-3" and not s.under]
-    assert train3 == [("loading", -3500.0, -3380.0), ("running", -3380.0, 10.0),
-                      ("terminating", 10.0, 15.0)]
+    assert train3 == [
+        ("loading", -3500.0, -3380.0),
+        ("running", -3380.0, 10.0),
+        ("terminating", 10.0, 15.0),
+    ]
     urgent0 = [(s.state, s.start, s.end) for s in found if s.pod == "urgent-0"]
     assert urgent0 == [("loading", 15.0, 75.0), ("running", 75.0, 1875.0)]
 
@@ -46,19 +53,27 @@ def test_checkpoint_writes_are_drawn_once_per_pod_over_running_spans():
     assert len(keys) == len(set(keys))
     assert {s.under for s in writes} == {"running"}
     assert all(s.end - s.start == 2.0 for s in writes if s.workload == "eval")
-    eval_writes = {e.time for e in events if e.reason == "CheckpointWritten" and
-                   e.workload == "eval" and 0 <= e.time < 1000}
+    eval_writes = {
+        e.time
+        for e in events
+        if e.reason == "CheckpointWritten" and e.workload == "eval" and 0 <= e.time < 1000
+    }
     assert {s.end for s in writes if s.pod == "eval-0" and 0 <= s.end < 1000} == eval_writes
 
 
-@pytest.mark.parametrize("preset", ["s1-training-vs-shards", "s12-topology-placement",
-                                    "s5-loading-treadmill", "s9-spot-reclaim"])
+@pytest.mark.parametrize(
+    "preset",
+    ["s1-training-vs-shards", "s12-topology-placement", "s5-loading-treadmill", "s9-spot-reclaim"],
+)
 def test_pods_of_one_node_never_share_a_gpu_slot(preset):
     sim = simulated(preset)
     capacity = sp.node_capacity(sim.document["cluster"])
     for result in sim.results.values():
-        found = [s for s in core_timeline.pod_spans(result.events, end=sim.horizon,
-                                                    capacity=capacity) if not s.under]
+        found = [
+            s
+            for s in core_timeline.pod_spans(result.events, end=sim.horizon, capacity=capacity)
+            if not s.under
+        ]
         by_node = defaultdict(list)
         for span in found:
             assert len(span.slots) == span.gpus
@@ -72,9 +87,13 @@ def test_pods_of_one_node_never_share_a_gpu_slot(preset):
 
 
 def test_stranded_capacity_covers_the_live_members_for_value_over_their_gpus():
-    events = [_row(0, "Scheduled", "a", "n", 2), _row(0, "Scheduled", "b", "n", 2),
-              _row(10, "Ready", "a", "n"), _row(10, "Ready", "b", "n"),
-              _row(100, "Stranded", value=200.0)]
+    events = [
+        _row(0, "Scheduled", "a", "n", 2),
+        _row(0, "Scheduled", "b", "n", 2),
+        _row(10, "Ready", "a", "n"),
+        _row(10, "Ready", "b", "n"),
+        _row(100, "Stranded", value=200.0),
+    ]
 
     found = core_timeline.pod_spans(events, end=200, capacity={"n": 8})
 
@@ -88,22 +107,32 @@ def test_preemptions_link_each_victim_to_the_node_its_preemptor_was_nominated_to
     marks = core_timeline.preemptions(events)
 
     assert [(m.victim, m.victim_node, m.preemptor, m.preemptor_node) for m in marks] == [
-        ("train-3", "node-b", "urgent-0", "node-b"), ("train-1", "node-a", "urgent-1", "node-a"),
-        ("train-0", "node-a", "urgent-2", "node-a"), ("train-2", "node-b", "urgent-3", "node-b")]
+        ("train-3", "node-b", "urgent-0", "node-b"),
+        ("train-1", "node-a", "urgent-1", "node-a"),
+        ("train-0", "node-a", "urgent-2", "node-a"),
+        ("train-2", "node-b", "urgent-3", "node-b"),
+    ]
 
 
 def test_nodes_group_by_rack_label():
     groups = sp.node_groups(simulated("s12-topology-placement").document["cluster"])
 
     assert [(g.name, g.nodes, g.gpus) for g in groups] == [
-        ("rack r0", ("r0-n0", "r0-n1"), 16), ("rack r1", ("r1-n0", "r1-n1"), 16),
-        ("rack r2", ("r2-n0", "r2-n1"), 16), ("rack r3", ("r3-n0", "r3-n1"), 16)]
+        ("rack r0", ("r0-n0", "r0-n1"), 16),
+        ("rack r1", ("r1-n0", "r1-n1"), 16),
+        ("rack r2", ("r2-n0", "r2-n1"), 16),
+        ("rack r3", ("r3-n0", "r3-n1"), 16),
+    ]
 
 
 def test_a_10000_node_pool_is_cut_into_groups_of_at_most_64_nodes():
-    cluster = {"nodePools": [{"name": "gpu", "count": 10_000, "gpus": 8},
-                             {"name": "cpu", "count": 3, "gpus": 0}],
-               "nodes": [{"name": "special", "gpus": 4}]}
+    cluster = {
+        "nodePools": [
+            {"name": "gpu", "count": 10_000, "gpus": 8},
+            {"name": "cpu", "count": 3, "gpus": 0},
+        ],
+        "nodes": [{"name": "special", "gpus": 4}],
+    }
 
     groups = sp.node_groups(cluster)
 
@@ -118,9 +147,11 @@ def test_a_10000_node_pool_is_cut_into_groups_of_at_most_64_nodes():
 
 
 def test_occupancy_integrates_gpu_seconds_per_time_slice():
-    spans = [sp.Span("n1", "p", "w", "running", 5.0, 25.0, 2.0),
-             sp.Span("n2", "q", "w", "loading", -50.0, 100.0, 1.0),
-             sp.Span("elsewhere", "r", "w", "running", 0.0, 30.0, 8.0)]
+    spans = [
+        sp.Span("n1", "p", "w", "running", 5.0, 25.0, 2.0),
+        sp.Span("n2", "q", "w", "loading", -50.0, 100.0, 1.0),
+        sp.Span("elsewhere", "r", "w", "running", 0.0, 30.0, 8.0),
+    ]
 
     held = sp.occupancy(spans, {"n1": 0, "n2": 1}, 2, start=0.0, end=30.0, bins=3)
 
@@ -134,8 +165,18 @@ def _big_cluster_spans(nodes: int, pods_per_node: int, horizon: float):
         node = f"gpu-{n}"
         for k in range(pods_per_node):
             start = (n * 37 + k * 1000) % horizon
-            spans.append(sp.Span(node, f"p{n}-{k}", f"w{n % 50}", "running", start,
-                                 min(horizon, start + 900), 4.0, slots=(0, 1, 2, 3)))
+            spans.append(
+                sp.Span(
+                    node,
+                    f"p{n}-{k}",
+                    f"w{n % 50}",
+                    "running",
+                    start,
+                    min(horizon, start + 900),
+                    4.0,
+                    slots=(0, 1, 2, 3),
+                )
+            )
         if n % 100 == 0:
             marks.append(sp.Preemption(float(n % horizon), f"p{n}-0", node, "urgent", node))
     return spans, marks
@@ -146,8 +187,7 @@ def test_a_10000_node_run_becomes_a_bounded_heatmap():
     spans, marks = _big_cluster_spans(10_000, 3, horizon)
     groups = sp.node_groups({"nodePools": [{"name": "gpu", "count": 10_000, "gpus": 8}]})
 
-    figure = validated(tl.occupancy_figure(spans, marks, groups, start=0.0, end=horizon,
-                                           title="t"))
+    figure = validated(tl.occupancy_figure(spans, marks, groups, start=0.0, end=horizon, title="t"))
 
     heatmap, dots = figure.data
     assert (heatmap.type, dots.type) == ("heatmap", "scatter")
@@ -166,8 +206,17 @@ def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
     marks = core_timeline.preemptions(s1.results["pod"].events)
     capacity = sp.node_capacity(s1.document["cluster"])
 
-    figure = validated(tl.gantt_figure(found, marks, ["node-a", "node-b"], capacity=capacity,
-                             start=0.0, end=s1.horizon, title="GPU timeline"))
+    figure = validated(
+        tl.gantt_figure(
+            found,
+            marks,
+            ["node-a", "node-b"],
+            capacity=capacity,
+            start=0.0,
+            end=s1.horizon,
+            title="GPU timeline",
+        )
+    )
 
     by_name = {t.name: t for t in figure.data if t.showlegend is False}
     assert set(by_name) == {"loading", "running", "terminating", "checkpointing", "stranded"}
@@ -175,8 +224,7 @@ def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
     assert by_name["terminating"].marker.pattern.shape == "-"
     assert len(by_name["terminating"].x) == 4
     victims = next(t for t in figure.data if t.name == "victim")
-    assert sorted(c[0] for c in victims.customdata) == ["train-0", "train-1", "train-2",
-                                                        "train-3"]
+    assert sorted(c[0] for c in victims.customdata) == ["train-0", "train-1", "train-2", "train-3"]
     links = next(t for t in figure.data if t.name == "preemption link")
     assert len(links.x) == 3 * 4
     assert list(figure.layout.yaxis.ticktext) == ["node-a", "node-b"]
@@ -186,28 +234,36 @@ def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
 
 
 def test_the_gantt_keeps_the_longest_overlays_when_there_are_too_many():
-    many = [sp.Span("n", f"p{i}", "w", "checkpointing", i, i + 1 + i % 7, 1.0, "running", (0,))
-            for i in range(tl.MAX_OVERLAYS + 500)]
+    many = [
+        sp.Span("n", f"p{i}", "w", "checkpointing", i, i + 1 + i % 7, 1.0, "running", (0,))
+        for i in range(tl.MAX_OVERLAYS + 500)
+    ]
 
-    figure = validated(tl.gantt_figure(many, [], ["n"], capacity={"n": 1}, start=0, end=5000,
-                                       title="t"))
+    figure = validated(
+        tl.gantt_figure(many, [], ["n"], capacity={"n": 1}, start=0, end=5000, title="t")
+    )
 
     drawn = next(t for t in figure.data if t.name == "checkpointing" and t.showlegend is False)
     lengths = sorted((s.end - s.start for s in many), reverse=True)
     assert len(drawn.x) == tl.MAX_OVERLAYS
-    assert sorted(drawn.x, reverse=True) == lengths[:tl.MAX_OVERLAYS]
+    assert sorted(drawn.x, reverse=True) == lengths[: tl.MAX_OVERLAYS]
     assert f"of {tl.MAX_OVERLAYS + 500}" in figure.layout.title.text
 
 
-@pytest.mark.parametrize(("slots", "runs"), [((0, 1, 2), [(0, 3)]), ((3, 0, 1), [(0, 2), (3, 1)]),
-                                             ((), [])], ids=["one-run", "split", "none"])
+@pytest.mark.parametrize(
+    ("slots", "runs"),
+    [((0, 1, 2), [(0, 3)]), ((3, 0, 1), [(0, 2), (3, 1)]), ((), [])],
+    ids=["one-run", "split", "none"],
+)
 def test_contiguous_runs(slots, runs):
     assert tl.contiguous_runs(slots) == runs
 
 
 def test_gpus_by_state_move_overlays_out_of_the_state_they_cover():
-    spans = [sp.Span("n", "p", "w", "running", 0.0, 100.0, 4.0, slots=(0, 1, 2, 3)),
-             sp.Span("n", "p", "w", "stranded", 0.0, 50.0, 4.0, "running", (0, 1, 2, 3))]
+    spans = [
+        sp.Span("n", "p", "w", "running", 0.0, 100.0, 4.0, slots=(0, 1, 2, 3)),
+        sp.Span("n", "p", "w", "stranded", 0.0, 50.0, 4.0, "running", (0, 1, 2, 3)),
+    ]
 
     figure = validated(tl.state_area_figure(spans, start=0.0, end=100.0, title="t", bins=2))
 

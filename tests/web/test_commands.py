@@ -35,8 +35,10 @@ def test_every_preset_is_loaded_once(alice, capsys):
     call_command("load_presets", "--owner", "alice")
 
     presets = sc.list_presets()
-    assert capsys.readouterr().out == (f"Loaded {len(presets)} preset experiment(s) for alice.\n"
-                                       "Loaded 0 preset experiment(s) for alice.\n")
+    assert capsys.readouterr().out == (
+        f"Loaded {len(presets)} preset experiment(s) for alice.\n"
+        "Loaded 0 preset experiment(s) for alice.\n"
+    )
     loaded = Experiment.objects.filter(owner=alice).order_by("source_preset")
     assert sorted(e.source_preset for e in loaded) == sorted(p.id for p in presets)
     assert all(e.tag_names == ["preset"] for e in loaded)
@@ -47,8 +49,9 @@ def test_loading_presets_for_nobody_is_an_error():
         call_command("load_presets", "--owner", "ghost")
 
 
-def test_start_run_enqueues_like_the_run_button(experiment, capsys,
-                                                django_capture_on_commit_callbacks):
+def test_start_run_enqueues_like_the_run_button(
+    experiment, capsys, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         call_command("start_run", str(experiment.pk))
 

@@ -36,8 +36,9 @@ def test_the_diagnosis_sits_above_the_charts(alice_client, s4_run):
     assert 'id="diagnosis"' in html
     diagnosis = html.index('id="diagnosis"')
     assert diagnosis < html.index('id="run-charts"')
-    assert "interactive: the GPUs it needs are spread one per node (preemption cannot help)." \
-        in html
+    assert (
+        "interactive: the GPUs it needs are spread one per node (preemption cannot help)." in html
+    )
     assert "decisions.js" in html
     assert 'id="decision-panel"' in html
 
@@ -58,33 +59,42 @@ def test_the_decision_json_filters_a_replication(alice_client, charlie_client, s
 
 def test_event_rows_of_the_run_page_carry_their_decision(alice_client, s4_run):
     bin_pack = s4_run.replications.get(variant="bin-pack")
-    rows = alice_client.get(reverse("experiments:run-chart-events", args=[s4_run.pk]),
-                            {"replication": bin_pack.pk, "reason": "Preempted"}).json()["rows"]
+    rows = alice_client.get(
+        reverse("experiments:run-chart-events", args=[s4_run.pk]),
+        {"replication": bin_pack.pk, "reason": "Preempted"},
+    ).json()["rows"]
     assert rows
     assert all(r["decision"] == 0 for r in rows)
 
 
 def test_a_pod_page_reads_like_kubectl_describe(alice_client, s4_run):
     bin_pack = s4_run.replications.get(variant="bin-pack")
-    html = alice_client.get(reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk,
-                                                            "interactive-0"])).content.decode()
+    html = alice_client.get(
+        reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk, "interactive-0"])
+    ).content.decode()
     assert "PodScheduled" in html
     assert "Ready" in html
     assert 'id="decision-0"' in html
     assert "only candidate" in html
-    victim = alice_client.get(reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk,
-                                                              "batch-2-0"])).content.decode()
+    victim = alice_client.get(
+        reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk, "batch-2-0"])
+    ).content.decode()
     assert "DisruptionTarget" in victim
     assert "PreemptionByScheduler" in victim
     assert "Preempted by default/interactive-0 on node gpu-0" in victim
-    assert alice_client.get(reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk,
-                                                            "nobody"])).status_code == 404
+    assert (
+        alice_client.get(
+            reverse("experiments:pod", args=[s4_run.pk, bin_pack.pk, "nobody"])
+        ).status_code
+        == 404
+    )
 
 
 def test_a_pending_pod_shows_its_failure_and_nomination(alice_client, s4_run):
     spread = s4_run.replications.get(variant="spread")
-    html = alice_client.get(reverse("experiments:pod", args=[s4_run.pk, spread.pk,
-                                                            "interactive-0"])).content.decode()
+    html = alice_client.get(
+        reverse("experiments:pod", args=[s4_run.pk, spread.pk, "interactive-0"])
+    ).content.decode()
     assert "0/4 nodes are available: 4 Insufficient nvidia.com/gpu." in html
     assert "the GPUs it needs are spread one per node" in html
     assert 'id="pod-status">Pending' in html

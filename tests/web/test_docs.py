@@ -21,8 +21,9 @@ DOC_FILES = sorted((ROOT / "docs").glob("*.md"))
 def test_the_index_lists_every_page_by_its_title(client: Client):
     html = client.get(reverse("experiments:docs")).content.decode()
     for path in DOC_FILES:
-        title = next(line[2:].strip() for line in path.read_text().splitlines()
-                     if line.startswith("# "))
+        title = next(
+            line[2:].strip() for line in path.read_text().splitlines() if line.startswith("# ")
+        )
         assert reverse("experiments:doc", args=[path.stem]) in html
         assert title.split("`")[0] in html.replace("&#x27;", "'")
 
@@ -65,8 +66,9 @@ def docs_in(tmp_path, settings):
 
 
 def test_raw_html_in_a_page_is_shown_as_text_not_run(client: Client, docs_in: Path):
-    (docs_in / "evil.md").write_text("# Evil\n\n<script>alert(1)</script>\n\n"
-                                     "[x](javascript:alert(1))\n")
+    (docs_in / "evil.md").write_text(
+        "# Evil\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1))\n"
+    )
     html = client.get(reverse("experiments:doc", args=["evil"])).content.decode()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;" in html
@@ -103,8 +105,11 @@ def _shown_files() -> list[Path]:
 def test_nothing_the_product_shows_points_outside_the_repository():
     """A user who clones the repository has only the repository."""
     outside = re.compile(r"\.\./shared|/work/shared|shared/design|shared/seeds")
-    offenders = [str(path.relative_to(ROOT)) for path in _shown_files()
-                 if outside.search(path.read_text(encoding="utf-8"))]
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in _shown_files()
+        if outside.search(path.read_text(encoding="utf-8"))
+    ]
     assert offenders == []
 
 

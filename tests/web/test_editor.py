@@ -78,23 +78,38 @@ def test_a_bad_value_is_shown_beside_its_field_and_kept(alice_client, alice):
 
     assert response.status_code == 200
     assert _field_errors(response, "workloads-0-gpus") == [
-        "Input should be a valid integer, unable to parse string as an integer"]
+        "Input should be a valid integer, unable to parse string as an integer"
+    ]
     assert form_fields(response.content.decode())["workloads-0-gpus"] == "eight"
     assert _field_errors(response, "workloads-1-gpus") == []
     assert not Experiment.objects.exists()
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("workloads-1-priority_class_name", "nope", "no PriorityClass with name 'nope' was found"),
-    ("spec-horizon_seconds", "-5", "Input should be greater than 0"),
-    ("spec-replications", "0", "Input should be greater than or equal to 1"),
-    ("priorityClasses-1-value", "2000000000",
-     "2000000000 is above 1,000,000,000, the highest value a user-defined PriorityClass may have"),
-    ("variants-1-set", "workloads.batch-job.nope: 1",
-     "workloads.batch-job.nope: unknown field 'nope'"),
-    ("workloads-0-checkpoint__interval_seconds", "soon",
-     "'soon' is not a duration (use seconds or e.g. '30s', '5m', '2h', '1h30m', '1d')"),
-], ids=["unknown-class", "horizon", "replications", "class-value", "override", "duration"])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("workloads-1-priority_class_name", "nope", "no PriorityClass with name 'nope' was found"),
+        ("spec-horizon_seconds", "-5", "Input should be greater than 0"),
+        ("spec-replications", "0", "Input should be greater than or equal to 1"),
+        (
+            "priorityClasses-1-value",
+            "2000000000",
+            "2000000000 is above 1,000,000,000, the highest value a user-defined "
+            "PriorityClass may have",
+        ),
+        (
+            "variants-1-set",
+            "workloads.batch-job.nope: 1",
+            "workloads.batch-job.nope: unknown field 'nope'",
+        ),
+        (
+            "workloads-0-checkpoint__interval_seconds",
+            "soon",
+            "'soon' is not a duration (use seconds or e.g. '30s', '5m', '2h', '1h30m', '1d')",
+        ),
+    ],
+    ids=["unknown-class", "horizon", "replications", "class-value", "override", "duration"],
+)
 def test_each_spec_error_lands_beside_its_field(alice_client, field, value, message):
     data = _open(alice_client, f"{NEW}?preset=s3-grace-period")
     data[field] = value
@@ -113,7 +128,8 @@ def test_a_too_large_node_request_points_at_the_workload(alice_client):
     response = _post(alice_client, NEW, data)
 
     assert _field_errors(response, "workloads-0-gpus") == [
-        "a member needs 8 GPU(s), 4 CPU and 32 GiB, more than any node has"]
+        "a member needs 8 GPU(s), 4 CPU and 32 GiB, more than any node has"
+    ]
 
 
 def test_yaml_syntax_errors_name_the_line_and_keep_the_text(alice_client):
@@ -132,7 +148,8 @@ def test_yaml_spec_errors_are_listed_with_their_line(alice_client):
     document = spec_document(sc.get_preset("s3-grace-period").spec())
     document["workloads"][1]["gpus"] = "many"
     text = sc.spec_to_yaml(sc.get_preset("s3-grace-period").spec()).replace(
-        "  gpus: 2\n", "  gpus: many\n")
+        "  gpus: 2\n", "  gpus: many\n"
+    )
     line = text.splitlines().index("  gpus: many") + 1
 
     response = _post(alice_client, NEW, {"mode": "yaml", "yaml-text": text})
@@ -141,7 +158,8 @@ def test_yaml_spec_errors_are_listed_with_their_line(alice_client):
     html = response.content.decode()
     assert element_text(html, "data-path", "workloads[1].gpus") == [
         f"line {line} workloads[1].gpus Input should be a valid integer, unable to parse "
-        "string as an integer"]
+        "string as an integer"
+    ]
     assert form_fields(html)["yaml-text"] == text
 
 
@@ -173,8 +191,12 @@ def test_yaml_the_form_cannot_show_stays_in_the_yaml_tab(alice_client):
 
 
 def test_fields_the_form_does_not_show_survive_an_edit_in_the_form(alice_client, alice):
-    spec = sc.parse_spec({**spec_document(sc.get_preset("s3-grace-period").spec()),
-                          "initialState": [{"workload": "batch-job", "node": "node-a"}]})
+    spec = sc.parse_spec(
+        {
+            **spec_document(sc.get_preset("s3-grace-period").spec()),
+            "initialState": [{"workload": "batch-job", "node": "node-a"}],
+        }
+    )
     document = spec_document(spec)
     document["workloads"][0]["nodeSelector"] = {"zone": "a"}
     document["cluster"]["nodes"][0]["labels"] = {"zone": "a"}
@@ -190,20 +212,49 @@ def test_fields_the_form_does_not_show_survive_an_edit_in_the_form(alice_client,
     assert experiment.spec["workloads"][0]["gpus"] == 4
     assert experiment.spec["workloads"][0]["nodeSelector"] == {"zone": "a"}
     assert experiment.spec["initialState"] == [
-        {"workload": "batch-job", "node": "node-a", "startedAt": 0.0, "member": None,
-         "terminatingUntil": None, "nominated": False}]
+        {
+            "workload": "batch-job",
+            "node": "node-a",
+            "startedAt": 0.0,
+            "member": None,
+            "terminatingUntil": None,
+            "nominated": False,
+        }
+    ]
 
 
-@pytest.mark.parametrize(("kind", "expected"), [
-    ("training", {"members": 4, "gpus": 8, "recovery.model": "synchronous",
-                  "podGroup.minCount": 4, "podGroup.disruptionMode": "All",
-                  "checkpoint.intervalSeconds": 1800.0}),
-    ("evaluation", {"members": 8, "gpus": 1, "podGroup": None, "recovery.model": "independent"}),
-    ("inference", {"startupSeconds": 300.0, "durationSeconds": None,
-                   "recovery.model": "serving", "controller.kind": "deployment"}),
-    ("notebook", {"recovery.model": "interactive", "controller.kind": "none"}),
-    ("batch", {"members": 1, "gpus": 1, "checkpoint.intervalSeconds": 600.0}),
-], ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        (
+            "training",
+            {
+                "members": 4,
+                "gpus": 8,
+                "recovery.model": "synchronous",
+                "podGroup.minCount": 4,
+                "podGroup.disruptionMode": "All",
+                "checkpoint.intervalSeconds": 1800.0,
+            },
+        ),
+        (
+            "evaluation",
+            {"members": 8, "gpus": 1, "podGroup": None, "recovery.model": "independent"},
+        ),
+        (
+            "inference",
+            {
+                "startupSeconds": 300.0,
+                "durationSeconds": None,
+                "recovery.model": "serving",
+                "controller.kind": "deployment",
+            },
+        ),
+        ("notebook", {"recovery.model": "interactive", "controller.kind": "none"}),
+        ("batch", {"members": 1, "gpus": 1, "checkpoint.intervalSeconds": 600.0}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
 def test_adding_a_workload_of_a_kind_gives_its_defaults(alice_client, alice, kind, expected):
     data = _open(alice_client, f"{NEW}?preset=s3-grace-period")
     data["workloads-0-arrival"] = "15"
@@ -229,7 +280,8 @@ def test_removing_a_row_drops_it_from_the_spec(alice_client, alice):
 
     assert response.status_code == 302
     assert [v["name"] for v in Experiment.objects.get(owner=alice).spec["variants"]] == [
-        "grace-300s"]
+        "grace-300s"
+    ]
 
 
 def test_a_spec_above_a_limit_is_refused_naming_the_limit(alice_client, settings):
@@ -241,22 +293,43 @@ def test_a_spec_above_a_limit_is_refused_naming_the_limit(alice_client, settings
     assert response.status_code == 200
     html = response.content.decode()
     assert element_text(html, "id", "section-nodePools")[0].startswith(
-        "Node pools 4 nodes is above the limit of 3 (LAB_MAX_NODES)")
+        "Node pools 4 nodes is above the limit of 3 (LAB_MAX_NODES)"
+    )
     assert not Experiment.objects.exists()
 
 
-@pytest.mark.parametrize(("limit", "value", "path", "message"), [
-    ("LAB_MAX_WORKLOADS", 1, "workloads",
-     "2 workloads is above the limit of 1 (LAB_MAX_WORKLOADS)"),
-    ("LAB_MAX_PODS", 1, "workloads",
-     "2 pods (members of all workloads) is above the limit of 1 (LAB_MAX_PODS)"),
-    ("LAB_MAX_HORIZON_SECONDS", 60, "horizonSeconds",
-     "1,800 seconds of horizon is above the limit of 60 (LAB_MAX_HORIZON_SECONDS)"),
-    ("LAB_MAX_TASKS", 1, "replications",
-     "2 simulations (variants x replications) is above the limit of 1 (LAB_MAX_TASKS)"),
-])
-def test_every_limit_is_named_in_the_yaml_tab_too(alice_client, settings, limit, value, path,
-                                                   message):
+@pytest.mark.parametrize(
+    ("limit", "value", "path", "message"),
+    [
+        (
+            "LAB_MAX_WORKLOADS",
+            1,
+            "workloads",
+            "2 workloads is above the limit of 1 (LAB_MAX_WORKLOADS)",
+        ),
+        (
+            "LAB_MAX_PODS",
+            1,
+            "workloads",
+            "2 pods (members of all workloads) is above the limit of 1 (LAB_MAX_PODS)",
+        ),
+        (
+            "LAB_MAX_HORIZON_SECONDS",
+            60,
+            "horizonSeconds",
+            "1,800 seconds of horizon is above the limit of 60 (LAB_MAX_HORIZON_SECONDS)",
+        ),
+        (
+            "LAB_MAX_TASKS",
+            1,
+            "replications",
+            "2 simulations (variants x replications) is above the limit of 1 (LAB_MAX_TASKS)",
+        ),
+    ],
+)
+def test_every_limit_is_named_in_the_yaml_tab_too(
+    alice_client, settings, limit, value, path, message
+):
     settings.LAB_LIMITS = {**settings.LAB_LIMITS, limit: value}
     text = sc.get_preset("s3-grace-period").text
 
@@ -326,12 +399,16 @@ def test_two_tabs_the_second_save_is_refused_and_keeps_what_was_typed(alice_clie
     assert (experiment.name, experiment.version) == ("first tab", 2)
     html = refused.content.decode()
     [message] = element_text(html, "id", "edit-conflict")
-    assert message.startswith("Not saved: this experiment was changed since you opened it "
-                              "(in another tab or by someone else; it is at version 2 now, "
-                              "you edited version 1).")
+    assert message.startswith(
+        "Not saved: this experiment was changed since you opened it "
+        "(in another tab or by someone else; it is at version 2 now, "
+        "you edited version 1)."
+    )
     kept = form_fields(html)
     assert (kept["spec-name"], kept["workloads-0-termination_grace_period_seconds"]) == (
-        "second tab", "77")
+        "second tab",
+        "77",
+    )
     assert kept["version"] == "2"
 
     overwrite = _post(alice_client, url, kept)  # Save again: a deliberate overwrite
@@ -361,8 +438,9 @@ def test_new_without_a_preset_starts_from_a_valid_example(alice_client, alice):
     assert Experiment.objects.get(owner=alice).name == "my-experiment"
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(text=st.text(max_size=300))
 def test_any_yaml_text_gets_a_page_never_a_server_error(alice_client, text):
     for action in ("save", "tab:form"):
@@ -370,12 +448,27 @@ def test_any_yaml_text_gets_a_page_never_a_server_error(alice_client, text):
         assert response.status_code in (200, 302)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=st.text(max_size=40), field=st.sampled_from([
-    "spec-horizon_seconds", "spec-seed", "workloads-0-gpus", "workloads-0-members",
-    "workloads-1-pod_group__min_count", "nodes-0-labels", "variants-1-set", "events-0-at",
-    "priorityClasses-0-value", "workloads-0-kind", "spec-policy__preemption"]))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    value=st.text(max_size=40),
+    field=st.sampled_from(
+        [
+            "spec-horizon_seconds",
+            "spec-seed",
+            "workloads-0-gpus",
+            "workloads-0-members",
+            "workloads-1-pod_group__min_count",
+            "nodes-0-labels",
+            "variants-1-set",
+            "events-0-at",
+            "priorityClasses-0-value",
+            "workloads-0-kind",
+            "spec-policy__preemption",
+        ]
+    ),
+)
 def test_any_value_in_any_field_gets_a_page_never_a_server_error(alice_client, value, field):
     data = form_fields(alice_client.get(f"{NEW}?preset=s3-grace-period").content.decode())
     data[field] = value
@@ -386,8 +479,7 @@ def test_any_value_in_any_field_gets_a_page_never_a_server_error(alice_client, v
 def test_blanking_the_podgroup_min_count_removes_the_gang(alice_client, alice):
     """The group's other settings (its scheduling policy here) go with it."""
     data = _open(alice_client, f"{NEW}?preset=s1-training-vs-shards")
-    gang = next(i for i in range(20)
-                if data.get(f"workloads-{i}-pod_group__scheduling") == "basic")
+    gang = next(i for i in range(20) if data.get(f"workloads-{i}-pod_group__scheduling") == "basic")
     data[f"workloads-{gang}-pod_group__min_count"] = ""
 
     response = _post(alice_client, NEW, data)
@@ -404,8 +496,11 @@ def test_a_gang_is_made_in_the_form_with_its_settings(alice_client, alice):
     _post(alice_client, NEW, data)
 
     group = Experiment.objects.get(owner=alice).spec["workloads"][0]["podGroup"]
-    assert (group["minCount"], group["scheduling"], group["disruptionMode"]) == (1, "basic",
-                                                                                 "Single")
+    assert (group["minCount"], group["scheduling"], group["disruptionMode"]) == (
+        1,
+        "basic",
+        "Single",
+    )
 
 
 def test_an_old_spec_that_no_longer_validates_still_shows_and_clones(alice_client, alice):
@@ -415,10 +510,13 @@ def test_an_old_spec_that_no_longer_validates_still_shows_and_clones(alice_clien
 
     detail = alice_client.get(reverse("experiments:detail", args=[experiment.pk]))
     clone = alice_client.post(reverse("experiments:clone", args=[experiment.pk]))
-    edit = alice_client.post(reverse("experiments:edit", args=[experiment.pk]),
-                             {**_open(alice_client, reverse("experiments:edit",
-                                                            args=[experiment.pk])),
-                              "action": "save"})
+    edit = alice_client.post(
+        reverse("experiments:edit", args=[experiment.pk]),
+        {
+            **_open(alice_client, reverse("experiments:edit", args=[experiment.pk])),
+            "action": "save",
+        },
+    )
 
     assert detail.status_code == 200
     assert "retiredField: 1" in detail.content.decode()

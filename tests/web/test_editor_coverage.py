@@ -46,8 +46,9 @@ def _leaf_paths(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
             yield from _leaf_paths(nested, f"{path}.")
 
 
-def _uncovered(model: type[BaseModel], covered: set[str], skip: set[str] = frozenset()
-               ) -> list[str]:
+def _uncovered(
+    model: type[BaseModel], covered: set[str], skip: set[str] = frozenset()
+) -> list[str]:
     def is_covered(path: str) -> bool:
         parts = path.split(".")
         return any(".".join(parts[:n]) in covered for n in range(1, len(parts) + 1))
@@ -76,74 +77,154 @@ def test_every_field_of_the_spec_has_a_field_in_the_form():
 
 def test_every_list_of_the_spec_is_a_section_of_the_form():
     lists = {f"cluster.{f.alias}" for f in models.Cluster.model_fields.values()}
-    lists |= {f.alias or name for name, f in models.ExperimentSpec.model_fields.items()
-              if typing.get_origin(f.annotation) is list}
+    lists |= {
+        f.alias or name
+        for name, f in models.ExperimentSpec.model_fields.items()
+        if typing.get_origin(f.annotation) is list
+    }
     assert lists == {section.path for section in doc.SECTIONS}
 
 
 RICH: dict[str, typing.Any] = {
-    "name": "rich", "description": "every field", "origin": "snapshot",
-    "horizonSeconds": 7200, "seed": 3, "replications": 2,
-    "cluster": {"nodePools": [{"name": "gpu", "count": 2, "gpus": 8, "maxPods": 50,
-                               "labels": {"rack": "r1"},
-                               "taints": [{"key": "dedicated", "value": "ml",
-                                           "effect": "NoSchedule"}]}],
-                "nodes": [{"name": "spare", "gpus": 4, "taints": [
-                    {"key": "spare", "effect": "NoExecute"}]}]},
-    "priorityClasses": [{"name": "low", "value": 100, "globalDefault": True},
-                        {"name": "high", "value": 1000}],
-    "workloads": [
-        {"name": "train", "kind": "training", "members": 2, "gpus": 8,
-         "priorityClassName": "low", "nodeSelector": {"rack": "r1"},
-         "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "ml",
-                          "effect": "NoSchedule"}, {"operator": "Exists"}],
-         "pdb": {"minAvailable": 1, "disruptedPods": 0},
-         "podGroup": {"minCount": 2, "disruptionMode": "All", "priorityClassName": "low",
-                      "topology": {"levels": ["rack"], "preferred": "rack"}},
-         "recovery": {"model": "elastic", "minMembers": 1},
-         "controller": {"kind": "jobset", "restart": "group"},
-         "queue": "team-a", "queuePriority": 5},
-        {"name": "urgent", "kind": "notebook", "priorityClassName": "high", "urgent": True,
-         "arrival": 600, "controller": {"kind": "job", "podReplacementPolicy": "Failed"},
-         "tolerations": [{"key": "dedicated", "operator": "Exists"}]},
-        {"name": "old", "kind": "batch", "priorityClassName": "low",
-         "tolerations": [{"operator": "Exists"}]},
+    "name": "rich",
+    "description": "every field",
+    "origin": "snapshot",
+    "horizonSeconds": 7200,
+    "seed": 3,
+    "replications": 2,
+    "cluster": {
+        "nodePools": [
+            {
+                "name": "gpu",
+                "count": 2,
+                "gpus": 8,
+                "maxPods": 50,
+                "labels": {"rack": "r1"},
+                "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
+            }
+        ],
+        "nodes": [
+            {"name": "spare", "gpus": 4, "taints": [{"key": "spare", "effect": "NoExecute"}]}
+        ],
+    },
+    "priorityClasses": [
+        {"name": "low", "value": 100, "globalDefault": True},
+        {"name": "high", "value": 1000},
     ],
-    "queues": [{"name": "team-a", "nominalGpus": 16, "cohort": "all",
-                "queueingStrategy": "BestEffortFIFO",
-                "preemption": {"withinClusterQueue": "LowerPriority",
-                               "reclaimWithinCohort": "Any",
-                               "borrowWithinCohort": {"policy": "LowerPriority",
-                                                      "maxPriorityThreshold": 100}}},
-               {"name": "team-b", "cohort": "all", "fairSharing": {"weight": 2},
-                "preemption": {"reclaimWithinCohort": "Any",
-                               "borrowWithinCohort": {"policy": "Never"}},
-                "flavorFungibility": {"whenCanBorrow": "TryNextFlavor",
-                                      "whenCanPreempt": "MayStopSearch"},
-                "resourceGroups": [{"coveredResources": ["gpus", "cpu"], "flavors": [
-                    {"name": "spot", "resources": [{"name": "gpus", "nominalQuota": 8},
-                                                   {"name": "cpu", "nominalQuota": 64}]}]}]}],
+    "workloads": [
+        {
+            "name": "train",
+            "kind": "training",
+            "members": 2,
+            "gpus": 8,
+            "priorityClassName": "low",
+            "nodeSelector": {"rack": "r1"},
+            "tolerations": [
+                {"key": "dedicated", "operator": "Equal", "value": "ml", "effect": "NoSchedule"},
+                {"operator": "Exists"},
+            ],
+            "pdb": {"minAvailable": 1, "disruptedPods": 0},
+            "podGroup": {
+                "minCount": 2,
+                "disruptionMode": "All",
+                "priorityClassName": "low",
+                "topology": {"levels": ["rack"], "preferred": "rack"},
+            },
+            "recovery": {"model": "elastic", "minMembers": 1},
+            "controller": {"kind": "jobset", "restart": "group"},
+            "queue": "team-a",
+            "queuePriority": 5,
+        },
+        {
+            "name": "urgent",
+            "kind": "notebook",
+            "priorityClassName": "high",
+            "urgent": True,
+            "arrival": 600,
+            "controller": {"kind": "job", "podReplacementPolicy": "Failed"},
+            "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+        },
+        {
+            "name": "old",
+            "kind": "batch",
+            "priorityClassName": "low",
+            "tolerations": [{"operator": "Exists"}],
+        },
+    ],
+    "queues": [
+        {
+            "name": "team-a",
+            "nominalGpus": 16,
+            "cohort": "all",
+            "queueingStrategy": "BestEffortFIFO",
+            "preemption": {
+                "withinClusterQueue": "LowerPriority",
+                "reclaimWithinCohort": "Any",
+                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            },
+        },
+        {
+            "name": "team-b",
+            "cohort": "all",
+            "fairSharing": {"weight": 2},
+            "preemption": {"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "Never"}},
+            "flavorFungibility": {
+                "whenCanBorrow": "TryNextFlavor",
+                "whenCanPreempt": "MayStopSearch",
+            },
+            "resourceGroups": [
+                {
+                    "coveredResources": ["gpus", "cpu"],
+                    "flavors": [
+                        {
+                            "name": "spot",
+                            "resources": [
+                                {"name": "gpus", "nominalQuota": 8},
+                                {"name": "cpu", "nominalQuota": 64},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    ],
     "fairSharing": {"preemptionStrategies": ["LessThanInitialShare"]},
     "resourceQuotas": [{"priorityClassName": "high", "gpus": 8}],
     "initialState": [{"workload": "old", "node": "gpu-0", "startedAt": -3600}],
-    "events": [{"at": 1800, "type": "drain", "nodes": ["spare"], "timeoutSeconds": 600},
-               {"at": 2400, "type": "node-failure", "nodes": ["gpu-1"],
-                "tolerationSeconds": 300}],
-    "failures": [{"name": "racks", "kind": "correlated", "pool": "gpu",
-                  "selector": {"rack": "r1"}, "per": "scope", "domainLabel": "rack",
-                  "fraction": 0.5, "tolerationSeconds": 120,
-                  "interArrival": {"distribution": "weibull", "meanSeconds": 86400,
-                                   "shape": 0.7},
-                  "repair": {"distribution": "lognormal", "meanSeconds": 3600, "sigma": 0.5}},
-                 {"name": "spot", "disruption": "spot-reclaim", "noticeSeconds": 30,
-                  "interArrival": {"distribution": "empirical",
-                                   "samplesSeconds": [3600, 7200]}},
-                 {"name": "incidents", "kind": "trace", "csv": "time,target,duration\n"
-                                                              "600,gpu-0,1h\n"}],
-    "policy": {"preemption": "pod", "minCandidateNodesPercentage": 20,
-               "minCandidateNodesAbsolute": 5, "podInitialBackoffSeconds": 2,
-               "podMaxBackoffSeconds": 20, "checkpointVictims": True,
-               "checkpointAwareWeights": {"lostWork": 2.0}},
+    "events": [
+        {"at": 1800, "type": "drain", "nodes": ["spare"], "timeoutSeconds": 600},
+        {"at": 2400, "type": "node-failure", "nodes": ["gpu-1"], "tolerationSeconds": 300},
+    ],
+    "failures": [
+        {
+            "name": "racks",
+            "kind": "correlated",
+            "pool": "gpu",
+            "selector": {"rack": "r1"},
+            "per": "scope",
+            "domainLabel": "rack",
+            "fraction": 0.5,
+            "tolerationSeconds": 120,
+            "interArrival": {"distribution": "weibull", "meanSeconds": 86400, "shape": 0.7},
+            "repair": {"distribution": "lognormal", "meanSeconds": 3600, "sigma": 0.5},
+        },
+        {
+            "name": "spot",
+            "disruption": "spot-reclaim",
+            "noticeSeconds": 30,
+            "interArrival": {"distribution": "empirical", "samplesSeconds": [3600, 7200]},
+        },
+        {"name": "incidents", "kind": "trace", "csv": "time,target,duration\n600,gpu-0,1h\n"},
+    ],
+    "policy": {
+        "preemption": "pod",
+        "minCandidateNodesPercentage": 20,
+        "minCandidateNodesAbsolute": 5,
+        "podInitialBackoffSeconds": 2,
+        "podMaxBackoffSeconds": 20,
+        "checkpointVictims": True,
+        "checkpointAwareWeights": {"lostWork": 2.0},
+    },
     "variants": [{"name": "pod", "preemption": "pod"}],
     "grid": {"workloads.train.checkpoint.intervalSeconds": [600, 1800]},
 }
@@ -172,12 +253,16 @@ def test_a_spec_using_every_field_goes_through_the_form_unchanged(alice_client, 
     assert experiment.spec == stored
 
 
-@pytest.mark.parametrize(("field", "text", "message"), [
-    ("nodePools-0-taints", "dedicated=ml:Sometimes", "'dedicated=ml:Sometimes' is not a taint"),
-    ("workloads-0-tolerations", "=x", "'=x' is not a toleration"),
-])
-def test_a_malformed_taint_or_toleration_is_refused_beside_its_field(alice_client, field,
-                                                                     text, message):
+@pytest.mark.parametrize(
+    ("field", "text", "message"),
+    [
+        ("nodePools-0-taints", "dedicated=ml:Sometimes", "'dedicated=ml:Sometimes' is not a taint"),
+        ("workloads-0-tolerations", "=x", "'=x' is not a toleration"),
+    ],
+)
+def test_a_malformed_taint_or_toleration_is_refused_beside_its_field(
+    alice_client, field, text, message
+):
     data = form_fields(alice_client.get(reverse("experiments:new")).content.decode())
     data[field] = text
     response = alice_client.post(reverse("experiments:new"), {**data, "action": "save"})
@@ -189,9 +274,11 @@ def test_a_malformed_taint_or_toleration_is_refused_beside_its_field(alice_clien
 def test_new_rows_of_the_new_sections_are_sensible(alice_client, alice):
     data = form_fields(alice_client.get(reverse("experiments:new")).content.decode())
     for section in ("queues", "resourceQuotas", "initialState"):
-        data = form_fields(alice_client.post(reverse("experiments:new"),
-                                             {**data, "action": f"add:{section}"})
-                           .content.decode())
+        data = form_fields(
+            alice_client.post(
+                reverse("experiments:new"), {**data, "action": f"add:{section}"}
+            ).content.decode()
+        )
     data["workloads-1-queue"] = "queue-1"
     response = alice_client.post(reverse("experiments:new"), {**data, "action": "save"})
     assert response.status_code == 302, response.content.decode()[:3000]

@@ -41,9 +41,13 @@ def _log_url(run, **query) -> str:
 
 def _rows(html: str) -> list[list[str]]:
     body = html.split('id="events"', 1)[1].split("<tbody>", 1)[1].split("</tbody>", 1)[0]
-    return [[unescape(re.sub(r"<[^>]+>", "", cell)).strip()
-             for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-            for row in body.split("<tr>")[1:]]
+    return [
+        [
+            unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+            for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        ]
+        for row in body.split("<tr>")[1:]
+    ]
 
 
 def test_the_full_log_folds_the_setup_and_shows_the_preemption_first(alice_client, s3_run):
@@ -56,8 +60,12 @@ def test_the_full_log_folds_the_setup_and_shows_the_preemption_first(alice_clien
     rows = _rows(html)
     assert f"{setup} setup event" in unescape(html)
     assert all(row[0] != "0:00:00" for row in rows)
-    assert rows[0][1] in {Reason.ARRIVED, Reason.CREATED, Reason.FAILED_SCHEDULING,
-                          Reason.VICTIMS_SELECTED}  # what the run is about comes first
+    assert rows[0][1] in {
+        Reason.ARRIVED,
+        Reason.CREATED,
+        Reason.FAILED_SCHEDULING,
+        Reason.VICTIMS_SELECTED,
+    }  # what the run is about comes first
     shown = _rows(alice_client.get(_log_url(s3_run, setup=1)).content.decode())
     assert len(shown) == len(rows) + setup
 
@@ -78,8 +86,9 @@ def test_one_time_format_and_units_on_the_value_column(alice_client, s3_run):
 
 def test_the_run_pages_event_table_folds_the_setup_until_asked(alice_client, s3_run):
     replication = s3_run.replications.order_by("variant_index").first()
-    url = reverse("experiments:run-chart-events", args=[s3_run.pk]) + \
-        f"?replication={replication.pk}"
+    url = (
+        reverse("experiments:run-chart-events", args=[s3_run.pk]) + f"?replication={replication.pk}"
+    )
     folded = alice_client.get(url).json()
     everything = alice_client.get(url + "&setup=1").json()
     assert folded["setup_hidden"] > 0

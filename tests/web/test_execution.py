@@ -33,7 +33,8 @@ def _enqueue(experiment, user, django_capture_on_commit_callbacks, *, execute: b
 
 
 def test_enqueue_freezes_the_spec_and_makes_one_row_per_variant_and_replication(
-        experiment, alice, django_capture_on_commit_callbacks):
+    experiment, alice, django_capture_on_commit_callbacks
+):
     spec = sc.parse_spec({**experiment.spec, "replications": 3})
     experiment.spec = spec.model_dump(mode="json", by_alias=True)
     experiment.save()
@@ -45,12 +46,16 @@ def test_enqueue_freezes_the_spec_and_makes_one_row_per_variant_and_replication(
     assert run.product_version == product_version()
     assert run.created_by == alice
     rows = list(run.replications.values_list("variant_index", "variant", "replication", "status"))
-    assert rows == [(v, name, r, Status.QUEUED) for v, name in enumerate(sc.variant_names(spec))
-                    for r in range(3)]
+    assert rows == [
+        (v, name, r, Status.QUEUED)
+        for v, name in enumerate(sc.variant_names(spec))
+        for r in range(3)
+    ]
 
 
 def test_a_run_executes_every_replication_and_aggregates_them(
-        experiment, alice, spec, django_capture_on_commit_callbacks):
+    experiment, alice, spec, django_capture_on_commit_callbacks
+):
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
 
     expected = [sc.simulate(spec, name, 0) for name in sc.variant_names(spec)]
@@ -58,22 +63,34 @@ def test_a_run_executes_every_replication_and_aggregates_them(
     assert run.progress == 1.0
     assert run.started_at <= run.finished_at
     assert run.aggregate == [
-        {"variant": r.variant, "preemption": r.preemption, "placement": r.placement,
-         "metrics": sc.aggregate([r])} for r in expected]
-    for replication, result in zip(run.replications.order_by("variant_index"), expected,
-                                   strict=True):
+        {
+            "variant": r.variant,
+            "preemption": r.preemption,
+            "placement": r.placement,
+            "metrics": sc.aggregate([r]),
+        }
+        for r in expected
+    ]
+    for replication, result in zip(
+        run.replications.order_by("variant_index"), expected, strict=True
+    ):
         stored = result.to_dict(include_events=False)
         assert replication.summary == stored["summary"]
         assert replication.workloads == stored["workloads"]
         assert replication.event_count == len(result.events)
-        events = [(e.time, e.reason, e.workload, e.pod, e.node, e.value, e.related, e.message)
-                  for e in replication.events.order_by("seq")]
-        assert events == [(e.time, e.reason, e.workload, e.pod, e.node, float(e.value),
-                           e.related, e.message) for e in result.events]
+        events = [
+            (e.time, e.reason, e.workload, e.pod, e.node, e.value, e.related, e.message)
+            for e in replication.events.order_by("seq")
+        ]
+        assert events == [
+            (e.time, e.reason, e.workload, e.pod, e.node, float(e.value), e.related, e.message)
+            for e in result.events
+        ]
 
 
 def test_a_second_delivery_of_a_finished_task_changes_nothing(
-        experiment, alice, django_capture_on_commit_callbacks):
+    experiment, alice, django_capture_on_commit_callbacks
+):
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
     replication = run.replications.first()
     events = RunEvent.objects.count()
@@ -86,8 +103,7 @@ def test_a_second_delivery_of_a_finished_task_changes_nothing(
 
 
 def test_a_duplicate_finds_a_live_heartbeat_and_waits():
-    replication = ReplicationFactory(status=Status.RUNNING, attempt=1,
-                                     heartbeat_at=timezone.now())
+    replication = ReplicationFactory(status=Status.RUNNING, attempt=1, heartbeat_at=timezone.now())
 
     assert services.replication_execute(replication_id=replication.pk) is Outcome.BUSY
 
@@ -97,8 +113,9 @@ def test_a_duplicate_finds_a_live_heartbeat_and_waits():
 
 def test_a_stale_heartbeat_is_taken_over_and_completed(settings):
     stale = timezone.now() - timedelta(seconds=settings.LAB_HEARTBEAT_STALE_SECONDS + 1)
-    replication = ReplicationFactory(run__status=Status.RUNNING, status=Status.RUNNING,
-                                     attempt=1, heartbeat_at=stale)
+    replication = ReplicationFactory(
+        run__status=Status.RUNNING, status=Status.RUNNING, attempt=1, heartbeat_at=stale
+    )
 
     assert services.replication_execute(replication_id=replication.pk) is Outcome.DONE
 
@@ -109,19 +126,26 @@ def test_a_stale_heartbeat_is_taken_over_and_completed(settings):
 
 def test_a_replication_that_keeps_killing_its_worker_fails_the_run(settings):
     stale = timezone.now() - timedelta(seconds=settings.LAB_HEARTBEAT_STALE_SECONDS + 1)
-    replication = ReplicationFactory(run__status=Status.RUNNING, status=Status.RUNNING,
-                                     attempt=settings.LAB_MAX_ATTEMPTS, heartbeat_at=stale)
+    replication = ReplicationFactory(
+        run__status=Status.RUNNING,
+        status=Status.RUNNING,
+        attempt=settings.LAB_MAX_ATTEMPTS,
+        heartbeat_at=stale,
+    )
 
     assert services.replication_execute(replication_id=replication.pk) is Outcome.DONE
 
     run = Run.objects.get(pk=replication.run_id)
     assert run.status == Status.FAILED
-    assert run.error == (f"variant '{replication.variant}' replication 0: the worker was lost "
-                         f"{settings.LAB_MAX_ATTEMPTS} times while simulating it")
+    assert run.error == (
+        f"variant '{replication.variant}' replication 0: the worker was lost "
+        f"{settings.LAB_MAX_ATTEMPTS} times while simulating it"
+    )
 
 
 def test_a_failing_simulation_fails_the_run_and_keeps_nothing(
-        experiment, alice, monkeypatch, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
     real = sc.simulate
 
     def second_variant_fails(spec, variant, *args, **kwargs):
@@ -138,13 +162,18 @@ def test_a_failing_simulation_fails_the_run_and_keeps_nothing(
     assert run.aggregate == []
     assert RunEvent.objects.filter(replication__run=run).count() == 0
     assert list(run.replications.values_list("summary", "workloads", "event_count")) == [
-        ({}, [], 0), ({}, [], 0)]
+        ({}, [], 0),
+        ({}, [], 0),
+    ]
     assert list(run.replications.values_list("status", flat=True)) == [
-        Status.SUCCEEDED, Status.FAILED]
+        Status.SUCCEEDED,
+        Status.FAILED,
+    ]
 
 
 def test_a_task_over_its_time_limit_fails_the_run_saying_so(
-        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+):
     def too_slow(*args, **kwargs):
         raise SoftTimeLimitExceeded
 
@@ -153,13 +182,16 @@ def test_a_task_over_its_time_limit_fails_the_run_saying_so(
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
 
     assert run.status == Status.FAILED
-    assert run.error == ("variant 'grace-300s' replication 0 took longer than the task time "
-                         f"limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s "
-                         "(CELERY_TASK_TIME_LIMIT)")
+    assert run.error == (
+        "variant 'grace-300s' replication 0 took longer than the task time "
+        f"limit of {settings.CELERY_TASK_SOFT_TIME_LIMIT} s "
+        "(CELERY_TASK_TIME_LIMIT)"
+    )
 
 
 def test_a_run_cancelled_mid_simulation_stops_writing(
-        experiment, alice, monkeypatch, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
     real = sc.simulate
 
     def cancel_then_report(spec, variant, replication, *, progress, **kwargs):
@@ -178,7 +210,8 @@ def test_a_run_cancelled_mid_simulation_stops_writing(
 
 
 def test_cancelling_a_queued_run_cancels_its_replications(
-        experiment, alice, django_capture_on_commit_callbacks):
+    experiment, alice, django_capture_on_commit_callbacks
+):
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=False)
 
     assert services.run_cancel(run=run) is True
@@ -231,8 +264,9 @@ class TestTheSweep:
 
     def test_a_replication_without_heartbeat_fails_its_run(self, settings):
         silent = timezone.now() - timedelta(seconds=settings.LAB_WORKER_LOST_SECONDS + 1)
-        replication = ReplicationFactory(run__status=Status.RUNNING, status=Status.RUNNING,
-                                         attempt=1, heartbeat_at=silent)
+        replication = ReplicationFactory(
+            run__status=Status.RUNNING, status=Status.RUNNING, attempt=1, heartbeat_at=silent
+        )
 
         assert services.runs_sweep_stale() == [replication.run_id]
 
@@ -240,13 +274,15 @@ class TestTheSweep:
         assert run.status == Status.FAILED
         assert run.error == (
             f"worker lost: variant 'grace-300s' replication 0 sent no heartbeat for over "
-            f"{settings.LAB_WORKER_LOST_SECONDS:g} s (attempt 1) and no other worker took it over")
+            f"{settings.LAB_WORKER_LOST_SECONDS:g} s (attempt 1) and no other worker took it over"
+        )
 
     def test_a_running_run_whose_queued_tasks_vanished_fails(self, settings):
         long_ago = timezone.now() - timedelta(seconds=settings.LAB_WORKER_LOST_SECONDS + 1)
         run = RunFactory(status=Status.RUNNING, started_at=long_ago)
-        ReplicationFactory(run=run, status=Status.SUCCEEDED, finished_at=long_ago,
-                           heartbeat_at=long_ago)
+        ReplicationFactory(
+            run=run, status=Status.SUCCEEDED, finished_at=long_ago, heartbeat_at=long_ago
+        )
         ReplicationFactory(run=run, variant_index=1, variant="grace-30s", status=Status.QUEUED)
 
         assert services.runs_sweep_stale() == [run.pk]
@@ -258,15 +294,18 @@ class TestTheSweep:
     def test_a_run_no_worker_picked_up_fails(self, settings):
         run = RunFactory(status=Status.QUEUED)
         Run.objects.filter(pk=run.pk).update(
-            created_at=timezone.now() - timedelta(seconds=settings.LAB_QUEUED_TIMEOUT_SECONDS + 1))
+            created_at=timezone.now() - timedelta(seconds=settings.LAB_QUEUED_TIMEOUT_SECONDS + 1)
+        )
 
         assert services.runs_sweep_stale() == [run.pk]
 
         run.refresh_from_db()
         assert run.status == Status.FAILED
-        assert run.error == (f"no worker picked the run up within "
-                             f"{settings.LAB_QUEUED_TIMEOUT_SECONDS:g} s (is a Celery worker "
-                             "running?)")
+        assert run.error == (
+            f"no worker picked the run up within "
+            f"{settings.LAB_QUEUED_TIMEOUT_SECONDS:g} s (is a Celery worker "
+            "running?)"
+        )
 
     def test_a_run_whose_aggregation_was_lost_is_finalized(self):
         run = RunFactory(status=Status.RUNNING, started_at=timezone.now())
@@ -277,7 +316,12 @@ class TestTheSweep:
         run.refresh_from_db()
         assert run.status == Status.SUCCEEDED
         assert run.aggregate[0]["metrics"]["lost_work"] == {
-            "mean": 5.0, "ci95": 0.0, "min": 5.0, "max": 5.0, "n": 1}
+            "mean": 5.0,
+            "ci95": 0.0,
+            "min": 5.0,
+            "max": 5.0,
+            "n": 1,
+        }
 
     def test_healthy_runs_are_left_alone(self):
         run = RunFactory(status=Status.RUNNING, started_at=timezone.now())
@@ -293,9 +337,14 @@ class TestTheSweep:
 def test_replications_of_several_runs_aggregate_per_variant_with_confidence():
     run = RunFactory(status=Status.RUNNING)
     for replication, lost in enumerate([10.0, 20.0, 30.0]):
-        ReplicationFactory(run=run, replication=replication, status=Status.SUCCEEDED,
-                           preemption="pod", placement="MostAllocated",
-                           summary={"lost_work": lost, "goodput": None})
+        ReplicationFactory(
+            run=run,
+            replication=replication,
+            status=Status.SUCCEEDED,
+            preemption="pod",
+            placement="MostAllocated",
+            summary={"lost_work": lost, "goodput": None},
+        )
 
     assert services.run_finalize(run_id=run.pk) is Outcome.DONE
 
@@ -309,15 +358,29 @@ def test_replications_of_several_runs_aggregate_per_variant_with_confidence():
 
 def _big_spec() -> sc.ExperimentSpec:
     """About 70,000 events: 3,000 workloads through a 64-node cluster over three days."""
-    return sc.parse_spec({
-        "name": "big", "horizonSeconds": 3 * 86400,
-        "cluster": {"nodePools": [{"name": "p", "count": 64, "gpus": 8}]},
-        "priorityClasses": [{"name": "low", "value": 10, "globalDefault": True},
-                            {"name": "high", "value": 1000}],
-        "workloads": [{"name": f"w{i}", "gpus": 1 + i % 4, "members": 1 + i % 3,
-                       "arrival": i * 60, "durationSeconds": 1800 + (i * 37) % 3600,
-                       "priorityClassName": "high" if i % 7 == 0 else "low",
-                       "checkpoint": {"intervalSeconds": 600}} for i in range(3000)]})
+    return sc.parse_spec(
+        {
+            "name": "big",
+            "horizonSeconds": 3 * 86400,
+            "cluster": {"nodePools": [{"name": "p", "count": 64, "gpus": 8}]},
+            "priorityClasses": [
+                {"name": "low", "value": 10, "globalDefault": True},
+                {"name": "high", "value": 1000},
+            ],
+            "workloads": [
+                {
+                    "name": f"w{i}",
+                    "gpus": 1 + i % 4,
+                    "members": 1 + i % 3,
+                    "arrival": i * 60,
+                    "durationSeconds": 1800 + (i * 37) % 3600,
+                    "priorityClassName": "high" if i % 7 == 0 else "low",
+                    "checkpoint": {"intervalSeconds": 600},
+                }
+                for i in range(3000)
+            ],
+        }
+    )
 
 
 @pytest.mark.slow
@@ -333,11 +396,15 @@ def test_a_big_run_stores_its_whole_event_log_and_deletes_it_whole(alice, alice_
     assert len(expected) > 50_000
     assert replication.event_count == replication.events.count() == len(expected)
     last = replication.events.order_by("-seq").first()
-    assert (last.seq, last.time, last.reason) == (len(expected) - 1, expected[-1].time,
-                                                  expected[-1].reason)
-    page = alice_client.get(reverse("experiments:replication-events",
-                                    args=[replication.run_id, replication.pk]),
-                            {"reason": "Preempted"})
+    assert (last.seq, last.time, last.reason) == (
+        len(expected) - 1,
+        expected[-1].time,
+        expected[-1].reason,
+    )
+    page = alice_client.get(
+        reverse("experiments:replication-events", args=[replication.run_id, replication.pk]),
+        {"reason": "Preempted"},
+    )
     preempted = sum(e.reason == "Preempted" for e in expected)
     assert f"{preempted:,} event{'s' if preempted != 1 else ''}" in page.content.decode()
 
@@ -348,7 +415,8 @@ def test_a_big_run_stores_its_whole_event_log_and_deletes_it_whole(alice, alice_
 
 # ------------------------------------------------------------ guard rails and faults
 def test_a_simulation_out_of_memory_fails_its_run_at_once_with_the_reason(
-        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+):
     settings.LAB_WORKER_MEMORY_LIMIT_MB = 900
 
     def out_of_memory(*args, **kwargs):
@@ -362,12 +430,14 @@ def test_a_simulation_out_of_memory_fails_its_run_at_once_with_the_reason(
     assert run.error == (
         "variant 'grace-300s' replication 0 ran out of memory: the simulation needed more "
         "than the worker's cap of 900 MB (LAB_WORKER_MEMORY_LIMIT_MB); make the spec smaller "
-        "(fewer pods, nodes or days)")
+        "(fewer pods, nodes or days)"
+    )
     assert list(run.replications.values_list("attempt", flat=True)) == [1, 0]
 
 
 def test_a_simulation_past_its_deadline_fails_its_run_saying_which_setting(
-        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+):
     settings.LAB_SIMULATION_DEADLINE_SECONDS = 2.0
     clock = iter([100.0, 100.5, 103.0])
     monkeypatch.setattr(execution.time, "monotonic", lambda: next(clock, 200.0))
@@ -382,14 +452,16 @@ def test_a_simulation_past_its_deadline_fails_its_run_saying_which_setting(
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
 
     assert run.status == Status.FAILED
-    assert run.error == ("variant 'grace-300s' replication 0 took longer than the simulation "
-                         "deadline of 2 s (LAB_SIMULATION_DEADLINE_SECONDS)")
+    assert run.error == (
+        "variant 'grace-300s' replication 0 took longer than the simulation "
+        "deadline of 2 s (LAB_SIMULATION_DEADLINE_SECONDS)"
+    )
 
 
 @pytest.mark.parametrize("error", [OperationalError, InterfaceError])
 def test_a_database_blip_while_storing_is_retried_not_failed(
-        experiment, alice, spec, monkeypatch, settings, django_capture_on_commit_callbacks,
-        error):
+    experiment, alice, spec, monkeypatch, settings, django_capture_on_commit_callbacks, error
+):
     settings.LAB_DB_RETRY_SECONDS = 30.0
     monkeypatch.setattr(execution.time, "sleep", lambda seconds: None)
     real_insert = execution._insert_events
@@ -414,7 +486,8 @@ def test_a_database_blip_while_storing_is_retried_not_failed(
 
 
 def test_a_database_down_longer_than_the_retries_hands_the_task_back(
-        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+):
     """Past LAB_DB_RETRY_SECONDS the task retries later (with back-off); the run is not
     failed, and the replication stays claimed until that retry (or a takeover) stores it."""
     settings.LAB_DB_RETRY_SECONDS = 0.0
@@ -435,7 +508,8 @@ def test_a_database_down_longer_than_the_retries_hands_the_task_back(
 
 
 def test_a_claim_with_the_database_down_is_retried_by_the_task_with_back_off(
-        experiment, alice, monkeypatch, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
     from experiments import tasks
 
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=False)
@@ -468,7 +542,8 @@ def test_a_claim_with_the_database_down_is_retried_by_the_task_with_back_off(
 
 
 def test_a_heartbeat_lost_to_a_database_blip_does_not_stop_the_simulation(
-        experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks):
+    experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks
+):
     settings.LAB_PROGRESS_EVERY_SECONDS = 0.0
     real = sc.simulate
     real_beat = execution._ProgressReporter.beat

@@ -29,8 +29,7 @@ DEPLOYMENT = FIXTURES / "seed-004-deployment.yaml"
 def page_form(**changes: Any) -> dict[str, Any]:
     """What a browser posts: every field as the page showed it, then ``changes``."""
     form = ManifestImportForm()
-    data = {name: form[name].value() for name in form.fields
-            if name not in ("files", "snapshot")}
+    data = {name: form[name].value() for name in form.fields if name not in ("files", "snapshot")}
     data = {name: "" if value is None else value for name, value in data.items()}
     return {**data, **changes}
 
@@ -40,15 +39,18 @@ def text_of(response) -> str:
 
 
 def located_errors(response) -> list[tuple[str, str, str, str]]:
-    items = re.findall(r'<li class="trace-error" data-file="([^"]*)" data-line="(\d+)" '
-                       r'data-column="(\d+)"><code>[^<]*</code> ([^<]*)</li>',
-                       response.content.decode())
+    items = re.findall(
+        r'<li class="trace-error" data-file="([^"]*)" data-line="(\d+)" '
+        r'data-column="(\d+)"><code>[^<]*</code> ([^<]*)</li>',
+        response.content.decode(),
+    )
     return [(f, line, column, html.unescape(message)) for f, line, column, message in items]
 
 
 def carried_value(response) -> str:
-    match = re.search(r'<input type="hidden" name="carried" value="([^"]*)"',
-                      response.content.decode())
+    match = re.search(
+        r'<input type="hidden" name="carried" value="([^"]*)"', response.content.decode()
+    )
     assert match, "the page carries the uploaded files to the save"
     return html.unescape(match.group(1))
 
@@ -62,15 +64,24 @@ def test_the_import_pages_link_to_the_kubernetes_import(alice_client):
 
 
 def test_a_pasted_preview_shows_kinds_workloads_notes_and_the_defaults_in_use(alice_client):
-    response = alice_client.post(URL, page_form(manifests=THREE_CLASS.read_text(),
-                                                action="preview"))
+    response = alice_client.post(
+        URL, page_form(manifests=THREE_CLASS.read_text(), action="preview")
+    )
 
     assert response.status_code == 200
     preview = response.context["preview"]
-    assert dict(preview["kinds"]) == {"Deployment": 1, "Job": 2, "Node": 1,
-                                      "PriorityClass": 3, "ResourceQuota": 1}
+    assert dict(preview["kinds"]) == {
+        "Deployment": 1,
+        "Job": 2,
+        "Node": 1,
+        "PriorityClass": 3,
+        "ResourceQuota": 1,
+    }
     assert [w["name"] for w in preview["workloads"]] == [
-        "chat-frontend-inference", "bulk-generation", "finetune"]
+        "chat-frontend-inference",
+        "bulk-generation",
+        "finetune",
+    ]
     assert preview["kind_usage"] == {"inference": 1, "batch": 1, "training": 1}
     page = text_of(response)
     expected = read_manifests([THREE_CLASS])
@@ -81,20 +92,28 @@ def test_a_pasted_preview_shows_kinds_workloads_notes_and_the_defaults_in_use(al
 
 
 def test_unused_objects_are_named_in_the_previewed_notes(alice_client):
-    extra = ("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ml}\n"
-             "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\n")
-    response = alice_client.post(URL, page_form(manifests=THREE_CLASS.read_text() + extra,
-                                                action="preview"))
+    extra = (
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: ml}\n"
+        "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: web}\n"
+    )
+    response = alice_client.post(
+        URL, page_form(manifests=THREE_CLASS.read_text() + extra, action="preview")
+    )
 
     notes = response.context["preview"]["notes"]
-    assert "left out, a kind this model does not read: ConfigMap ml/settings, Ingress web" \
-        in notes
+    assert "left out, a kind this model does not read: ConfigMap ml/settings, Ingress web" in notes
 
 
 def test_save_stores_what_the_core_reads_with_an_edited_default(alice_client, alice):
-    response = alice_client.post(URL, page_form(
-        manifests=THREE_CLASS.read_text(), tags="k8s, seed", action="save",
-        default__batch__startupSeconds="45"))
+    response = alice_client.post(
+        URL,
+        page_form(
+            manifests=THREE_CLASS.read_text(),
+            tags="k8s, seed",
+            action="save",
+            default__batch__startupSeconds="45",
+        ),
+    )
 
     experiment = Experiment.objects.get()
     assert response.status_code == 302
@@ -107,27 +126,33 @@ def test_save_stores_what_the_core_reads_with_an_edited_default(alice_client, al
 
 
 def test_the_saved_experiment_page_shows_the_import_notes(alice_client):
-    response = alice_client.post(URL, page_form(manifests=THREE_CLASS.read_text(),
-                                                action="save"), follow=True)
+    response = alice_client.post(
+        URL, page_form(manifests=THREE_CLASS.read_text(), action="save"), follow=True
+    )
 
     messages = [str(m) for m in response.context["messages"]]
-    assert "Import note: ResourceQuota serving/interactive-gpus: applies cluster-wide here " \
-           "(the model has no namespaces)" in messages
+    assert (
+        "Import note: ResourceQuota serving/interactive-gpus: applies cluster-wide here "
+        "(the model has no namespaces)" in messages
+    )
 
 
 def test_uploaded_files_are_carried_from_the_preview_to_the_save(alice_client):
     manifests = SimpleUploadedFile("deployment.yaml", DEPLOYMENT.read_bytes())
     snapshot = SimpleUploadedFile("cluster.yaml", CLUSTER.read_bytes())
-    preview = alice_client.post(URL, page_form(files=[manifests], snapshot=snapshot,
-                                               action="preview"))
+    preview = alice_client.post(
+        URL, page_form(files=[manifests], snapshot=snapshot, action="preview")
+    )
     assert preview.context["preview"]["cluster"]["nodes"] == 4
     carried = carried_value(preview)
     assert [name for name, _ in json.loads(carried)] == ["deployment.yaml", "cluster.yaml"]
 
     saved = alice_client.post(URL, page_form(carried=carried, action="save"))
 
-    assert saved.status_code == 302, (saved.context["form"].errors,
-                                      saved.context["form"].file_errors)
+    assert saved.status_code == 302, (
+        saved.context["form"].errors,
+        saved.context["form"].file_errors,
+    )
     expected = read_manifests([DEPLOYMENT, CLUSTER])
     assert Experiment.objects.get().spec == spec_document(expected.spec)
 
@@ -144,13 +169,20 @@ def test_malformed_yaml_is_located_in_the_paste_and_nothing_is_stored(alice_clie
 
 
 def test_a_pod_naming_a_missing_class_is_refused_by_name(alice_client):
-    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
-            "  priorityClassName: gold\n  containers: [{name: c}]\n")
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  priorityClassName: gold\n  containers: [{name: c}]\n"
+    )
     response = alice_client.post(URL, page_form(manifests=text, action="preview"))
 
     assert located_errors(response) == [
-        (PASTED_MANIFESTS, "1", "1",
-         "Pod p: spec.priorityClassName: no PriorityClass with name 'gold' was found")]
+        (
+            PASTED_MANIFESTS,
+            "1",
+            "1",
+            "Pod p: spec.priorityClassName: no PriorityClass with name 'gold' was found",
+        )
+    ]
     assert response.context["preview"] is None
     assert not Experiment.objects.exists()
 
@@ -159,13 +191,17 @@ def test_nothing_pasted_or_chosen_is_an_error(alice_client):
     response = alice_client.post(URL, page_form(action="preview"))
 
     assert response.context["form"].non_field_errors() == [
-        "Paste manifests or choose files to import."]
+        "Paste manifests or choose files to import."
+    ]
 
 
 def test_a_bad_default_is_shown_at_its_cell(alice_client):
-    response = alice_client.post(URL, page_form(manifests=THREE_CLASS.read_text(),
-                                                action="save",
-                                                default__batch__startupSeconds="soon"))
+    response = alice_client.post(
+        URL,
+        page_form(
+            manifests=THREE_CLASS.read_text(), action="save", default__batch__startupSeconds="soon"
+        ),
+    )
 
     assert response.context["form"].errors["default__batch__startupSeconds"]
     assert not Experiment.objects.exists()

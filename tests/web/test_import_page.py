@@ -51,9 +51,11 @@ def text_of(response) -> str:
 
 def trace_errors(response) -> list[tuple[str, str, str, str]]:
     """(file, line, column, message) of each error listed beside the upload field."""
-    items = re.findall(r'<li class="trace-error" data-file="([^"]*)" data-line="(\d+)" '
-                       r'data-column="(\d+)"><code>[^<]*</code> ([^<]*)</li>',
-                       response.content.decode())
+    items = re.findall(
+        r'<li class="trace-error" data-file="([^"]*)" data-line="(\d+)" '
+        r'data-column="(\d+)"><code>[^<]*</code> ([^<]*)</li>',
+        response.content.decode(),
+    )
     return [(f, line, column, html.unescape(message)) for f, line, column, message in items]
 
 
@@ -69,7 +71,15 @@ def test_the_page_shows_the_formats_the_default_qos_mapping_and_the_kind_default
     assert response.status_code == 200
     form = response.context["form"]
     assert [value for value, _ in form.fields["format"].choices] == [
-        "openb", "dlrm", "pai", "spot", "csv", "jsonl", "k8s", "kubectl"]
+        "openb",
+        "dlrm",
+        "pai",
+        "spot",
+        "csv",
+        "jsonl",
+        "k8s",
+        "kubectl",
+    ]
     page = text_of(response)
     assert "- name: best-effort\n  value: 1000\n" in page  # the openb mapping, as YAML
     assert form["default__training__checkpointIntervalSeconds"].value() == "1800"
@@ -99,16 +109,29 @@ def test_a_kubectl_snapshot_becomes_an_experiment(alice_client):
 
 def test_bad_rows_are_listed_beside_the_upload_field_and_nothing_is_created(alice_client):
     edited_map = "BE=scavenger:0"
-    response = alice_client.post(URL, browser_form(
-        "openb_nodes.csv", "openb_pods_bad.csv", name="my replay", tags="keep-me",
-        qos_map_openb=edited_map))
+    response = alice_client.post(
+        URL,
+        browser_form(
+            "openb_nodes.csv",
+            "openb_pods_bad.csv",
+            name="my replay",
+            tags="keep-me",
+            qos_map_openb=edited_map,
+        ),
+    )
 
     assert response.status_code == 200
     assert trace_errors(response) == [
         ("openb_pods_bad.csv", "3", "4", "num_gpu: '1.5' is not a whole number"),
-        ("openb_pods_bad.csv", "4", "7", "qos: 'XX' is not in the QoS mapping (mapped: LS, "
-                                         "Guaranteed, Burstable, BE); add it with --qos-map"),
-        ("openb_pods_bad.csv", "5", "10", "deletion_time: 900 is before creation_time 1100")]
+        (
+            "openb_pods_bad.csv",
+            "4",
+            "7",
+            "qos: 'XX' is not in the QoS mapping (mapped: LS, "
+            "Guaranteed, Burstable, BE); add it with --qos-map",
+        ),
+        ("openb_pods_bad.csv", "5", "10", "deletion_time: 900 is before creation_time 1100"),
+    ]
     assert 'id="file-errors"' in response.content.decode().split('data-field="name"')[0]
     assert not Experiment.objects.exists()
     assert not ExperimentTag.objects.exists()
@@ -126,8 +149,12 @@ def test_an_edited_qos_mapping_reaches_the_spec(alice_client):
 
     assert response.status_code == 302
     classes = {c["name"]: c["value"] for c in Experiment.objects.get().spec["priorityClasses"]}
-    assert classes == {"latency-sensitive": 10000, "guaranteed": 10000, "burstable": 5000,
-                       "best-effort": 7}
+    assert classes == {
+        "latency-sensitive": 10000,
+        "guaranteed": 10000,
+        "burstable": 5000,
+        "best-effort": 7,
+    }
 
 
 def test_an_unchanged_mapping_sent_with_crlf_line_ends_is_the_default(alice_client):
@@ -140,31 +167,51 @@ def test_an_unchanged_mapping_sent_with_crlf_line_ends_is_the_default(alice_clie
 
 
 def test_edited_kind_defaults_reach_the_spec(alice_client):
-    response = alice_client.post(URL, browser_form(
-        *OPENB, default__inference__startupSeconds="42",
-        default__batch__checkpointIntervalSeconds="", default__batch__recovery="elastic"))
+    response = alice_client.post(
+        URL,
+        browser_form(
+            *OPENB,
+            default__inference__startupSeconds="42",
+            default__batch__checkpointIntervalSeconds="",
+            default__batch__recovery="elastic",
+        ),
+    )
 
     assert response.status_code == 302
-    table = KindDefaults.builtin().with_overrides({
-        "inference.startupSeconds": "42", "batch.checkpointIntervalSeconds": "null",
-        "batch.recovery": "elastic"})
+    table = KindDefaults.builtin().with_overrides(
+        {
+            "inference.startupSeconds": "42",
+            "batch.checkpointIntervalSeconds": "null",
+            "batch.recovery": "elastic",
+        }
+    )
     assert Experiment.objects.get().spec == expected_spec(*OPENB, defaults=table)
 
 
 def test_a_bad_default_is_shown_at_its_cell_and_nothing_is_created(alice_client):
-    response = alice_client.post(URL, browser_form(*OPENB,
-                                                   default__inference__startupSeconds="soon"))
+    response = alice_client.post(
+        URL, browser_form(*OPENB, default__inference__startupSeconds="soon")
+    )
 
     assert response.status_code == 200
     assert response.context["form"].errors["default__inference__startupSeconds"] == [
-        "inference.startupSeconds: 'soon' is not a number of seconds"]
+        "inference.startupSeconds: 'soon' is not a number of seconds"
+    ]
     assert not Experiment.objects.exists()
 
 
 def test_scenarios_become_the_urgent_group_and_variants(alice_client):
-    response = alice_client.post(URL, browser_form(
-        *OPENB, inject_urgent="2x8@100", urgent_duration="600", spot_reclaim="50%@200",
-        seed="3", compare_policies=["none", "workload-aware"]))
+    response = alice_client.post(
+        URL,
+        browser_form(
+            *OPENB,
+            inject_urgent="2x8@100",
+            urgent_duration="600",
+            spot_reclaim="50%@200",
+            seed="3",
+            compare_policies=["none", "workload-aware"],
+        ),
+    )
 
     assert response.status_code == 302
     mapping = import_trace("openb", [TRACES / name for name in OPENB]).mapping
@@ -174,21 +221,39 @@ def test_scenarios_become_the_urgent_group_and_variants(alice_client):
     spec = Experiment.objects.get().spec
     assert spec == spec_document(sc.parse_spec(mapping))
     assert [v["name"] for v in spec["variants"]] == [
-        "recorded", "spot-reclaim-50pct-at-200s", "preemption-none", "preemption-workload-aware"]
+        "recorded",
+        "spot-reclaim-50pct-at-200s",
+        "preemption-none",
+        "preemption-workload-aware",
+    ]
 
 
-@pytest.mark.parametrize(("changes", "field", "message"), [
-    ({"inject_urgent": "lots"}, "inject_urgent",
-     "'lots' is not MEMBERSxGPUS@ARRIVAL (e.g. 4x8@3600)"),
-    ({"spot_reclaim": "10%@7200, 150%@60"}, "spot_reclaim",
-     "'150%@60' is not SHARE@TIME with 0 < SHARE <= 1 (e.g. 0.1@7200 or 10%@7200)"),
-    ({"compare_qos_map": "BE=best-effort"}, "compare_qos_map",
-     "the alternative mapping gives every class the same value and policy as the imported "
-     "one: nothing to compare"),
-    ({"qos_map_openb": "LS=,BE"}, "qos_map_openb", "'LS=' is not QOS=CLASS[:VALUE[:POLICY]]"),
-], ids=["urgent-syntax", "reclaim-share", "qos-alternative-after-import", "qos-map"])
-def test_a_bad_option_is_shown_at_its_field_and_nothing_is_created(alice_client, changes, field,
-                                                                    message):
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        (
+            {"inject_urgent": "lots"},
+            "inject_urgent",
+            "'lots' is not MEMBERSxGPUS@ARRIVAL (e.g. 4x8@3600)",
+        ),
+        (
+            {"spot_reclaim": "10%@7200, 150%@60"},
+            "spot_reclaim",
+            "'150%@60' is not SHARE@TIME with 0 < SHARE <= 1 (e.g. 0.1@7200 or 10%@7200)",
+        ),
+        (
+            {"compare_qos_map": "BE=best-effort"},
+            "compare_qos_map",
+            "the alternative mapping gives every class the same value and policy as the imported "
+            "one: nothing to compare",
+        ),
+        ({"qos_map_openb": "LS=,BE"}, "qos_map_openb", "'LS=' is not QOS=CLASS[:VALUE[:POLICY]]"),
+    ],
+    ids=["urgent-syntax", "reclaim-share", "qos-alternative-after-import", "qos-map"],
+)
+def test_a_bad_option_is_shown_at_its_field_and_nothing_is_created(
+    alice_client, changes, field, message
+):
     response = alice_client.post(URL, browser_form(*OPENB, **changes))
 
     assert response.status_code == 200
@@ -205,7 +270,8 @@ def test_a_spec_above_the_limits_is_an_error_on_top(alice_client, settings):
     # Issue 16 §3: the setting, and the field that would bring the import under it.
     assert response.context["form"].errors["sample"] == [
         "4 workloads is above the limit of 1 (LAB_MAX_WORKLOADS): set 'sample' (at most N "
-        "workloads) lower, or import a shorter window ('start', 'horizon_seconds')"]
+        "workloads) lower, or import a shorter window ('start', 'horizon_seconds')"
+    ]
     assert not Experiment.objects.exists()
 
 
@@ -225,8 +291,9 @@ def test_the_window_and_the_compression_are_applied(alice_client, alice):
     base = Experiment.objects.get(owner=alice).spec
     Experiment.objects.all().delete()
 
-    response = alice_client.post(URL, {**browser_form(*OPENB), "compress": "4",
-                                       "horizon_seconds": "1d"})
+    response = alice_client.post(
+        URL, {**browser_form(*OPENB), "compress": "4", "horizon_seconds": "1d"}
+    )
 
     assert response.status_code == 302, response.content.decode()[:2000]
     spec = Experiment.objects.get(owner=alice).spec
@@ -236,8 +303,9 @@ def test_the_window_and_the_compression_are_applied(alice_client, alice):
 
 
 def test_a_bad_window_is_an_error_at_its_field(alice_client):
-    response = alice_client.post(URL, {**browser_form(*OPENB), "compress": "0",
-                                       "start_seconds": "soon"})
+    response = alice_client.post(
+        URL, {**browser_form(*OPENB), "compress": "0", "start_seconds": "soon"}
+    )
     assert response.status_code == 200
     errors = response.context["form"].errors
     assert "compress" in errors
@@ -291,9 +359,14 @@ def test_the_whole_openb_cluster_imports_with_the_defaults(alice_client, alice):
     pods = REAL_OPENB / "openb_pod_list_default.csv"
     if not (nodes.exists() and pods.exists()):
         pytest.skip(f"real trace not available: {nodes} (see docs/traces.md)")
-    data = {**browser_form(), "format": "openb",
-            "files": [SimpleUploadedFile(nodes.name, nodes.read_bytes()),
-                      SimpleUploadedFile(pods.name, pods.read_bytes())]}
+    data = {
+        **browser_form(),
+        "format": "openb",
+        "files": [
+            SimpleUploadedFile(nodes.name, nodes.read_bytes()),
+            SimpleUploadedFile(pods.name, pods.read_bytes()),
+        ],
+    }
     response = alice_client.post(URL, data)
     assert response.status_code == 302, response.content.decode()[:3000]
     assert len(Experiment.objects.get(owner=alice).spec["workloads"]) > 5000

@@ -68,10 +68,24 @@ def test_runlocal_prints_the_url_and_login_last_and_keeps_the_access_log_off(sta
     stack.manage("ensure_local_superuser")
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "runlocal", "--port", str(port),
-         "--concurrency", "1", "--remind-every", "2"],
-        cwd=ROOT, env=stack.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True)
+        [
+            sys.executable,
+            str(ROOT / "manage.py"),
+            "runlocal",
+            "--port",
+            str(port),
+            "--concurrency",
+            "1",
+            "--remind-every",
+            "2",
+        ],
+        cwd=ROOT,
+        env=stack.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     stack.processes.append(process)
     lines = _lines(process.stdout)
 
@@ -87,8 +101,11 @@ def test_runlocal_prints_the_url_and_login_last_and_keeps_the_access_log_off(sta
     assert any(url in line for line in again)
     assert not any("GET /accounts/login/" in line for line in first + again)
     access_log = stack.var_dir / "access.log"
-    wait_for(lambda: "GET /accounts/login/" in access_log.read_text(), timeout=10,
-             what="the request in the access log")
+    wait_for(
+        lambda: "GET /accounts/login/" in access_log.read_text(),
+        timeout=10,
+        what="the request in the access log",
+    )
     os.kill(process.pid, signal.SIGTERM)
     assert process.wait(timeout=30) == 0
 
@@ -105,13 +122,22 @@ def test_the_readme_curl_session_works_as_written_on_a_fresh_stack(stack, tmp_pa
     port = _free_port()
     stack.start_web(port)
     stack.start_worker(name="readme")
-    wait_for(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0, timeout=30,
-             what="the web server", stack=stack)
-    session = _readme_curl_session().replace("http://localhost:8000",
-                                             f"http://127.0.0.1:{port}")
+    wait_for(
+        lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0,
+        timeout=30,
+        what="the web server",
+        stack=stack,
+    )
+    session = _readme_curl_session().replace("http://localhost:8000", f"http://127.0.0.1:{port}")
 
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", session], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=240, check=False)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", session],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
 
     assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
     out = done.stdout.splitlines()

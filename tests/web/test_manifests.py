@@ -13,8 +13,7 @@ from scheduler_core.k8s.roundtrip import normalised
 from tests.factories import ExperimentFactory, RunFactory, preset_document
 
 
-def test_the_experiment_page_offers_the_whole_experiment_and_each_variant(bob_client,
-                                                                           experiment):
+def test_the_experiment_page_offers_the_whole_experiment_and_each_variant(bob_client, experiment):
     page = bob_client.get(reverse("experiments:detail", args=[experiment.pk])).content.decode()
     base = reverse("experiments:manifests", args=[experiment.pk])
 
@@ -42,26 +41,29 @@ def test_a_grid_variant_name_is_escaped_in_its_link(alice, alice_client):
 
     page = alice_client.get(reverse("experiments:detail", args=[experiment.pk])).content.decode()
     link = f"?variant={name.replace('=', '%3D').replace(', ', '%2C%20')}"
-    response = alice_client.get(reverse("experiments:manifests", args=[experiment.pk])
-                                + link)
+    response = alice_client.get(reverse("experiments:manifests", args=[experiment.pk]) + link)
 
     assert link in page
     assert response.status_code == 200
 
 
-@pytest.mark.parametrize(("persona", "status"), [("alice_client", 200), ("bob_client", 200),
-                                                 ("charlie_client", 404)])
+@pytest.mark.parametrize(
+    ("persona", "status"), [("alice_client", 200), ("bob_client", 200), ("charlie_client", 404)]
+)
 def test_the_run_download_has_the_spec_permissions(request, experiment, persona, status):
     run = RunFactory(experiment=experiment)
     client = request.getfixturevalue(persona)
 
-    response = client.get(reverse("experiments:run-manifests", args=[run.pk]),
-                          {"variant": "grace-30s"})
+    response = client.get(
+        reverse("experiments:run-manifests", args=[run.pk]), {"variant": "grace-30s"}
+    )
 
     assert response.status_code == status
     if status == 200:
-        assert response["Content-Disposition"] == \
-            f'attachment; filename="run-{run.pk}-grace-30s-manifests.yaml"'
+        assert (
+            response["Content-Disposition"]
+            == f'attachment; filename="run-{run.pk}-grace-30s-manifests.yaml"'
+        )
         back = read_manifest_texts([(response.content.decode(), "run.yaml")]).spec
         expected = sc.resolve_variant(sc.parse_spec(run.spec), "grace-30s").spec
         assert normalised(back) == normalised(expected.model_copy(update={"variants": []}))
@@ -74,15 +76,17 @@ def test_the_experiment_download_is_refused_to_a_stranger(charlie_client, experi
 
 
 def test_an_unknown_variant_is_a_404_not_a_500(alice_client, experiment):
-    response = alice_client.get(reverse("experiments:manifests", args=[experiment.pk]),
-                                {"variant": "nope"})
+    response = alice_client.get(
+        reverse("experiments:manifests", args=[experiment.pk]), {"variant": "nope"}
+    )
 
     assert response.status_code == 404
 
 
 def test_the_policy_only_download_has_no_nodes(alice_client, experiment):
-    response = alice_client.get(reverse("experiments:manifests", args=[experiment.pk]),
-                                {"policy_only": "1"})
+    response = alice_client.get(
+        reverse("experiments:manifests", args=[experiment.pk]), {"policy_only": "1"}
+    )
 
     kinds = {d["kind"] for d in yaml.safe_load_all(response.content) if d}
     assert response.status_code == 200

@@ -10,10 +10,15 @@ from experiments.models import Experiment, ExperimentTag, Replication, Run, RunE
 
 
 def test_deleting_an_experiment_deletes_everything_that_hangs_off_it(
-        experiment, alice, bob, django_capture_on_commit_callbacks):
+    experiment, alice, bob, django_capture_on_commit_callbacks
+):
     copy = services.experiment_clone(experiment=experiment, owner=alice)
-    services.experiment_update(experiment=experiment, spec=sc.parse_spec(experiment.spec),
-                               tags=["a", "b"], shared_with=[bob])
+    services.experiment_update(
+        experiment=experiment,
+        spec=sc.parse_spec(experiment.spec),
+        tags=["a", "b"],
+        shared_with=[bob],
+    )
     with django_capture_on_commit_callbacks(execute=True):
         services.run_enqueue(experiment=experiment, user=alice)
     assert RunEvent.objects.filter(replication__run__experiment=experiment).count() > 0
@@ -24,7 +29,6 @@ def test_deleting_an_experiment_deletes_everything_that_hangs_off_it(
     assert not Replication.objects.filter(run__experiment_id=experiment.pk).exists()
     assert RunEvent.objects.count() == 0
     assert not ExperimentTag.objects.filter(experiment_id=experiment.pk).exists()
-    assert not Experiment.shared_with.through.objects.filter(
-        experiment_id=experiment.pk).exists()
+    assert not Experiment.shared_with.through.objects.filter(experiment_id=experiment.pk).exists()
     assert get_user_model().objects.filter(username__in=["alice", "bob"]).count() == 2
     assert list(Experiment.objects.all()) == [copy]

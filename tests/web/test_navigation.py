@@ -34,10 +34,16 @@ def _row_of(html: str, name: str) -> str:
 
 
 def test_the_runs_page_lists_every_visible_run_with_status_and_duration(
-        alice_client, experiment, charlie):
+    alice_client, experiment, charlie
+):
     start = timezone.now() - timedelta(minutes=10)
-    done = RunFactory(experiment=experiment, status=Status.SUCCEEDED, progress=1.0,
-                      started_at=start, finished_at=start + timedelta(seconds=95))
+    done = RunFactory(
+        experiment=experiment,
+        status=Status.SUCCEEDED,
+        progress=1.0,
+        started_at=start,
+        finished_at=start + timedelta(seconds=95),
+    )
     queued = RunFactory(experiment=experiment)
     hidden = RunFactory(experiment=ExperimentFactory(owner=charlie, name="Charlie's secret"))
 
@@ -72,8 +78,9 @@ def test_the_runs_page_says_so_when_there_is_nothing(alice_client):
 
 
 def test_a_running_run_shows_the_time_so_far(alice_client, experiment):
-    RunFactory(experiment=experiment, status=Status.RUNNING,
-               started_at=timezone.now() - timedelta(hours=2))
+    RunFactory(
+        experiment=experiment, status=Status.RUNNING, started_at=timezone.now() - timedelta(hours=2)
+    )
     assert "2h" in _run_rows(alice_client)
 
 
@@ -129,9 +136,11 @@ def test_an_experiment_saved_from_a_preset_is_tagged_from_preset(alice_client, a
 
 
 def test_the_api_copy_of_a_preset_is_tagged_from_preset(alice, alice_client):
-    response = alice_client.post(reverse("api:experiment-from-preset"),
-                                 {"preset": "s3-grace-period", "tags": ["demo"]},
-                                 content_type="application/json")
+    response = alice_client.post(
+        reverse("api:experiment-from-preset"),
+        {"preset": "s3-grace-period", "tags": ["demo"]},
+        content_type="application/json",
+    )
     assert response.status_code == 201, response.content
     assert sorted(response.json()["tags"]) == ["demo", "from-preset"]
 

@@ -42,11 +42,24 @@ MATRIX = [
 ]
 
 
-@pytest.mark.parametrize(("method", "name", "alice_status", "bob_status", "charlie_status"),
-                         MATRIX, ids=[f"{m}-{n}" for m, n, *_ in MATRIX])
+@pytest.mark.parametrize(
+    ("method", "name", "alice_status", "bob_status", "charlie_status"),
+    MATRIX,
+    ids=[f"{m}-{n}" for m, n, *_ in MATRIX],
+)
 @pytest.mark.parametrize("persona", ["alice", "bob", "charlie"])
-def test_access_matrix(request, experiment, run, persona, method, name, alice_status,
-                       bob_status, charlie_status, django_capture_on_commit_callbacks):
+def test_access_matrix(
+    request,
+    experiment,
+    run,
+    persona,
+    method,
+    name,
+    alice_status,
+    bob_status,
+    charlie_status,
+    django_capture_on_commit_callbacks,
+):
     client = client_for(request.getfixturevalue(persona))
     expected = {"alice": alice_status, "bob": bob_status, "charlie": charlie_status}[persona]
 
@@ -66,12 +79,14 @@ def test_only_the_owner_can_delete(request, experiment, run, persona, runs):
     assert Run.objects.filter(pk=run.pk).count() == runs
 
 
-@pytest.mark.parametrize(("persona", "status"), [("alice", Status.CANCELLED),
-                                                 ("bob", Status.RUNNING),
-                                                 ("charlie", Status.RUNNING)])
+@pytest.mark.parametrize(
+    ("persona", "status"),
+    [("alice", Status.CANCELLED), ("bob", Status.RUNNING), ("charlie", Status.RUNNING)],
+)
 def test_only_the_owner_can_cancel(request, run, persona, status):
     client_for(request.getfixturevalue(persona)).post(
-        reverse("experiments:run-cancel", args=[run.pk]))
+        reverse("experiments:run-cancel", args=[run.pk])
+    )
 
     run.refresh_from_db()
     assert run.status == status
@@ -79,8 +94,9 @@ def test_only_the_owner_can_cancel(request, run, persona, status):
 
 def test_a_viewer_cannot_save_changes(bob_client, experiment):
     url = reverse("experiments:edit", args=[experiment.pk])
-    response = bob_client.post(url, {"mode": "yaml", "yaml-text": "name: hijacked",
-                                     "action": "save"})
+    response = bob_client.post(
+        url, {"mode": "yaml", "yaml-text": "name: hijacked", "action": "save"}
+    )
 
     assert response.status_code == 403
     experiment.refresh_from_db()
@@ -99,8 +115,9 @@ def test_a_viewer_clones_into_an_experiment_of_their_own(bob_client, bob, experi
     assert copy.runs.count() == 0
 
 
-@pytest.mark.parametrize(("persona", "listed"), [("alice", True), ("bob", True),
-                                                 ("charlie", False)])
+@pytest.mark.parametrize(
+    ("persona", "listed"), [("alice", True), ("bob", True), ("charlie", False)]
+)
 def test_the_list_shows_only_visible_experiments(request, experiment, persona, listed):
     response = client_for(request.getfixturevalue(persona)).get(reverse("experiments:list"))
 
@@ -112,10 +129,10 @@ def test_the_list_shows_only_visible_experiments(request, experiment, persona, l
 def test_a_deployment_can_share_everything(charlie_client, experiment, settings):
     settings.LAB_SHARE_ALL = True
 
-    assert charlie_client.get(reverse("experiments:detail", args=[experiment.pk])
-                              ).status_code == 200
-    assert charlie_client.get(reverse("experiments:edit", args=[experiment.pk])
-                              ).status_code == 403
+    assert (
+        charlie_client.get(reverse("experiments:detail", args=[experiment.pk])).status_code == 200
+    )
+    assert charlie_client.get(reverse("experiments:edit", args=[experiment.pk])).status_code == 403
 
 
 def test_operators_see_everything(experiment):
@@ -125,8 +142,9 @@ def test_operators_see_everything(experiment):
     assert operator.get(reverse("experiments:edit", args=[experiment.pk])).status_code == 403
 
 
-@pytest.mark.parametrize("url", ["/", "/experiments/new/", "/experiments/1/", "/runs/1/",
-                                 "/runs/1/status.json"])
+@pytest.mark.parametrize(
+    "url", ["/", "/experiments/new/", "/experiments/1/", "/runs/1/", "/runs/1/status.json"]
+)
 def test_every_page_needs_a_login(url):
     response = Client().get(url)
 
@@ -138,8 +156,9 @@ def test_the_login_page_is_open_and_logs_in(alice):
     client = Client()
     assert client.get("/accounts/login/").status_code == 200
 
-    response = client.post("/accounts/login/", {"username": "alice",
-                                                "password": "correct horse battery staple"})
+    response = client.post(
+        "/accounts/login/", {"username": "alice", "password": "correct horse battery staple"}
+    )
 
     assert response.status_code == 302
     assert response["Location"] == "/"
@@ -161,8 +180,12 @@ def test_the_admin_site_is_for_operators(experiment, run, alice_client, model):
     operator = client_for(UserFactory(username="operator", is_superuser=True, is_staff=True))
     app = "auth" if model == "user" else "experiments"
     changelist = reverse(f"admin:{app}_{model}_changelist")
-    obj = {"experiment": experiment, "run": run, "replication": run.replications.first(),
-           "user": experiment.owner}[model]
+    obj = {
+        "experiment": experiment,
+        "run": run,
+        "replication": run.replications.first(),
+        "user": experiment.owner,
+    }[model]
     change = reverse(f"admin:{app}_{model}_change", args=[obj.pk])
 
     assert operator.get(changelist).status_code == 200
@@ -177,4 +200,5 @@ def test_the_list_shows_the_most_recently_changed_first(alice_client, alice):
     html = alice_client.get(reverse("experiments:list")).content.decode()
 
     assert html.index(reverse("experiments:detail", args=[newer.pk])) < html.index(
-        reverse("experiments:detail", args=[older.pk]))
+        reverse("experiments:detail", args=[older.pk])
+    )

@@ -24,8 +24,9 @@ def finished_run(experiment, alice, django_capture_on_commit_callbacks):
     return run
 
 
-def test_the_run_button_starts_a_run_and_shows_it(alice_client, experiment,
-                                                  django_capture_on_commit_callbacks):
+def test_the_run_button_starts_a_run_and_shows_it(
+    alice_client, experiment, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         response = alice_client.post(reverse("experiments:run-start", args=[experiment.pk]))
 
@@ -44,7 +45,8 @@ def test_a_finished_run_shows_the_summary_per_variant(alice_client, finished_run
     header = element_text(html, "id", "summary-table")[0]
     assert header.startswith("Metric grace-300s grace-30s")
     assert element_text(html, "data-metric", "time_to_victims_released") == [
-        "Time to victims released (s) 300 30"]
+        "Time to victims released (s) 300 30"
+    ]
     assert element_text(html, "data-metric", "pods_terminated") == ["Pods terminated 1 1"]
     rows = element_text(html, "data-metric", "lost_work")
     spec = sc.parse_spec(finished_run.spec)
@@ -80,12 +82,22 @@ def test_the_status_endpoint_reports_progress_per_variant(alice_client, experime
 
     assert response.status_code == 200
     assert response.json() == {
-        "id": run.pk, "status": "running", "is_terminal": False, "progress": 0.5, "error": "",
+        "id": run.pk,
+        "status": "running",
+        "is_terminal": False,
+        "progress": 0.5,
+        "error": "",
         "variants": [
-            {"name": "grace-300s", "status": "running", "progress": 0.75, "succeeded": 1,
-             "total": 2},
-            {"name": "grace-30s", "status": "queued", "progress": 0.0, "succeeded": 0,
-             "total": 1}]}
+            {
+                "name": "grace-300s",
+                "status": "running",
+                "progress": 0.75,
+                "succeeded": 1,
+                "total": 2,
+            },
+            {"name": "grace-30s", "status": "queued", "progress": 0.0, "succeeded": 0, "total": 1},
+        ],
+    }
 
 
 def test_a_variant_between_replications_is_running_not_queued(alice_client, experiment):
@@ -94,8 +106,9 @@ def test_a_variant_between_replications_is_running_not_queued(alice_client, expe
     ReplicationFactory(run=run, status=Status.SUCCEEDED, progress=1.0)
     ReplicationFactory(run=run, replication=1)
     ReplicationFactory(run=run, variant_index=1, variant="grace-30s", status=Status.SUCCEEDED)
-    ReplicationFactory(run=run, variant_index=1, variant="grace-30s", replication=1,
-                       status=Status.SUCCEEDED)
+    ReplicationFactory(
+        run=run, variant_index=1, variant="grace-30s", replication=1, status=Status.SUCCEEDED
+    )
 
     variants = alice_client.get(reverse("experiments:run-status", args=[run.pk])).json()
 
@@ -113,38 +126,50 @@ def test_cancel_from_the_run_page(alice_client, experiment):
     html = response.content.decode()
     assert element_text(html, "id", "run-status") == ["cancelled"]
     assert element_text(html, "id", "run-cancelled") == [
-        "The run was cancelled; nothing it computed was kept."]
+        "The run was cancelled; nothing it computed was kept."
+    ]
     assert "cancel-button" not in html
 
 
 def test_a_failed_run_shows_its_error(alice_client, experiment):
     run = RunFactory(experiment=experiment)
     ReplicationFactory(run=run)
-    services.run_fail(run_id=run.pk, reason="variant 'grace-300s' replication 0 failed: "
-                                            "RuntimeError: boom")
+    services.run_fail(
+        run_id=run.pk, reason="variant 'grace-300s' replication 0 failed: RuntimeError: boom"
+    )
 
     html = alice_client.get(reverse("experiments:run", args=[run.pk])).content.decode()
 
     assert element_text(html, "id", "run-error") == [
-        "The run failed. variant 'grace-300s' replication 0 failed: RuntimeError: boom"]
+        "The run failed. variant 'grace-300s' replication 0 failed: RuntimeError: boom"
+    ]
 
 
 def test_running_a_spec_above_todays_limits_is_refused(alice_client, experiment, settings):
     settings.LAB_LIMITS = {**settings.LAB_LIMITS, "LAB_MAX_TASKS": 1}
 
-    response = alice_client.post(reverse("experiments:run-start", args=[experiment.pk]),
-                                 follow=True)
+    response = alice_client.post(
+        reverse("experiments:run-start", args=[experiment.pk]), follow=True
+    )
 
     assert response.status_code == 200
     assert experiment.runs.count() == 0
-    assert ("Cannot run: replications: 2 simulations (variants x replications) is above the "
-            "limit of 1 (LAB_MAX_TASKS)") in [str(m) for m in response.context["messages"]]
+    assert (
+        "Cannot run: replications: 2 simulations (variants x replications) is above the "
+        "limit of 1 (LAB_MAX_TASKS)"
+    ) in [str(m) for m in response.context["messages"]]
 
 
-def test_the_run_button_shares_the_apis_start_allowance(alice_client, experiment, settings,
-                                                        django_capture_on_commit_callbacks):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "run_start": "1/hour"}}
+def test_the_run_button_shares_the_apis_start_allowance(
+    alice_client, experiment, settings, django_capture_on_commit_callbacks
+):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "run_start": "1/hour",
+        },
+    }
     url = reverse("experiments:run-start", args=[experiment.pk])
     with django_capture_on_commit_callbacks(execute=False):
         alice_client.post(url)
@@ -152,8 +177,9 @@ def test_the_run_button_shares_the_apis_start_allowance(alice_client, experiment
 
     assert experiment.runs.count() == 1
     [message] = [str(m) for m in response.context["messages"]]
-    assert message.startswith("Cannot run: you started too many runs recently "
-                              "(LAB_API_RUN_START_RATE); try again in 3")
+    assert message.startswith(
+        "Cannot run: you started too many runs recently (LAB_API_RUN_START_RATE); try again in 3"
+    )
 
 
 def test_the_event_log_is_paginated_and_filtered(alice_client, finished_run, monkeypatch):
@@ -178,16 +204,17 @@ def test_the_event_log_is_paginated_and_filtered(alice_client, finished_run, mon
 
 def _rows(html: str) -> list[str]:
     body = html.split('<table class="table small" id="events">', 1)[1].split("</tbody>", 1)[0]
-    return [" ".join(re.sub(r"<[^>]+>", " ", row).split())
-            for row in body.split("<tr>")[2:]]
+    return [" ".join(re.sub(r"<[^>]+>", " ", row).split()) for row in body.split("<tr>")[2:]]
 
 
 def test_the_experiment_page_lists_its_runs(alice_client, finished_run):
-    html = alice_client.get(reverse("experiments:detail", args=[finished_run.experiment_id])
-                            ).content.decode()
+    html = alice_client.get(
+        reverse("experiments:detail", args=[finished_run.experiment_id])
+    ).content.decode()
 
     assert element_text(html, "id", "runs")[0].startswith(
-        f"Run Status Started by Created Finished Version #{finished_run.pk} succeeded alice")
+        f"Run Status Started by Created Finished Version #{finished_run.pk} succeeded alice"
+    )
 
 
 def test_the_run_page_offers_every_download_and_each_one_works(alice_client, finished_run):
@@ -197,9 +224,11 @@ def test_the_run_page_offers_every_download_and_each_one_works(alice_client, fin
     card = html.split('id="downloads"', 1)[1].split("</section>", 1)[0]
     links = re.findall(r'href="([^"]+)" download', card)
     spec = reverse("api:run-spec", args=[finished_run.pk])
-    exports = [reverse("api:run-export", args=[finished_run.pk, table, fmt])
-               for table in ("summary", "workloads", "events", "decisions")
-               for fmt in ("csv", "json", "parquet")]
+    exports = [
+        reverse("api:run-export", args=[finished_run.pk, table, fmt])
+        for table in ("summary", "workloads", "events", "decisions")
+        for fmt in ("csv", "json", "parquet")
+    ]
     assert set(links) == {spec, *exports}
     for url in links:
         response = alice_client.get(url)

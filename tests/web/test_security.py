@@ -25,8 +25,13 @@ def _directives(response) -> dict[str, list[str]]:
 
 def test_every_page_forbids_inline_and_foreign_scripts(alice_client, alice):
     experiment = ExperimentFactory(owner=alice)
-    for url in ("/", f"/experiments/{experiment.pk}/", "/experiments/new/", "/api/docs/",
-                "/accounts/login/"):
+    for url in (
+        "/",
+        f"/experiments/{experiment.pk}/",
+        "/experiments/new/",
+        "/api/docs/",
+        "/accounts/login/",
+    ):
         response = alice_client.get(url)
         assert response.status_code == 200, url
         directives = _directives(response)
@@ -65,14 +70,24 @@ def test_an_oversized_api_body_gets_413_in_the_api_error_shape(alice, settings):
     token = Token.objects.create(user=alice)
     body = '{"spec": {"name": "' + "x" * 5000 + '"}}'
 
-    response = Client().post("/api/v1/experiments/", body, content_type="application/json",
-                             HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = Client().post(
+        "/api/v1/experiments/",
+        body,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Token {token.key}",
+    )
 
     assert response.status_code == 413
     assert response["Content-Type"] == "application/json"
-    assert response.json() == {"errors": [{
-        "path": "", "message": "the request body is 4.9 KB; the largest accepted is 4 KB "
-                               "(LAB_MAX_UPLOAD_BYTES)"}]}
+    assert response.json() == {
+        "errors": [
+            {
+                "path": "",
+                "message": "the request body is 4.9 KB; the largest accepted is 4 KB "
+                "(LAB_MAX_UPLOAD_BYTES)",
+            }
+        ]
+    }
 
 
 def test_an_oversized_upload_in_the_api_gets_413_json(alice, settings):
@@ -81,8 +96,11 @@ def test_an_oversized_upload_in_the_api_gets_413_json(alice, settings):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     trace = SimpleUploadedFile("trace.csv", b"name,gpus\n" + b"a,1\n" * 2000)
-    response = Client().post("/api/v1/experiments/import/", {"files": trace, "format": "csv"},
-                             HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = Client().post(
+        "/api/v1/experiments/import/",
+        {"files": trace, "format": "csv"},
+        HTTP_AUTHORIZATION=f"Token {token.key}",
+    )
 
     assert response.status_code == 413
     assert response.json()["errors"][0]["message"].endswith("(LAB_MAX_UPLOAD_BYTES)")
@@ -93,8 +111,11 @@ def test_an_oversized_browser_upload_gets_a_page_that_says_so(alice_client, sett
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     trace = SimpleUploadedFile("trace.csv", b"name,gpus\n" + b"a,1\n" * 2000)
-    response = alice_client.post("/experiments/import/", {"files": trace},
-                                 HTTP_REFERER="http://testserver/experiments/import/")
+    response = alice_client.post(
+        "/experiments/import/",
+        {"files": trace},
+        HTTP_REFERER="http://testserver/experiments/import/",
+    )
 
     assert response.status_code == 413
     page = response.content.decode()
@@ -109,9 +130,12 @@ def test_a_json_body_past_djangos_field_limit_is_refused_in_the_api_shape(alice,
     token = Token.objects.create(user=alice)
     form = "&".join(f"f{n}=1" for n in range(10))
 
-    response = Client().post("/api/v1/experiments/", form,
-                             content_type="application/x-www-form-urlencoded",
-                             HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = Client().post(
+        "/api/v1/experiments/",
+        form,
+        content_type="application/x-www-form-urlencoded",
+        HTTP_AUTHORIZATION=f"Token {token.key}",
+    )
 
     assert response.status_code == 400
     assert response["Content-Type"] == "application/json"
@@ -121,7 +145,8 @@ def test_a_json_body_past_djangos_field_limit_is_refused_in_the_api_shape(alice,
 # ------------------------------------------------------------------------ login
 def _login(password: str, address: str = "10.0.0.1", username: str = "alice"):
     return Client(REMOTE_ADDR=address).post(
-        "/accounts/login/", {"username": username, "password": password})
+        "/accounts/login/", {"username": username, "password": password}
+    )
 
 
 def test_the_login_form_stops_checking_passwords_after_too_many_failures(alice, settings):

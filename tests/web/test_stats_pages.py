@@ -24,20 +24,43 @@ from tests.factories import ExperimentFactory, preset_document
 from tests.web.pages import element_text
 
 RECLAIM = {
-    "name": "random reclaim", "horizonSeconds": 3000, "replications": 5, "seed": 3,
+    "name": "random reclaim",
+    "horizonSeconds": 3000,
+    "replications": 5,
+    "seed": 3,
     "cluster": {"nodePools": [{"name": "spot", "count": 4, "gpus": 8, "spot": True}]},
     "priorityClasses": [{"name": "batch", "value": 100, "globalDefault": True}],
     "workloads": [
-        {"name": f"train-{i}", "kind": "batch", "gpus": 8, "durationSeconds": 36000,
-         "checkpoint": {"intervalSeconds": interval, "writeSeconds": 0},
-         "terminationGracePeriodSeconds": 30}
-        for i, interval in enumerate((200, 500, 900, 1400))],
-    "events": [{"at": 1300, "type": "spot-reclaim", "pool": "spot", "count": 1,
-                "noticeSeconds": 30, "recoverAfterSeconds": 300}],
-    "variants": [{"name": "no-notice-checkpoint"},
-                 {"name": "checkpoint-on-notice",
-                  "set": {"workloads.train-0.checkpoint.onSigterm": True,
-                          "workloads.train-1.checkpoint.onSigterm": True}}],
+        {
+            "name": f"train-{i}",
+            "kind": "batch",
+            "gpus": 8,
+            "durationSeconds": 36000,
+            "checkpoint": {"intervalSeconds": interval, "writeSeconds": 0},
+            "terminationGracePeriodSeconds": 30,
+        }
+        for i, interval in enumerate((200, 500, 900, 1400))
+    ],
+    "events": [
+        {
+            "at": 1300,
+            "type": "spot-reclaim",
+            "pool": "spot",
+            "count": 1,
+            "noticeSeconds": 30,
+            "recoverAfterSeconds": 300,
+        }
+    ],
+    "variants": [
+        {"name": "no-notice-checkpoint"},
+        {
+            "name": "checkpoint-on-notice",
+            "set": {
+                "workloads.train-0.checkpoint.onSigterm": True,
+                "workloads.train-1.checkpoint.onSigterm": True,
+            },
+        },
+    ],
 }
 """A reclaim of one random spot node: the lost work differs from seed to seed, so the
 replications spread and pairing them matters."""
@@ -59,14 +82,19 @@ def _finished(owner, capture, document, **fields):
 
 @pytest.fixture
 def reclaim_run(alice, django_capture_on_commit_callbacks):
-    return _finished(alice, django_capture_on_commit_callbacks,
-                     spec_document(sc.parse_spec(RECLAIM)), name="reclaim")
+    return _finished(
+        alice,
+        django_capture_on_commit_callbacks,
+        spec_document(sc.parse_spec(RECLAIM)),
+        name="reclaim",
+    )
 
 
 @pytest.fixture
 def s8_run(alice, django_capture_on_commit_callbacks):
-    return _finished(alice, django_capture_on_commit_callbacks,
-                     preset_document("s8-gang-at-scale"), name="S8")
+    return _finished(
+        alice, django_capture_on_commit_callbacks, preset_document("s8-gang-at-scale"), name="S8"
+    )
 
 
 def _compare(client, *refs: str, **options: str) -> str:
@@ -78,46 +106,67 @@ def _compare(client, *refs: str, **options: str) -> str:
 def _delta_cells(html: str, metric: str) -> list[tuple[str, str]]:
     """(data-interval, text) of each delta but the baseline's in a metric's row."""
     row = re.search(rf'<tr data-metric="{metric}">(.*?)</tr>', html, re.S).group(1)
-    found = [(kind, re.sub(r"<[^>]+>", "", text)) for kind, text in
-             re.findall(r'<span class="delta[^"]*" data-interval="([a-z]*)"[^>]*>(.*?)</span>'
-                        r'</td>', row, re.S)]
+    found = [
+        (kind, re.sub(r"<[^>]+>", "", text))
+        for kind, text in re.findall(
+            r'<span class="delta[^"]*" data-interval="([a-z]*)"[^>]*>(.*?)</span>'
+            r"</td>",
+            row,
+            re.S,
+        )
+    ]
     return [(kind, text) for kind, text in found if text != "baseline"]
 
 
 def _seeded(run, variant: str, metric: str) -> dict[int, float | None]:
-    return {seed: summary.get(metric) for seed, summary in
-            run.replications.filter(variant=variant).values_list("seed", "summary")}
+    return {
+        seed: summary.get(metric)
+        for seed, summary in run.replications.filter(variant=variant).values_list("seed", "summary")
+    }
 
 
 # ------------------------------------------------------------- paired intervals
 def test_compare_page_shows_paired_deltas_for_variants_of_one_run(alice_client, reclaim_run):
-    html = _compare(alice_client, f"{reclaim_run.pk}:no-notice-checkpoint",
-                    f"{reclaim_run.pk}:checkpoint-on-notice")
+    html = _compare(
+        alice_client,
+        f"{reclaim_run.pk}:no-notice-checkpoint",
+        f"{reclaim_run.pk}:checkpoint-on-notice",
+    )
 
-    expected = difference(_seeded(reclaim_run, "no-notice-checkpoint", "lost_work"),
-                          _seeded(reclaim_run, "checkpoint-on-notice", "lost_work"))
+    expected = difference(
+        _seeded(reclaim_run, "no-notice-checkpoint", "lost_work"),
+        _seeded(reclaim_run, "checkpoint-on-notice", "lost_work"),
+    )
     assert expected.method is IntervalMethod.PAIRED
     assert expected.n == 5
     ((kind, text),) = _delta_cells(html, "lost_work")
     assert kind == "paired"
-    assert text.startswith(f"-{format_value(-expected.mean, 'GPU·s')} ± "
-                           f"{format_value(expected.half_width, 'GPU·s')} (")
+    assert text.startswith(
+        f"-{format_value(-expected.mean, 'GPU·s')} ± {format_value(expected.half_width, 'GPU·s')} ("
+    )
     assert text.endswith("paired")
     note = element_text(html, "id", "compare-interval-kind")[0]
     assert note.startswith("Intervals shown: paired (the two ran the same seeds")
     # Paired is far narrower than pretending the replications were independent.
-    welch = difference({("a", k): v for k, v in
-                        _seeded(reclaim_run, "no-notice-checkpoint", "lost_work").items()},
-                       _seeded(reclaim_run, "checkpoint-on-notice", "lost_work"))
+    welch = difference(
+        {("a", k): v for k, v in _seeded(reclaim_run, "no-notice-checkpoint", "lost_work").items()},
+        _seeded(reclaim_run, "checkpoint-on-notice", "lost_work"),
+    )
     assert welch.half_width > 3 * expected.half_width
 
 
 def test_compare_page_uses_welch_across_runs_with_different_seeds(
-        alice, alice_client, reclaim_run, django_capture_on_commit_callbacks):
-    other = _finished(alice, django_capture_on_commit_callbacks,
-                      spec_document(sc.parse_spec({**RECLAIM, "seed": 11})), name="seed 11")
-    html = _compare(alice_client, f"{reclaim_run.pk}:no-notice-checkpoint",
-                    f"{other.pk}:no-notice-checkpoint")
+    alice, alice_client, reclaim_run, django_capture_on_commit_callbacks
+):
+    other = _finished(
+        alice,
+        django_capture_on_commit_callbacks,
+        spec_document(sc.parse_spec({**RECLAIM, "seed": 11})),
+        name="seed 11",
+    )
+    html = _compare(
+        alice_client, f"{reclaim_run.pk}:no-notice-checkpoint", f"{other.pk}:no-notice-checkpoint"
+    )
 
     ((kind, text),) = _delta_cells(html, "lost_work")
     assert kind == "welch"
@@ -130,11 +179,15 @@ def test_compare_api_pairs_variants_of_one_run(alice, reclaim_run):
 
     api = APIClient()
     api.force_authenticate(alice)
-    data = api.get(f"/api/v1/compare/?pair={reclaim_run.pk}:no-notice-checkpoint"
-                   f"&pair={reclaim_run.pk}:checkpoint-on-notice").json()
+    data = api.get(
+        f"/api/v1/compare/?pair={reclaim_run.pk}:no-notice-checkpoint"
+        f"&pair={reclaim_run.pk}:checkpoint-on-notice"
+    ).json()
     lost = next(row for row in data["metrics"] if row["metric"] == "lost_work")
-    expected = difference(_seeded(reclaim_run, "no-notice-checkpoint", "lost_work"),
-                          _seeded(reclaim_run, "checkpoint-on-notice", "lost_work"))
+    expected = difference(
+        _seeded(reclaim_run, "no-notice-checkpoint", "lost_work"),
+        _seeded(reclaim_run, "checkpoint-on-notice", "lost_work"),
+    )
     assert lost["values"][1]["interval"] == "paired"
     assert lost["values"][1]["pairs"] == 5
     assert lost["values"][1]["difference_ci95"] == pytest.approx(expected.half_width)
@@ -143,18 +196,25 @@ def test_compare_api_pairs_variants_of_one_run(alice, reclaim_run):
 
 # ----------------------------------------------------------------- parameter diff
 def test_compare_page_lists_the_parameters_that_differ(alice_client, reclaim_run):
-    html = _compare(alice_client, f"{reclaim_run.pk}:no-notice-checkpoint",
-                    f"{reclaim_run.pk}:checkpoint-on-notice")
+    html = _compare(
+        alice_client,
+        f"{reclaim_run.pk}:no-notice-checkpoint",
+        f"{reclaim_run.pk}:checkpoint-on-notice",
+    )
 
     rows = re.findall(r'<tr data-path="([^"]+)">', html)
-    assert rows == ["workloads.train-0.checkpoint.onSigterm",
-                    "workloads.train-1.checkpoint.onSigterm"]
+    assert rows == [
+        "workloads.train-0.checkpoint.onSigterm",
+        "workloads.train-1.checkpoint.onSigterm",
+    ]
     assert element_text(html, "data-path", rows[0]) == [
-        "workloads.train-0.checkpoint.onSigterm false true"]
+        "workloads.train-0.checkpoint.onSigterm false true"
+    ]
 
 
 def test_two_runs_that_differ_only_in_a_parameter_show_it(
-        alice, alice_client, django_capture_on_commit_callbacks):
+    alice, alice_client, django_capture_on_commit_callbacks
+):
     """The issue's case: two runs of one experiment with different checkpoint intervals."""
     base = preset_document("s3-grace-period")
     changed = json.loads(json.dumps(base))
@@ -170,11 +230,11 @@ def test_two_runs_that_differ_only_in_a_parameter_show_it(
 
 # ----------------------------------------------------------- the unserved variant
 def test_s8_none_is_flagged_never_best_and_reads_never(alice_client, s8_run):
-    html = _compare(alice_client, *(f"{s8_run.pk}:{v}" for v in ("none", "pod",
-                                                                  "workload-aware")))
+    html = _compare(alice_client, *(f"{s8_run.pk}:{v}" for v in ("none", "pod", "workload-aware")))
 
     assert element_text(html, "id", "compare-unserved")[0].startswith(
-        f"⚠ #{s8_run.pk} none: an urgent workload never became useful")
+        f"⚠ #{s8_run.pk} none: an urgent workload never became useful"
+    )
     useful = element_text(html, "data-metric", "time_to_group_useful")[0]
     assert useful.startswith("Time to group useful (s) never (> horizon) baseline 203 ")
     for metric in ("lost_work", "queue_wait", "pods_terminated", "time_to_group_useful"):
@@ -192,14 +252,21 @@ def test_s8_run_page_flags_none_and_reads_never(alice_client, s8_run):
     assert element_text(html, "id", "run-unserved")[0].startswith("⚠ none: an urgent")
     useful = element_text(html, "data-metric", "time_to_group_useful")[-1]
     assert useful == "Time to group useful (s) never (> horizon) 203 125"
-    data = json.loads(re.search(r'<script id="run-charts-data" type="application/json">'
-                                r'(.*?)</script>', html, re.S).group(1))
+    data = json.loads(
+        re.search(
+            r'<script id="run-charts-data" type="application/json">'
+            r"(.*?)</script>",
+            html,
+            re.S,
+        ).group(1)
+    )
     figure = data["figures"]["headline-lost_work"]
     assert [a["text"] for a in figure["layout"]["annotations"]].count("★ best") == 1
     best = next(a for a in figure["layout"]["annotations"] if a["text"] == "★ best")
     assert best["x"] == "workload-aware"
-    assert any(a["text"].startswith("⚠") and a["x"] == "none"
-               for a in figure["layout"]["annotations"])
+    assert any(
+        a["text"].startswith("⚠") and a["x"] == "none" for a in figure["layout"]["annotations"]
+    )
 
 
 # ------------------------------------------------------------------- provenance
@@ -231,8 +298,14 @@ def test_product_version_names_the_source_commit(monkeypatch):
 
 # ------------------------------------------------------------ replication selector
 def _charts_data(html: str) -> dict:
-    return json.loads(re.search(r'<script id="run-charts-data" type="application/json">'
-                                r'(.*?)</script>', html, re.S).group(1))
+    return json.loads(
+        re.search(
+            r'<script id="run-charts-data" type="application/json">'
+            r"(.*?)</script>",
+            html,
+            re.S,
+        ).group(1)
+    )
 
 
 def test_the_timeline_opens_on_the_replication_in_the_url(alice_client, reclaim_run):
@@ -245,27 +318,40 @@ def test_the_timeline_opens_on_the_replication_in_the_url(alice_client, reclaim_
     assert data["workloads"]["replication"] == third.pk
     assert data["events"]["replication"] == third.pk
     assert f'<option value="{third.pk}" selected>checkpoint-on-notice · replication 2' in html
-    assert len(re.findall(r"<option value=\"\d+\"", html.split('id="timeline-variant"')[1]
-                          .split("</select>")[0])) == 10  # 2 variants x 5 replications
+    assert (
+        len(
+            re.findall(
+                r"<option value=\"\d+\"",
+                html.split('id="timeline-variant"')[1].split("</select>")[0],
+            )
+        )
+        == 10
+    )  # 2 variants x 5 replications
     # A default view, and an id from nowhere, open on the first replication.
     first = reclaim_run.replications.get(variant_index=0, replication=0)
     for query in ({}, {"replication": "999999"}, {"replication": "x"}):
-        assert _charts_data(alice_client.get(url, query).content.decode())[
-            "timeline"]["replication"] == first.pk
+        assert (
+            _charts_data(alice_client.get(url, query).content.decode())["timeline"]["replication"]
+            == first.pk
+        )
 
 
 # ------------------------------------------------------------------------ colours
-def test_a_variants_colour_is_fixed_by_its_name_on_every_page(alice_client, s8_run,
-                                                              reclaim_run):
-    s8 = _charts_data(alice_client.get(reverse("experiments:run", args=[s8_run.pk]))
-                      .content.decode())
+def test_a_variants_colour_is_fixed_by_its_name_on_every_page(alice_client, s8_run, reclaim_run):
+    s8 = _charts_data(
+        alice_client.get(reverse("experiments:run", args=[s8_run.pk])).content.decode()
+    )
     bars = s8["figures"]["headline-lost_work"]["data"][0]
-    assert bars["marker"]["color"] == [variant_color(v) for v in
-                                       ("none", "pod", "workload-aware")]
-    html = _compare(alice_client, f"{reclaim_run.pk}:checkpoint-on-notice",
-                    f"{s8_run.pk}:pod")
-    compare = json.loads(re.search(r'<script id="compare-charts-data" type="application/json">'
-                                   r'(.*?)</script>', html, re.S).group(1))
+    assert bars["marker"]["color"] == [variant_color(v) for v in ("none", "pod", "workload-aware")]
+    html = _compare(alice_client, f"{reclaim_run.pk}:checkpoint-on-notice", f"{s8_run.pk}:pod")
+    compare = json.loads(
+        re.search(
+            r'<script id="compare-charts-data" type="application/json">'
+            r"(.*?)</script>",
+            html,
+            re.S,
+        ).group(1)
+    )
     colors = compare["figures"]["headline-lost_work"]["data"][0]["marker"]["color"]
     assert colors[1] == variant_color("pod") == bars["marker"]["color"][1]
     assert f'data-color="{variant_color("pod")}"' in html
@@ -274,16 +360,16 @@ def test_a_variants_colour_is_fixed_by_its_name_on_every_page(alice_client, s8_r
 def test_colliding_names_in_one_figure_get_distinct_colours():
     assert variant_colors(["pod", "pod"])[0] == variant_color("pod")
     assert len(set(variant_colors(["pod", "pod", "none", "default"]))) == 4
-    assert len(set(variant_colors([f"v{i}" for i in range(len(VARIANT_COLORS))]))) == \
-        len(VARIANT_COLORS)
+    assert len(set(variant_colors([f"v{i}" for i in range(len(VARIANT_COLORS))]))) == len(
+        VARIANT_COLORS
+    )
 
 
 # ------------------------------------------------------------- glossary and docs
 def test_the_glossary_page_lists_every_metric_of_the_registry(alice_client):
     html = alice_client.get(reverse("experiments:metrics")).content.decode()
     assert re.findall(r'<tr id="metric-([a-z_]+)"', html) == list(sc.SUMMARY_NAMES)
-    assert element_text(html, "id", "metric-time_to_group_useful")[0].endswith(
-        "never (> horizon)")
+    assert element_text(html, "id", "metric-time_to_group_useful")[0].endswith("never (> horizon)")
     assert "paired" in element_text(html, "id", "metrics-intervals")[0]
 
 
@@ -299,8 +385,7 @@ def test_the_metrics_api_serves_the_registry(alice):
 def test_docs_metrics_md_describes_every_metric_as_the_registry_does():
     text = (Path(settings.BASE_DIR) / "docs" / "metrics.md").read_text(encoding="utf-8")
     for name, info in sc.REGISTRY.items():
-        row = next((line for line in text.splitlines() if line.startswith(f"| `{name}` |")),
-                   None)
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{name}` |")), None)
         assert row is not None, name
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert cells[2:] == [info.unit, info.better.value, info.workloads, info.null], name

@@ -30,7 +30,12 @@ def _make_pytest(args: str) -> subprocess.CompletedProcess[str]:
     probe = f"probe: ; $(call pytest,,{args})"
     return subprocess.run(
         ["make", "--no-print-directory", f"PY={sys.executable}", "--eval", probe, "probe"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs GNU make")

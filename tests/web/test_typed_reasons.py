@@ -20,8 +20,11 @@ REASON_STRINGS = frozenset(r.value for r in Reason)
 
 
 def _literal(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-            and node.value in REASON_STRINGS:
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value in REASON_STRINGS
+    ):
         return node.value
     return None
 
@@ -73,14 +76,17 @@ def test_the_core_names_reasons_by_the_enum_outside_the_registry():
     assert offences("scheduler_core", skip=("scheduler_core/events.py",)) == []
 
 
-@pytest.mark.parametrize("source", [
-    'if e.reason == "Stranded": pass',
-    'x = e.reason in ("Ready", "Killing")',
-    'handlers = {"Scheduled": f}',
-    'REASONS = ("Disrupted", "Stranded")',
-    'RunEvent.objects.filter(reason__in=["Killing"])',
-    'RunEvent.objects.filter(reason="Preempted")',
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        'if e.reason == "Stranded": pass',
+        'x = e.reason in ("Ready", "Killing")',
+        'handlers = {"Scheduled": f}',
+        'REASONS = ("Disrupted", "Stranded")',
+        'RunEvent.objects.filter(reason__in=["Killing"])',
+        'RunEvent.objects.filter(reason="Preempted")',
+    ],
+)
 def test_the_check_finds_each_kind_of_use(source):
     assert list(reason_literals(ast.parse(source)))
 

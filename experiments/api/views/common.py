@@ -30,15 +30,19 @@ def owned_run(request: Request, pk: int) -> Run:
     return run
 
 
-def validated_with_spec(serializer: serializers.Serializer, *, spec_key: str = "spec",
-                        ) -> tuple[dict[str, Any], sc.ExperimentSpec | None]:
+def validated_with_spec(
+    serializer: serializers.Serializer,
+    *,
+    spec_key: str = "spec",
+) -> tuple[dict[str, Any], sc.ExperimentSpec | None]:
     """Validate the request fields and the spec together, like the editor does, so one
     answer lists every problem. Spec errors keep the spec's own paths
     (``workloads[0].gpus``); other fields are named by their request field."""
     fields_ok = serializer.is_valid()
     errors = [] if fields_ok else flatten_errors(serializer.errors)
-    document = serializer.initial_data.get(spec_key) if hasattr(
-        serializer.initial_data, "get") else None
+    document = (
+        serializer.initial_data.get(spec_key) if hasattr(serializer.initial_data, "get") else None
+    )
     spec = None
     if document is not None:
         try:
@@ -52,4 +56,3 @@ def validated_with_spec(serializer: serializers.Serializer, *, spec_key: str = "
 
 def user_context(request: Request) -> dict[str, Any]:
     return {"user": request.user, "request": request}
-

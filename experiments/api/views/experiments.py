@@ -37,8 +37,9 @@ from experiments.users import signed_in
 YAML_TYPE = "application/yaml; charset=utf-8"
 
 
-def experiment_response(request: Request, experiment: Experiment,
-                        code: int = status.HTTP_200_OK) -> Response:
+def experiment_response(
+    request: Request, experiment: Experiment, code: int = status.HTTP_200_OK
+) -> Response:
     data = ExperimentOutputSerializer(experiment, context=user_context(request)).data
     response = Response(data, status=code)
     response["ETag"] = etag(experiment.version)
@@ -82,8 +83,9 @@ class ExperimentListApi(generics.ListAPIView):
     def post(self, request: Request) -> Response:
         data, spec = validated_with_spec(self.InputSerializer(data=request.data))
         assert spec is not None  # the serializer requires it
-        experiment = services.experiment_create(owner=signed_in(request), spec=spec,
-                                                tags=data["tags"], shared_with=data["shared_with"])
+        experiment = services.experiment_create(
+            owner=signed_in(request), spec=spec, tags=data["tags"], shared_with=data["shared_with"]
+        )
         return experiment_response(request, experiment, status.HTTP_201_CREATED)
 
 
@@ -93,8 +95,11 @@ class ExperimentDetailApi(APIView):
     class InputSerializer(MetaInputSerializer):
         spec = SpecDocumentField()
         version = serializers.IntegerField(
-            required=False, min_value=1, max_value=2**31 - 1,
-            help_text="the version you edited: 409 if the experiment has moved on")
+            required=False,
+            min_value=1,
+            max_value=2**31 - 1,
+            help_text="the version you edited: 409 if the experiment has moved on",
+        )
 
     @extend_schema(responses=ExperimentOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
@@ -126,22 +131,28 @@ class ExperimentDetailApi(APIView):
         expected = header_version if header_version is not None else data.get("version")
         try:
             experiment = services.experiment_update(
-                experiment=experiment, spec=spec, tags=data.get("tags"),
-                shared_with=data.get("shared_with"), expected_version=expected)
+                experiment=experiment,
+                spec=spec,
+                tags=data.get("tags"),
+                shared_with=data.get("shared_with"),
+                expected_version=expected,
+            )
         except services.ExperimentChangedError as exc:
             raise _changed(exc, precondition=header_version is not None) from None
         return experiment_response(request, experiment)
 
 
 def _changed(exc: services.ExperimentChangedError, *, precondition: bool) -> ApiError:
-    message = (f"the experiment was changed since you read it (you edited version "
-               f"{exc.expected}, it is at version {exc.current}): read it again and "
-               "reapply your change")
+    message = (
+        f"the experiment was changed since you read it (you edited version "
+        f"{exc.expected}, it is at version {exc.current}): read it again and "
+        "reapply your change"
+    )
     if precondition:
-        return ApiError([{"path": "", "message": message}],
-                        status_code=status.HTTP_412_PRECONDITION_FAILED)
-    return ApiError([{"path": "version", "message": message}],
-                    status_code=status.HTTP_409_CONFLICT)
+        return ApiError(
+            [{"path": "", "message": message}], status_code=status.HTTP_412_PRECONDITION_FAILED
+        )
+    return ApiError([{"path": "version", "message": message}], status_code=status.HTTP_409_CONFLICT)
 
 
 def _check_stored_spec(experiment: Experiment) -> None:
@@ -159,8 +170,9 @@ class ExperimentCloneApi(APIView):
 
     @extend_schema(request=None, responses={201: ExperimentOutputSerializer})
     def post(self, request: Request, pk: int) -> Response:
-        copy = services.experiment_clone(experiment=visible_experiment(request, pk),
-                                         owner=signed_in(request))
+        copy = services.experiment_clone(
+            experiment=visible_experiment(request, pk), owner=signed_in(request)
+        )
         return experiment_response(request, copy, status.HTTP_201_CREATED)
 
 
@@ -180,9 +192,16 @@ class ExperimentValidateApi(APIView):
     def post(self, request: Request) -> Response:
         _, spec = validated_with_spec(self.InputSerializer(data=request.data))
         assert spec is not None  # the serializer requires it
-        return Response(self.OutputSerializer({
-            "valid": True, "name": spec.name, "variants": sc.variant_names(spec),
-            "spec": spec_document(spec)}).data)
+        return Response(
+            self.OutputSerializer(
+                {
+                    "valid": True,
+                    "name": spec.name,
+                    "variants": sc.variant_names(spec),
+                    "spec": spec_document(spec),
+                }
+            ).data
+        )
 
 
 class ExperimentFromPresetApi(APIView):
@@ -200,8 +219,12 @@ class ExperimentFromPresetApi(APIView):
         if preset is None:
             raise ApiError([{"path": "preset", "message": f"no preset '{data['preset']}'"}])
         experiment = services.experiment_create(
-            owner=signed_in(request), spec=preset.spec(), tags=data["tags"],
-            shared_with=data["shared_with"], source_preset=preset.id)
+            owner=signed_in(request),
+            spec=preset.spec(),
+            tags=data["tags"],
+            shared_with=data["shared_with"],
+            source_preset=preset.id,
+        )
         return experiment_response(request, experiment, status.HTTP_201_CREATED)
 
 
@@ -245,8 +268,18 @@ class PresetDetailApi(APIView):
     def get(self, request: Request, preset_id: str) -> Response:
         preset = preset_or_none(preset_id)
         if preset is None:
-            raise ApiError([{"path": "", "message": f"no preset '{preset_id}'"}],
-                           status_code=status.HTTP_404_NOT_FOUND)
-        return Response(self.OutputSerializer({
-            "id": preset.id, "name": preset.name, "description": preset.description,
-            "spec": spec_document(preset.spec()), "yaml": preset.text}).data)
+            raise ApiError(
+                [{"path": "", "message": f"no preset '{preset_id}'"}],
+                status_code=status.HTTP_404_NOT_FOUND,
+            )
+        return Response(
+            self.OutputSerializer(
+                {
+                    "id": preset.id,
+                    "name": preset.name,
+                    "description": preset.description,
+                    "spec": spec_document(preset.spec()),
+                    "yaml": preset.text,
+                }
+            ).data
+        )

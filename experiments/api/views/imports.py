@@ -26,14 +26,17 @@ MAX_FILES = 10
 class ImportReportSerializer(serializers.Serializer):
     counts = serializers.DictField(
         child=serializers.IntegerField(),
-        help_text="what the import made: nodes, pods, workloads, initial_pods... (per format)")
+        help_text="what the import made: nodes, pods, workloads, initial_pods... (per format)",
+    )
     kinds = serializers.DictField(
         child=serializers.IntegerField(),
-        help_text="Kubernetes imports: the input objects per kind ({} for trace formats)")
+        help_text="Kubernetes imports: the input objects per kind ({} for trace formats)",
+    )
     notes = serializers.ListField(
         child=serializers.CharField(),
         help_text="what was approximated or left out, each naming its objects by kind and "
-                  "name with the reason: every input object is used or named here")
+        "name with the reason: every input object is used or named here",
+    )
 
 
 class ImportOutputSerializer(ExperimentOutputSerializer):
@@ -60,49 +63,73 @@ class ExperimentImportApi(APIView):
 
     class InputSerializer(serializers.Serializer):
         format = serializers.ChoiceField(choices=sorted(FORMATS))
-        files = serializers.ListField(child=serializers.FileField(), min_length=1,
-                                      max_length=MAX_FILES)
-        qos_map = serializers.CharField(required=False, allow_blank=True, default="",
-                                        max_length=100_000)
-        defaults = serializers.CharField(required=False, allow_blank=True, default="",
-                                         max_length=10_000)
-        name = serializers.CharField(required=False, allow_blank=True, default="",
-                                     max_length=200)
-        horizon_seconds = serializers.FloatField(required=False, allow_null=True, default=None,
-                                                 min_value=1.0)
+        files = serializers.ListField(
+            child=serializers.FileField(), min_length=1, max_length=MAX_FILES
+        )
+        qos_map = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=100_000
+        )
+        defaults = serializers.CharField(
+            required=False, allow_blank=True, default="", max_length=10_000
+        )
+        name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+        horizon_seconds = serializers.FloatField(
+            required=False, allow_null=True, default=None, min_value=1.0
+        )
         start_seconds = serializers.FloatField(
-            required=False, allow_null=True, default=None,
-            help_text="the trace time that becomes t = 0 (blank: the recording's start)")
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="the trace time that becomes t = 0 (blank: the recording's start)",
+        )
         compress = serializers.FloatField(
-            required=False, default=1.0, help_text="arrivals N times as dense (durations kept)")
+            required=False, default=1.0, help_text="arrivals N times as dense (durations kept)"
+        )
         sample = serializers.IntegerField(
-            required=False, allow_null=True, default=None,
-            help_text="keep at most N workloads, drawn with sample_seed")
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="keep at most N workloads, drawn with sample_seed",
+        )
         sample_seed = serializers.IntegerField(required=False, default=0, min_value=0)
         tags = TagsField(required=False, default=list, max_length=50)
         shared_with = UsernamesField(required=False, default=list)
 
-    @extend_schema(request={"multipart/form-data": InputSerializer},
-                   responses={201: ImportOutputSerializer})
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer}, responses={201: ImportOutputSerializer}
+    )
     def post(self, request: Request) -> Response:
         serializer = self.InputSerializer(data=_form(request))
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
             outcome = imports.experiment_import(
-                owner=signed_in(request), fmt=data["format"],
+                owner=signed_in(request),
+                fmt=data["format"],
                 uploads=[(upload, upload.name) for upload in data["files"]],
-                qos_map=data["qos_map"], defaults=data["defaults"], name=data["name"],
-                horizon_seconds=data["horizon_seconds"], tags=data["tags"],
+                qos_map=data["qos_map"],
+                defaults=data["defaults"],
+                name=data["name"],
+                horizon_seconds=data["horizon_seconds"],
+                tags=data["tags"],
                 shared_with=data["shared_with"],
-                window=imports.ImportWindow(start_seconds=data["start_seconds"],
-                                            compress=data["compress"], sample=data["sample"],
-                                            seed=data["sample_seed"]))
+                window=imports.ImportWindow(
+                    start_seconds=data["start_seconds"],
+                    compress=data["compress"],
+                    sample=data["sample"],
+                    seed=data["sample_seed"],
+                ),
+            )
         except imports.ImportRejectedError as exc:
             raise ApiError(exc.errors) from None
-        context = {**user_context(request),
-                   "import_report": {"counts": outcome.counts, "kinds": outcome.kinds,
-                                     "notes": outcome.notes}}
+        context = {
+            **user_context(request),
+            "import_report": {
+                "counts": outcome.counts,
+                "kinds": outcome.kinds,
+                "notes": outcome.notes,
+            },
+        }
         data = ImportOutputSerializer(outcome.experiment, context=context).data
         response = Response(data, status=status.HTTP_201_CREATED)
         response["ETag"] = etag(outcome.experiment.version)
@@ -117,8 +144,13 @@ def _form(request: Request) -> dict:
     data = {key: form.get(key) for key in form if key not in ("files", "tags", "shared_with")}
     data["files"] = request.FILES.getlist("files")
     for key in ("tags", "shared_with"):
-        data[key] = [part.strip() for value in many(key) if value is not None
-                     for part in str(value).split(",") if part.strip()]
+        data[key] = [
+            part.strip()
+            for value in many(key)
+            if value is not None
+            for part in str(value).split(",")
+            if part.strip()
+        ]
     return data
 
 
@@ -132,5 +164,8 @@ class TraceFormatsApi(APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request: Request) -> Response:
-        return Response(self.OutputSerializer({"formats": imports.trace_formats(),
-                                               "kind_defaults": imports.kind_defaults()}).data)
+        return Response(
+            self.OutputSerializer(
+                {"formats": imports.trace_formats(), "kind_defaults": imports.kind_defaults()}
+            ).data
+        )

@@ -20,29 +20,38 @@ from experiments.api.views.experiments import yaml_download
 
 
 class ManifestQuerySerializer(serializers.Serializer):
-    variant = serializers.CharField(required=False, max_length=500,
-                                    help_text="one variant, its overrides applied; "
-                                              "default: the whole experiment")
-    format = serializers.ChoiceField(choices=selectors_k8s.FORMATS, default="k8s",
-                                     help_text="k8s: manifests to kubectl apply; "
-                                               "kwok: a snapshot kwokctl restores")
+    variant = serializers.CharField(
+        required=False,
+        max_length=500,
+        help_text="one variant, its overrides applied; default: the whole experiment",
+    )
+    format = serializers.ChoiceField(
+        choices=selectors_k8s.FORMATS,
+        default="k8s",
+        help_text="k8s: manifests to kubectl apply; kwok: a snapshot kwokctl restores",
+    )
     policy_only = serializers.BooleanField(
-        default=False, help_text="k8s: leave out the simulated Nodes and the Pods bound "
-                                 "to them (for a real cluster)")
+        default=False,
+        help_text="k8s: leave out the simulated Nodes and the Pods bound "
+        "to them (for a real cluster)",
+    )
 
 
 MANIFEST_SCHEMA: dict[str, Any] = {
     "parameters": [ManifestQuerySerializer],
-    "responses": {(200, "application/yaml"): OpenApiResponse(OpenApiTypes.STR)}}
+    "responses": {(200, "application/yaml"): OpenApiResponse(OpenApiTypes.STR)},
+}
 
 
 def _query(request: Request) -> dict[str, Any]:
     serializer = ManifestQuerySerializer(data=request.query_params)
     if not serializer.is_valid():
         raise ApiError(flatten_errors(serializer.errors))
-    return {"variant": serializer.validated_data.get("variant"),
-            "fmt": serializer.validated_data["format"],
-            "policy_only": serializer.validated_data["policy_only"]}
+    return {
+        "variant": serializer.validated_data.get("variant"),
+        "fmt": serializer.validated_data["format"],
+        "policy_only": serializer.validated_data["policy_only"],
+    }
 
 
 def _download(download: selectors_k8s.ManifestDownload) -> HttpResponse:
@@ -57,8 +66,9 @@ class ExperimentManifestsApi(APIView):
     def get(self, request: Request, pk: int) -> HttpResponse:
         experiment = visible_experiment(request, pk)
         try:
-            return _download(selectors_k8s.experiment_manifests(experiment=experiment,
-                                                                **_query(request)))
+            return _download(
+                selectors_k8s.experiment_manifests(experiment=experiment, **_query(request))
+            )
         except sc.SpecError as exc:
             raise spec_invalid(exc.errors) from None
 

@@ -43,12 +43,12 @@ def run_with_results(request: Request, pk: int) -> Run:
     return run
 
 
-def cached_page(request: Request, run: Run, kind: str, build: Callable[[], Response]
-                ) -> Response:
+def cached_page(request: Request, run: Run, kind: str, build: Callable[[], Response]) -> Response:
     """A page of a list, from the shared cache when this exact page (its absolute URL:
     the links in it name the host) was read before in the run's current state."""
-    data = selectors_cache.run_cached(run=run, kind=kind, params=request.build_absolute_uri(),
-                                      build=lambda: build().data)
+    data = selectors_cache.run_cached(
+        run=run, kind=kind, params=request.build_absolute_uri(), build=lambda: build().data
+    )
     return Response(data)
 
 
@@ -71,11 +71,10 @@ class VariantSummarySerializer(serializers.Serializer):
     preemption = serializers.CharField()
     placement = serializers.CharField()
     unserved = serializers.BooleanField(
-        help_text="an urgent workload never became useful before the horizon")
+        help_text="an urgent workload never became useful before the horizon"
+    )
     metrics = serializers.DictField(child=StatsSerializer())
     replications = ReplicationSummarySerializer(many=True)
-
-
 
 
 class RecordFilterSerializer(serializers.Serializer):
@@ -86,10 +85,17 @@ class RecordFilterSerializer(serializers.Serializer):
 def _record_field(annotation: Any) -> serializers.Field:
     """A serializer field for a WorkloadRecord attribute: its type, null where allowed."""
     nullable = isinstance(annotation, types.UnionType)
-    kind = next(a for a in typing.get_args(annotation) if a is not type(None)) \
-        if nullable else annotation
-    field = {str: serializers.CharField, int: serializers.IntegerField,
-             float: serializers.FloatField, bool: serializers.BooleanField}[kind]
+    kind = (
+        next(a for a in typing.get_args(annotation) if a is not type(None))
+        if nullable
+        else annotation
+    )
+    field = {
+        str: serializers.CharField,
+        int: serializers.IntegerField,
+        float: serializers.FloatField,
+        bool: serializers.BooleanField,
+    }[kind]
     return field(allow_null=nullable, required=False)
 
 
@@ -102,26 +108,45 @@ class _RecordBase(serializers.Serializer):
         return dict(instance)  # as stored: a field an older simulator lacked stays absent
 
 
-RecordSerializer = type("RecordSerializer", (_RecordBase,), {
-    "__doc__": "One workload of one replication: where it is from, then every field of "
-               "scheduler_core's WorkloadRecord (typed from the dataclass).",
-    **{name: _record_field(kind) for name, kind in typing.get_type_hints(WorkloadRecord).items()},
-})
+RecordSerializer = type(
+    "RecordSerializer",
+    (_RecordBase,),
+    {
+        "__doc__": "One workload of one replication: where it is from, then every field of "
+        "scheduler_core's WorkloadRecord (typed from the dataclass).",
+        **{
+            name: _record_field(kind)
+            for name, kind in typing.get_type_hints(WorkloadRecord).items()
+        },
+    },
+)
 
 
 class RunWorkloadsApi(APIView):
     """Per-workload records (``scheduler_core``'s WorkloadRecord fields), one per
     workload per replication, in (variant, replication) order."""
 
-    @extend_schema(parameters=[RecordFilterSerializer],
-                   responses={200: paginated_schema(RecordSerializer, "PaginatedWorkloadRecords"),
-                              409: ERROR_REF})
+    @extend_schema(
+        parameters=[RecordFilterSerializer],
+        responses={
+            200: paginated_schema(RecordSerializer, "PaginatedWorkloadRecords"),
+            409: ERROR_REF,
+        },
+    )
     def get(self, request: Request, pk: int) -> Response:
         run = run_with_results(request, pk)
         filters = _query(RecordFilterSerializer, request)
-        return cached_page(request, run, "api-workloads", lambda: paginated_response(
-            items=selectors_api.run_workload_records(run=run, **filters),
-            serializer_class=RecordSerializer, request=request, view=self))
+        return cached_page(
+            request,
+            run,
+            "api-workloads",
+            lambda: paginated_response(
+                items=selectors_api.run_workload_records(run=run, **filters),
+                serializer_class=RecordSerializer,
+                request=request,
+                view=self,
+            ),
+        )
 
 
 class EventFilterSerializer(serializers.Serializer):
@@ -148,36 +173,56 @@ class EventSerializer(serializers.Serializer):
     related = serializers.CharField()
     message = serializers.CharField()
     decision = serializers.IntegerField(
-        allow_null=True, help_text="id of the decision that explains it: "
-        "GET decisions/?variant=…&replication=…&id=…")
+        allow_null=True,
+        help_text="id of the decision that explains it: "
+        "GET decisions/?variant=…&replication=…&id=…",
+    )
 
 
 class RunEventsApi(APIView):
     """The event log, in (variant, replication, simulator) order, filtered."""
 
-    @extend_schema(parameters=[EventFilterSerializer],
-                   responses={200: paginated_schema(EventSerializer, "PaginatedEvents"),
-                              409: ERROR_REF})
+    @extend_schema(
+        parameters=[EventFilterSerializer],
+        responses={200: paginated_schema(EventSerializer, "PaginatedEvents"), 409: ERROR_REF},
+    )
     def get(self, request: Request, pk: int) -> Response:
         run = run_with_results(request, pk)
         filters = _query(EventFilterSerializer, request)
-        return cached_page(request, run, "api-events", lambda: paginated_response(
-            items=selectors_api.run_events(run=run, filters=filters),
-            serializer_class=EventSerializer, request=request, view=self))
+        return cached_page(
+            request,
+            run,
+            "api-events",
+            lambda: paginated_response(
+                items=selectors_api.run_events(run=run, filters=filters),
+                serializer_class=EventSerializer,
+                request=request,
+                view=self,
+            ),
+        )
 
 
 class DecisionFilterSerializer(serializers.Serializer):
     variant = serializers.CharField(required=False, allow_blank=True, max_length=200)
     replication = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     id = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
-    pod = serializers.CharField(required=False, allow_blank=True, max_length=250,
-                                help_text="preemptor, victim, reprieved or unit member")
+    pod = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=250,
+        help_text="preemptor, victim, reprieved or unit member",
+    )
     workload = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    node = serializers.CharField(required=False, allow_blank=True, max_length=200,
-                                 help_text="chosen or candidate node")
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=200,
-                                   help_text="kind (FailedScheduling, Preemption, "
-                                   "WorkloadPreemption, QueuePreemption) or cause")
+    node = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="chosen or candidate node"
+    )
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=200,
+        help_text="kind (FailedScheduling, Preemption, "
+        "WorkloadPreemption, QueuePreemption) or cause",
+    )
 
 
 class DecisionSerializer(serializers.Serializer):
@@ -197,23 +242,27 @@ class DecisionSerializer(serializers.Serializer):
     reprieved = serializers.ListField(child=serializers.DictField())
     units = serializers.ListField(child=serializers.DictField())
     targets = serializers.ListField(child=serializers.DictField())
-    events = serializers.ListField(child=serializers.ListField(),
-                                   help_text="[time, reason, pod or workload] it explains")
+    events = serializers.ListField(
+        child=serializers.ListField(), help_text="[time, reason, pod or workload] it explains"
+    )
 
 
 class RunDecisionsApi(APIView):
     """Why each scheduling and preemption decision went as it did (docs/decisions.md),
     in (variant, replication, decision) order, filtered."""
 
-    @extend_schema(parameters=[DecisionFilterSerializer],
-                   responses={200: paginated_schema(DecisionSerializer, "PaginatedDecisions"),
-                              409: ERROR_REF})
+    @extend_schema(
+        parameters=[DecisionFilterSerializer],
+        responses={200: paginated_schema(DecisionSerializer, "PaginatedDecisions"), 409: ERROR_REF},
+    )
     def get(self, request: Request, pk: int) -> Response:
         run = run_with_results(request, pk)
         decisions = selectors_api.run_decisions(
-            run=run, filters=_query(DecisionFilterSerializer, request))
-        return paginated_response(items=decisions, serializer_class=DecisionSerializer,
-                                  request=request, view=self)
+            run=run, filters=_query(DecisionFilterSerializer, request)
+        )
+        return paginated_response(
+            items=decisions, serializer_class=DecisionSerializer, request=request, view=self
+        )
 
 
 TABLES = export_services.TABLES
@@ -230,24 +279,36 @@ class RunExportApi(APIView):
     ``LAB_EXPORT_BUILDS_PER_USER`` exports being prepared."""
 
     @extend_schema(
-        parameters=[EventFilterSerializer,
-                    OpenApiParameter("table", str, OpenApiParameter.PATH, enum=TABLES),
-                    OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=exports.FORMATS)],
-        responses={(200, exports.CONTENT_TYPES["csv"].split(";")[0]):
-                   OpenApiResponse(OpenApiTypes.STR),
-                   (200, "application/json"): OpenApiResponse(OpenApiTypes.ANY),
-                   (200, exports.CONTENT_TYPES["parquet"]): OpenApiResponse(OpenApiTypes.BINARY),
-                   202: OpenApiResponse(description="being prepared: ask again after "
-                                                    "Retry-After seconds"),
-                   409: ERROR_REF, 429: ERROR_REF})
+        parameters=[
+            EventFilterSerializer,
+            OpenApiParameter("table", str, OpenApiParameter.PATH, enum=TABLES),
+            OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=exports.FORMATS),
+        ],
+        responses={
+            (200, exports.CONTENT_TYPES["csv"].split(";")[0]): OpenApiResponse(OpenApiTypes.STR),
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.ANY),
+            (200, exports.CONTENT_TYPES["parquet"]): OpenApiResponse(OpenApiTypes.BINARY),
+            202: OpenApiResponse(description="being prepared: ask again after Retry-After seconds"),
+            409: ERROR_REF,
+            429: ERROR_REF,
+        },
+    )
     def get(self, request: Request, pk: int, table: str, fmt: str) -> HttpResponseBase:
         if table not in TABLES or fmt not in exports.FORMATS:
-            raise ApiError([{"path": "", "message": f"no export {table}.{fmt} (tables: "
-                             f"{', '.join(TABLES)}; formats: {', '.join(exports.FORMATS)})"}],
-                           status_code=404)
+            raise ApiError(
+                [
+                    {
+                        "path": "",
+                        "message": f"no export {table}.{fmt} (tables: "
+                        f"{', '.join(TABLES)}; formats: {', '.join(exports.FORMATS)})",
+                    }
+                ],
+                status_code=404,
+            )
         run = run_with_results(request, pk)
-        export = export_services.export_of(run=run, table=table, fmt=fmt,
-                                           filters=_query(EventFilterSerializer, request))
+        export = export_services.export_of(
+            run=run, table=table, fmt=fmt, filters=_query(EventFilterSerializer, request)
+        )
         try:
             state = export_services.export_request(run=run, export=export, user=request.user)
         except export_services.ExportBuildsBusyError as exc:
@@ -261,9 +322,10 @@ class RunExportApi(APIView):
 
 
 def _being_prepared(request: Request, retry_after: int) -> Response:
-    response = Response({"status": "preparing", "retry_after": retry_after,
-                         "location": request.get_full_path()},
-                        status=status.HTTP_202_ACCEPTED)
+    response = Response(
+        {"status": "preparing", "retry_after": retry_after, "location": request.get_full_path()},
+        status=status.HTTP_202_ACCEPTED,
+    )
     response["Retry-After"] = str(retry_after)
     response["Location"] = request.get_full_path()
     return response
@@ -278,7 +340,8 @@ def _query(serializer_class: type[serializers.Serializer], request: Request) -> 
 
 class ComparePairSerializer(serializers.Serializer):
     unserved = serializers.BooleanField(
-        help_text="an urgent workload never became useful before the horizon")
+        help_text="an urgent workload never became useful before the horizon"
+    )
     run = serializers.IntegerField()
     experiment = serializers.IntegerField()
     experiment_name = serializers.CharField()
@@ -290,18 +353,22 @@ class ComparePairSerializer(serializers.Serializer):
 class CompareValueSerializer(StatsSerializer):
     difference = serializers.FloatField(allow_null=True, help_text="mean - baseline mean")
     difference_ci95 = serializers.FloatField(
-        allow_null=True, help_text="95% half-width of the difference; its kind is `interval`")
+        allow_null=True, help_text="95% half-width of the difference; its kind is `interval`"
+    )
     interval = serializers.ChoiceField(
         choices=[m.value for m in IntervalMethod],
         help_text="paired: both ran the same seeds (common random numbers), t over the "
-                  "per-seed differences; welch: different seeds, independent samples; "
-                  "none: fewer than two replications with a value on a side")
+        "per-seed differences; welch: different seeds, independent samples; "
+        "none: fewer than two replications with a value on a side",
+    )
     pairs = serializers.IntegerField(help_text="seeds paired (0 unless interval is paired)")
     relative_difference = serializers.FloatField(
-        allow_null=True, help_text="difference / |baseline mean|")
+        allow_null=True, help_text="difference / |baseline mean|"
+    )
     best = serializers.BooleanField(
         help_text="best on this metric (the registry's direction; never a variant whose "
-                  "urgent workload was never useful)")
+        "urgent workload was never useful)"
+    )
 
 
 class MetricInfoSerializer(serializers.Serializer):
@@ -350,15 +417,22 @@ class RunSummaryApi(APIView):
     @extend_schema(responses={200: OutputSerializer, 409: ERROR_REF})
     def get(self, request: Request, pk: int) -> Response:
         run = run_with_results(request, pk)
-        return Response(selectors_cache.run_cached(
-            run=run, kind="api-summary", build=lambda: self._summary(run)))
+        return Response(
+            selectors_cache.run_cached(
+                run=run, kind="api-summary", build=lambda: self._summary(run)
+            )
+        )
 
     def _summary(self, run: Run) -> Any:
         names = selectors_api.metric_names(run=run)
-        return self.OutputSerializer({
-            "run": run.pk, "metrics": names,
-            "metric_info": [sc.metric_info(name).as_dict() for name in names],
-            "variants": selectors_api.run_variant_summaries(run=run)}).data
+        return self.OutputSerializer(
+            {
+                "run": run.pk,
+                "metrics": names,
+                "metric_info": [sc.metric_info(name).as_dict() for name in names],
+                "variants": selectors_api.run_variant_summaries(run=run),
+            }
+        ).data
 
 
 class CompareRowSerializer(serializers.Serializer):
@@ -376,8 +450,13 @@ class CompareApi(APIView):
         metrics = CompareRowSerializer(many=True)
 
     pair_parameter = OpenApiParameter(
-        "pair", str, many=True, required=True, explode=True,
-        description="RUN:VARIANT, repeated (1 to 20); the first is the baseline")
+        "pair",
+        str,
+        many=True,
+        required=True,
+        explode=True,
+        description="RUN:VARIANT, repeated (1 to 20); the first is the baseline",
+    )
 
     @extend_schema(parameters=[pair_parameter], responses=OutputSerializer)
     def get(self, request: Request) -> Response:
@@ -386,16 +465,27 @@ class CompareApi(APIView):
             compared = selectors_api.comparison_variants(user=request.user, pairs=pairs)
         except selectors_api.ComparisonError as exc:
             raise ApiError([{"path": f"pair[{exc.index}]", "message": exc.message}]) from None
-        return Response(self.OutputSerializer({
-            "pairs": [_pair(c) for c in compared],
-            "metrics": selectors_api.comparison_table(compared=compared)}).data)
+        return Response(
+            self.OutputSerializer(
+                {
+                    "pairs": [_pair(c) for c in compared],
+                    "metrics": selectors_api.comparison_table(compared=compared),
+                }
+            ).data
+        )
 
 
 def _pair(compared: selectors_api.ComparedVariant) -> dict[str, Any]:
     run = compared.run
-    return {"run": run.pk, "experiment": run.experiment_id, "experiment_name": run.experiment.name,
-            "variant": compared.variant, "preemption": compared.preemption,
-            "placement": compared.placement, "unserved": compared.unserved}
+    return {
+        "run": run.pk,
+        "experiment": run.experiment_id,
+        "experiment_name": run.experiment.name,
+        "variant": compared.variant,
+        "preemption": compared.preemption,
+        "placement": compared.placement,
+        "unserved": compared.unserved,
+    }
 
 
 MAX_PAIRS = 20
@@ -409,8 +499,12 @@ def _pairs(values: list[str]) -> list[tuple[int, str]]:
     for index, value in enumerate(values[:MAX_PAIRS]):
         run, sep, variant = value.partition(":")
         if not (sep and run.strip().isdigit() and variant.strip()) or len(run.strip()) > 18:
-            errors.append({"path": f"pair[{index}]",
-                           "message": f"'{value}' is not RUN:VARIANT (e.g. 12:baseline)"})
+            errors.append(
+                {
+                    "path": f"pair[{index}]",
+                    "message": f"'{value}' is not RUN:VARIANT (e.g. 12:baseline)",
+                }
+            )
             continue
         pairs.append((int(run), variant.strip()))
     if errors:

@@ -65,8 +65,9 @@ class ExperimentRunsApi(generics.ListAPIView):
     def post(self, request: Request, pk: int) -> Response:
         experiment = owned_experiment(request, pk)
         try:
-            run = services.run_start(experiment=experiment, user=signed_in(request),
-                                     rate=run_start_rate())
+            run = services.run_start(
+                experiment=experiment, user=signed_in(request), rate=run_start_rate()
+            )
         except sc.SpecError as exc:
             raise spec_invalid(exc.errors) from None
         except services.RunStartThrottledError as exc:
@@ -80,9 +81,13 @@ class RunDetailApi(APIView):
     @extend_schema(responses=RunOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
         run = readable_run(request, pk)  # visibility first, then the shared cache
-        return Response(selectors_cache.run_cached(
-            run=run, kind="api-run",
-            build=lambda: RunOutputSerializer(run, context=user_context(request)).data))
+        return Response(
+            selectors_cache.run_cached(
+                run=run,
+                kind="api-run",
+                build=lambda: RunOutputSerializer(run, context=user_context(request)).data,
+            )
+        )
 
 
 class RunCancelApi(APIView):

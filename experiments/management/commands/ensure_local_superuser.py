@@ -21,15 +21,17 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--username", default="admin")
-        parser.add_argument("--credentials-file",
-                            default=str(Path(settings.VAR_DIR) / "local-superuser.json"))
+        parser.add_argument(
+            "--credentials-file", default=str(Path(settings.VAR_DIR) / "local-superuser.json")
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["credentials_file"])
         username = options["username"]
         password = _stored_password(path, username) or secrets.token_urlsafe(12)
-        user = get_user_model().objects.filter(username=username).first() or \
-            get_user_model()(username=username)
+        user = get_user_model().objects.filter(username=username).first() or get_user_model()(
+            username=username
+        )
         if not user.check_password(password) or not user.is_superuser:
             user.is_staff = user.is_superuser = user.is_active = True
             user.set_password(password)

@@ -25,15 +25,21 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
-        parser.add_argument("--remind-every", type=float, default=600.0,
-                            help="seconds between reprints of the URL and login (0: never)")
+        parser.add_argument(
+            "--remind-every",
+            type=float,
+            default=600.0,
+            help="seconds between reprints of the URL and login (0: never)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         logs = Path(settings.VAR_DIR)
         logs.mkdir(parents=True, exist_ok=True)
         host, port = options["host"], options["port"]
-        children = [self._worker(options["concurrency"], logs / "worker.log"),
-                    self._web(host, port, logs / "access.log")]
+        children = [
+            self._worker(options["concurrency"], logs / "worker.log"),
+            self._web(host, port, logs / "access.log"),
+        ]
         _wait_for_port(host, port, children)
         login = _local_login(logs / "local-superuser.json")
 
@@ -43,28 +49,52 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"Disruption Lab: http://{host}:{port}/"))
             if login:
                 self.stdout.write(self.style.SUCCESS(f"Log in as {login}"))
-            self.stdout.write(f"(logs: {logs / 'access.log'}, {logs / 'worker.log'}; "
-                              "Ctrl-C stops)")
+            self.stdout.write(f"(logs: {logs / 'access.log'}, {logs / 'worker.log'}; Ctrl-C stops)")
 
         banner()
         _wait_then_stop(children, remind=banner, every=options["remind_every"])
 
     def _worker(self, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
-                   "--loglevel", "INFO", "--concurrency", str(concurrency),
-                   "--schedule", str(Path(settings.VAR_DIR) / "celerybeat-schedule")]
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--beat",
+            "--loglevel",
+            "INFO",
+            "--concurrency",
+            str(concurrency),
+            "--schedule",
+            str(Path(settings.VAR_DIR) / "celerybeat-schedule"),
+        ]
         with log.open("ab") as out:  # the worker's chatter goes to its log, not the console
             return _start(command, out)
 
     def _web(self, host: str, port: int, access_log: Path) -> subprocess.Popen[bytes]:
         # The access log goes to a file: on the terminal it would bury the URL and login.
-        command = [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"{host}:{port}",
-                   "--workers", "2", "--threads", "4", "--access-logfile", str(access_log)]
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--bind",
+            f"{host}:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+            "--access-logfile",
+            str(access_log),
+        ]
         return _start(command)
 
 
-def _wait_for_port(host: str, port: int, children: list[subprocess.Popen[bytes]],
-                   timeout: float = 60.0) -> None:
+def _wait_for_port(
+    host: str, port: int, children: list[subprocess.Popen[bytes]], timeout: float = 60.0
+) -> None:
     """Until the web server accepts connections (or a child died, or time ran out), so
     the banner is printed when the URL works, after gunicorn's start-up lines."""
     deadline = time.monotonic() + timeout
@@ -88,12 +118,20 @@ def _local_login(path: Path) -> str | None:
 def _start(command: list[str], out: IO[bytes] | None = None) -> subprocess.Popen[bytes]:
     """A child in its own session: Ctrl-C reaches only us, and we stop each child through
     its main process (Celery's warm shutdown hands unfinished messages back)."""
-    return subprocess.Popen(command, env=os.environ.copy(), start_new_session=True,
-                            stdout=out, stderr=subprocess.STDOUT if out else None)
+    return subprocess.Popen(
+        command,
+        env=os.environ.copy(),
+        start_new_session=True,
+        stdout=out,
+        stderr=subprocess.STDOUT if out else None,
+    )
 
 
-def _wait_then_stop(children: list[subprocess.Popen[bytes]],
-                    remind: Callable[[], None] | None = None, every: float = 0.0) -> None:
+def _wait_then_stop(
+    children: list[subprocess.Popen[bytes]],
+    remind: Callable[[], None] | None = None,
+    every: float = 0.0,
+) -> None:
     """Run until a child exits or we are told to stop; then stop the others politely.
     ``remind`` is called every ``every`` seconds meanwhile (when both are set)."""
     stopping = False
