@@ -267,6 +267,21 @@ _ENTRIES = (
         "Victims beyond the fewest that would have made room.",
     ),
     _m(
+        "standby_activations",
+        "Spares called in",
+        "count",
+        Group.ACCOUNTING,
+        "Standby nodes that entered service in place of a failed node (spare pools).",
+    ),
+    _m(
+        "workloads_failed",
+        "Workloads out of retries",
+        "count",
+        Group.ACCOUNTING,
+        "Workloads that ran out of retries: a Job past its backoffLimit, or a workload "
+        "Kueue deactivated after backoffLimitCount requeues.",
+    ),
+    _m(
         "groups_broken",
         "Groups broken",
         "count",
