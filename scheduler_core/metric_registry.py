@@ -272,6 +272,7 @@ _ENTRIES = (
         "count",
         Group.ACCOUNTING,
         "Standby nodes that entered service in place of a failed node (spare pools).",
+        workloads="count of StandbyInService node events",
     ),
     _m(
         "workloads_failed",
@@ -280,6 +281,7 @@ _ENTRIES = (
         Group.ACCOUNTING,
         "Workloads that ran out of retries: a Job past its backoffLimit, or a workload "
         "Kueue deactivated after backoffLimitCount requeues.",
+        workloads="count of workloads",
     ),
     _m(
         "groups_broken",

@@ -169,6 +169,19 @@ def test_a_workload_whose_pods_get_ready_in_time_is_left_alone(lab) -> None:
     assert not out.of(ev.WORKLOAD_FAILED)
 
 
+def test_a_requeue_loop_with_no_backoff_is_bounded_by_the_cost_estimate() -> None:
+    """A 1 s timeout with no backoff over a month would readmit the workload 2.6 million
+    times: the estimate counts the cycles, and the deployment's budget refuses it."""
+    doc = _stuck_in_queue({"backoffBaseSeconds": 0}, timeout=1)
+    doc["horizonSeconds"] = 30 * 86400
+    with pytest.raises(sc.SpecError) as caught:
+        sc.parse_spec(doc, limits=sc.Limits())
+    assert any("estimated" in e["message"] for e in caught.value.errors)
+    capped = _stuck_in_queue({"backoffBaseSeconds": 0, "backoffLimitCount": 3}, timeout=1)
+    capped["horizonSeconds"] = 30 * 86400
+    sc.parse_spec(capped, limits=sc.Limits())  # four cycles at most: cheap
+
+
 # ------------------------------------------------------------------------- errors
 @pytest.mark.parametrize(
     ("change", "path", "words"),
