@@ -148,3 +148,29 @@ def test_bad_guard_settings_name_their_field(policy: dict[str, Any], path: str) 
             {"cluster": {"nodes": [{"name": "n1"}]}, "workloads": [{"name": "w"}], "policy": policy}
         )
     assert path in {e["path"] for e in caught.value.errors}
+
+
+def test_min_runtime_protects_a_whole_group_under_workload_aware_preemption(lab) -> None:
+    """An All-mode group is one victim unit: protected while any of its pods is."""
+    group = {"minCount": 2, "disruptionMode": "All"}
+    doc = {
+        "nodes": ["n1", "n2"],
+        "classes": CLASSES,
+        "workloads": [
+            {"name": "low", "members": 2, "gpus": 8, "priorityClassName": "low", "podGroup": group},
+            {
+                "name": "high",
+                "members": 2,
+                "gpus": 8,
+                "priorityClassName": "high",
+                "arrival": 60,
+                "podGroup": group,
+            },
+        ],
+        "horizon": 1800.0,
+    }
+    plain = lab.run(**doc, policy={"preemption": "workload-aware"})
+    assert {t for t, *_ in plain.preempted()} == {60.0}
+    guarded = lab.run(**doc, policy={"preemption": "workload-aware", "minRuntimeSeconds": 600})
+    assert {t for t, *_ in guarded.preempted()} == {600.0}
+    assert sorted(v for _, v, _, _ in guarded.preempted()) == ["low-0", "low-1"]

@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 import scheduler_core as sc
 from scheduler_core import events as ev
+from scheduler_core.k8s.export import export_manifests
 from scheduler_core.retries import (
     BACKOFF_LIMIT_EXCEEDED,
     job_backoff,
@@ -222,3 +224,19 @@ def test_bad_retry_settings_name_their_field(change: Any, path: str, words: str)
     found = {e["path"]: e["message"] for e in caught.value.errors}
     assert path in found, found
     assert words in found[path]
+
+
+def test_the_manifest_export_writes_the_jobs_backoff_limit() -> None:
+    doc = {
+        "cluster": {"nodes": [{"name": "n1"}]},
+        "workloads": [
+            {"name": "capped", "controller": {"kind": "job", "backoffLimit": 2}},
+            {"name": "plain", "controller": {"kind": "job"}},
+        ],
+    }
+    jobs = {
+        d["metadata"]["name"]: d["spec"]["backoffLimit"]
+        for d in yaml.safe_load_all(export_manifests(sc.parse_spec(doc)))
+        if d and d.get("kind") == "Job"
+    }
+    assert jobs == {"capped": 2, "plain": 6}
