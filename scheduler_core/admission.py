@@ -26,7 +26,7 @@ queue again by its creation time. One cohort level is modelled.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -59,6 +59,8 @@ class AdmissionHost(Protocol):
         """Evict ``workload`` for ``by``; ``reason`` is Kueue's Preempted reason (§7.5)."""
 
     def queued(self, workload: Workload, queue: str, reason: str) -> None: ...
+
+    def at(self, time: float, callback: Callable[..., None], *args: object) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +163,9 @@ class Admission:
         self.queues = {q.name: queue_state(q) for q in spec.queues}
         self.of: dict[Workload, QueueState] = {}
         self.fair: FairSharingConfig | None = spec.fair_sharing
+        self._backoff: dict[Workload, tuple[float | None, float]] = {}
+        """waitForPodsReady: (when an evicted workload may queue again, None: never; the
+        eviction's time, its place in the queue)."""
         self._simulated: tuple[tuple[object, ...], list[Candidate]] | None = None
         """The last oracle search (key, targets), reused when preemption asks the same."""
 
@@ -197,9 +202,28 @@ class Admission:
         self._requeue(queue, workload, held=True)
         self.admit_ready()
 
+    def timed_out(self, workload: Workload, requeue_at: float | None) -> None:
+        """Kueue's PodsReady timeout: the admission is cancelled like an eviction, and the
+        workload queues again only at ``requeue_at`` (its backoff), ordered by that
+        eviction's time (requeuingStrategy.timestamp Eviction); None: deactivated."""
+        queue = self.of[workload]
+        self._backoff[workload] = (requeue_at, self.host.now)
+        self._evicted(queue, workload)
+        self.admit_ready()
+
+    def _after_backoff(self, queue: QueueState, workload: Workload, evicted_at: float) -> None:
+        self._enqueue(queue, workload, evicted_at)
+        self.host.queued(workload, queue.spec.name, "requeued after its PodsReady backoff")
+        self.admit_ready()
+
     def _requeue(self, queue: QueueState, workload: Workload, *, held: bool = False) -> None:
         queue.evicting.discard(workload)
         self._release(queue, workload)
+        if workload in self._backoff:
+            until, evicted_at = self._backoff.pop(workload)
+            if until is not None:
+                self.host.at(until, self._after_backoff, queue, workload, evicted_at)
+            return
         self._enqueue(queue, workload, workload.arrival)
         if held:
             self.host.queued(

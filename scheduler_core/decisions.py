@@ -63,6 +63,8 @@ QUEUED = (
     "it waited in its admission queue, where it has no pods yet, so its priority "
     "could not preempt anyone"
 )
+GUARD_PLUGINS = frozenset({"MinRuntime", "PreemptionRateLimit"})
+"""Plugins of the anti-thrashing guards; their reason is the decision's cause."""
 GROUP_TOO_BIG = "the group can never fit (preemption cannot help)"
 VICTIMS_NOT_ENOUGH = "evicting every lower-priority pod would still not make room for it"
 
@@ -479,6 +481,9 @@ class Recorder:
             return f"{message} {status.reason}", "the group has fewer than minCount pods"
         if status.plugin == "none":
             return message, DISABLED
+        if status.plugin in GUARD_PLUGINS:
+            # the anti-thrashing guards (scheduler_core/guards.py) say why in their reason
+            return f"{message} preemption: {status.reason}", status.reason
         if status.reason.startswith("not eligible due to preemptionPolicy=Never"):
             return f"{message} preemption: {status.reason}", NEVER
         if status.reason.startswith("not eligible due to a terminating pod"):

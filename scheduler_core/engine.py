@@ -25,10 +25,13 @@ from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
 from scheduler_core.fast import skip_randrange
+from scheduler_core.guards import Guards
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
 from scheduler_core.plugins.topology import place_with_topology
 from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, Cohort, SchedulingQueue
+from scheduler_core.retries import Retries
+from scheduler_core.spares import Spares
 from scheduler_core.spec import (
     SYSTEM_CLASSES,
     ControllerKind,
@@ -179,11 +182,15 @@ class Engine:
         )
         policy = policy.model_copy(update={"placement": variant.placement})
         self.checkpoint_victims = policy.checkpoint_victims
+        self.guards = Guards(policy)
+        self._token_wake = False
         self.placement = registry.placement[variant.placement]()
         self.preemption = registry.preemption[variant.preemption](policy)
         self.workloads = self._build_workloads(spec)
         self.by_name = {w.name: w for w in self.workloads}
         self.admission = Admission(self, spec)
+        self.retries = Retries(self, spec)
+        self.spares = Spares(self, spec)
         self._any_pdb = any(w.pdb is not None for w in spec.workloads)
         self._quota_hard = {q.priority_class_name: q.gpus for q in spec.resource_quotas}
         self._quota_used: dict[str, int] = {}
@@ -224,6 +231,8 @@ class Engine:
         return workloads
 
     def _seed_events(self) -> None:
+        if self.spares.enabled:
+            self.at(self.now, self.spares.hold_out)
         initial: dict[str, list[Any]] = {}
         for item in self.spec.initial_state:
             initial.setdefault(item.workload, []).append(item)
@@ -350,6 +359,7 @@ class Engine:
         ``message`` names the flavors assigned, where the queue has several."""
         workload.suspended = False
         self.emit(ev.ADMITTED, workload, related=queue, message=message)
+        self.retries.admitted(workload)
         for member, pod in enumerate(workload.slots):
             if pod is None:
                 self._submit(self._new_pod(workload, member))
@@ -366,6 +376,21 @@ class Engine:
         for pod in list(workload.slots):
             if pod is not None:
                 self.evict(pod, workload.spec.termination_grace_period_seconds, "queue-preemption")
+
+    def timed_out(self, workload: Workload, requeue_at: float | None) -> None:
+        """Kueue's PodsReady timeout (scheduler_core/retries.py): the admission is
+        cancelled, the pods deleted; the queue takes it back at ``requeue_at`` (None:
+        deactivated, never)."""
+        workload.suspended = True
+        self.delete_pods(workload, "pods-ready-timeout")
+        self.admission.timed_out(workload, requeue_at)
+
+    def delete_pods(self, workload: Workload, cause: str) -> None:
+        """Delete every pod of the workload gracefully (its controller gave up on it or
+        its admission was cancelled)."""
+        for pod in list(workload.slots):
+            if pod is not None:
+                self.evict(pod, workload.spec.termination_grace_period_seconds, cause)
 
     # =================================================================== resource quota
     def _submit(self, pod: Pod) -> None:
@@ -746,6 +771,8 @@ class Engine:
             self.cluster.assign(pod, node)
         pod.state = PodState.STARTING
         pod.bound_at = self.now
+        if self.guards.min_runtime:
+            self.at(self.now + self.guards.min_runtime, self._guard_lifted)
         self.cluster.stamp(pod)
         self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
         self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
@@ -768,6 +795,19 @@ class Engine:
         if not self._flush_scheduled and self.queue.has_parked():
             self._flush_scheduled = True
             self.at(self.now + UNSCHEDULABLE_FLUSH_SECONDS, self._flush)
+
+    def wait_for_token(self) -> None:
+        """The preemption rate limit refused a pod: wake the queue when a token is back."""
+        if not self._token_wake:
+            self._token_wake = True
+            self.at(self.guards.next_token_at(self.now), self._guard_lifted)
+
+    def _guard_lifted(self) -> None:
+        """A guard let go (a pod ran its minimum runtime, a token came back): verdicts
+        cached for this cluster state no longer hold, and parked pods may try again."""
+        self._token_wake = False
+        self.cluster.epoch += 1
+        self.queue.wake(self.now)
 
     def _noop(self) -> None:
         """A wake-up: the scheduling pass after it releases expired backoffs."""
@@ -838,6 +878,7 @@ class Engine:
             message=", ".join(v.name for v in victims),
         )
         self._account_eviction(assignments, victims)
+        self.guards.spend(self.now, sum(1 for v in victims if v.state is not PodState.TERMINATING))
         for victim in victims:
             if victim.state is PodState.TERMINATING:
                 continue
@@ -962,6 +1003,7 @@ class Engine:
         self._uncount_quota(pod)
         self._wake_for(node)
         workload = pod.workload
+        self.retries.succeeded(workload)
         if all(p is not None and p.state is PodState.SUCCEEDED for p in workload.slots):
             self.emit(ev.WORKLOAD_DONE, workload)
             self.admission.finished(workload)
@@ -990,6 +1032,7 @@ class Engine:
         if (
             controller.kind is ControllerKind.NONE
             or pod.workload.suspended
+            or pod.workload.failed
             or pod.workload.slots[pod.member] is not pod
         ):
             return
@@ -998,7 +1041,11 @@ class Engine:
             or controller.pod_replacement_policy == "TerminatingOrFailed"
         )
         if terminating == eager or (pod.state is PodState.GONE and not terminating):
-            self._submit(self._new_pod(pod.workload, pod.member, replacement=True))
+            self.retries.replace(pod)
+
+    def submit_replacement(self, workload: Workload, member: int) -> None:
+        """The controller creates a replacement pod for a member slot."""
+        self._submit(self._new_pod(workload, member, replacement=True))
 
     # =================================================================== timeline
     def _timeline(self, event: TimelineEvent) -> None:
@@ -1025,6 +1072,7 @@ class Engine:
             return
         self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
         self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        self.spares.node_down(node)
         for pod in list(node.pods):
             if pod.state is PodState.TERMINATING:
                 pod.stop_at = self.now
@@ -1040,6 +1088,7 @@ class Engine:
             return
         self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
         self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        self.spares.node_down(node)
         for pod in list(node.pods):
             if pod.state in (PodState.STARTING, PodState.READY):
                 pod.workload.app.interrupt(pod, 0.0, "node-failure")
@@ -1058,6 +1107,8 @@ class Engine:
 
     def restore_node(self, node: Node) -> None:
         if node.alive and not node.cordoned:
+            return
+        if self.spares.node_back(node):
             return
         back = not node.alive
         self.cluster.set_schedulable(node, alive=True, cordoned=False)

@@ -13,6 +13,7 @@ the dice.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from scheduler_core.limits import Limits, number
 from scheduler_core.spec import (
     ExperimentSpec,
     RecoveryModel,
+    RequeuingStrategy,
     ResolvedVariant,
     Workload,
     expand_variants,
@@ -122,6 +124,7 @@ def _replication(spec: ExperimentSpec) -> _Replication:
         + len(spec.workloads) * EVENTS_PER_WORKLOAD
         + checkpoints
         + disrupted * EVENTS_PER_DISRUPTED_POD
+        + _requeue_events(spec)
     )
     seconds = (
         events * (SECONDS_PER_EVENT + nodes * SECONDS_PER_EVENT_PER_NODE)
@@ -148,6 +151,36 @@ def _checkpoints(workload: Workload, horizon: float) -> float:
         else workload.members
     )
     return units * running / (interval + workload.checkpoint.write_seconds)
+
+
+def _requeue_events(spec: ExperimentSpec) -> float:
+    """Kueue's waitForPodsReady can evict and readmit a queued workload again and again:
+    at worst every admission times out, each cycle recreating its pods."""
+    wait = spec.wait_for_pods_ready
+    if wait is None:
+        return 0.0
+    cycles = _timeout_cycles(spec.horizon_seconds, wait.timeout_seconds, wait.requeuing_strategy)
+    return sum(
+        cycles * (w.members * EVENTS_PER_POD + EVENTS_PER_WORKLOAD)
+        for w in spec.workloads
+        if w.queue is not None
+    )
+
+
+def _timeout_cycles(horizon: float, timeout: float, strategy: RequeuingStrategy) -> float:
+    """Admissions that all time out within the horizon: each costs the timeout plus its
+    backoff (doubling up to the cap), at most backoffLimitCount + 1 of them."""
+    base, cap = strategy.backoff_base_seconds, strategy.backoff_max_seconds
+    limit = strategy.backoff_limit_count
+    most = math.inf if limit is None else limit + 1.0
+    t, n, wait = 0.0, 0.0, min(base, cap)
+    while t < horizon and n < most and wait < cap and wait > 0:
+        t += timeout + wait
+        n += 1
+        wait = min(cap, wait * 2)
+    if t < horizon and n < most:
+        n += (horizon - t) / (timeout + wait)
+    return min(n, most)
 
 
 def _disruptions(spec: ExperimentSpec, nodes: int, pods: int) -> tuple[float, float]:

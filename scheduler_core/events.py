@@ -56,6 +56,11 @@ class Reason(StrEnum):
     NODE_CORDONED = "NodeCordoned"
     NODE_LOST = "NodeLost"
     NODE_BACK = "NodeReady"
+    STANDBY_CALLED = "StandbyCalled"
+    STANDBY_IN_SERVICE = "StandbyInService"
+    TO_STANDBY = "NodeToStandby"
+    PODS_READY_TIMEOUT = "PodsReadyTimeout"
+    WORKLOAD_FAILED = "WorkloadFailed"
 
     @property
     def info(self) -> ReasonInfo:
@@ -188,6 +193,42 @@ REASONS: dict[Reason, ReasonInfo] = {
     R.NODE_CORDONED: _i(NORMAL, NODES, "node marked unschedulable"),
     R.NODE_LOST: _i(WARNING, NODES, "node left the cluster", "GPUs leaving", "GPUs"),
     R.NODE_BACK: _i(NORMAL, NODES, "node rejoined the cluster", "GPUs rejoining", "GPUs"),
+    R.STANDBY_CALLED: _i(
+        NORMAL,
+        NODES,
+        "on a spare: called in for a failed node",
+        "seconds until it serves",
+        "s",
+        related="the failed node",
+    ),
+    R.STANDBY_IN_SERVICE: _i(
+        NORMAL,
+        NODES,
+        "on a spare: uncordoned, it takes pods in the failed node's place",
+        "GPUs entering service",
+        "GPUs",
+        related="the failed node",
+    ),
+    R.TO_STANDBY: _i(
+        NORMAL, NODES, "a repaired node joins the spare pool (cordoned) instead of serving"
+    ),
+    R.PODS_READY_TIMEOUT: _i(
+        WARNING,
+        QUEUE,
+        "Kueue waitForPodsReady: pods not all Ready in time; evicted and requeued with backoff",
+        "requeue count",
+        "count",
+        related="the Kueue eviction reason",
+    ),
+    R.WORKLOAD_FAILED: _i(
+        WARNING,
+        CONTROLLER,
+        "retries exhausted: the Job failed (BackoffLimitExceeded) or Kueue deactivated it "
+        "(RequeuingLimitExceeded)",
+        "failures or requeues counted",
+        "count",
+        related="the upstream reason",
+    ),
 }
 del R
 
@@ -226,6 +267,11 @@ NODE_NOTICE = Reason.NODE_NOTICE
 NODE_CORDONED = Reason.NODE_CORDONED
 NODE_LOST = Reason.NODE_LOST
 NODE_BACK = Reason.NODE_BACK
+STANDBY_CALLED = Reason.STANDBY_CALLED
+STANDBY_IN_SERVICE = Reason.STANDBY_IN_SERVICE
+TO_STANDBY = Reason.TO_STANDBY
+PODS_READY_TIMEOUT = Reason.PODS_READY_TIMEOUT
+WORKLOAD_FAILED = Reason.WORKLOAD_FAILED
 
 COUNTED = frozenset({Reason.FAILED_SCHEDULING, Reason.NOT_HELPFUL})
 """Reasons whose ``value`` counts identical attempts, shown like kubectl's "x7"."""

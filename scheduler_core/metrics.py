@@ -57,6 +57,8 @@ ACCOUNTING_NAMES = (
     "groups_broken",
     "thrashing_workloads",
     "urgent_never_useful",
+    "standby_activations",
+    "workloads_failed",
 )
 """Over-eviction and thrashing (issue #3 §4), and urgent workloads that never became
 useful before the horizon (the flag that keeps such a variant from "winning"), reported
@@ -179,6 +181,8 @@ def compute(
     allocated = reader.allocated_gpu_seconds()
     available = _available_gpu_seconds(log, horizon, total_gpus)
     summary = _summary(records, allocated, available)
+    summary["standby_activations"] = float(reader.standby_activations)
+    summary["workloads_failed"] = float(len(reader.failed))
     return Metrics(summary, _distributions(records), _by_class(records), records)
 
 
@@ -194,6 +198,8 @@ class _Reader:
         self.released: dict[str, float] = {}
         self.loading_event: tuple[str, float] | None = None
         self.allocated = 0.0
+        self.standby_activations = 0
+        self.failed: set[str] = set()
         self.handlers = {
             ev.ARRIVED: self._arrived,
             ev.CREATED: self._created,
@@ -218,12 +224,24 @@ class _Reader:
             ev.COMPUTED: self._computed,
             ev.OVER_EVICTED: self._over_evicted,
             ev.GROUP_BROKEN: self._broken,
+            ev.WORKLOAD_FAILED: self._failed,
+            ev.STANDBY_IN_SERVICE: self._standby,
         }
 
     def read(self, event: Event) -> None:
         handler = self.handlers.get(event.reason)
-        if handler is not None and event.workload:
+        if handler is None:
+            return
+        if event.workload:
             handler(event, self.acc[event.workload])
+        elif event.reason is ev.STANDBY_IN_SERVICE:
+            self.standby_activations += 1
+
+    def _failed(self, e: Event, a: _Acc) -> None:
+        self.failed.add(e.workload)
+
+    def _standby(self, e: Event, a: _Acc) -> None:
+        """Node events carry no workload: counted in :meth:`read`."""
 
     # -- lifecycle
     def _arrived(self, e: Event, a: _Acc) -> None:
@@ -473,6 +491,7 @@ def _summary(
     summary["urgent_never_useful"] = float(
         sum(1 for r in records if r.urgent and r.time_to_group_useful is None)
     )
+    summary["standby_activations"] = summary["workloads_failed"] = 0.0  # set from the log
     return {name: summary[name] for name in SUMMARY_NAMES}
 
 

@@ -166,6 +166,7 @@ class Workload:
         "arrival",
         "constraints",
         "evict_whole",
+        "failed",
         "fits_nowhere",
         "idx",
         "min_count",
@@ -205,6 +206,8 @@ class Workload:
         """Members of workloads with equal signatures get equal scheduling verdicts."""
         self.suspended = False
         """Evicted by its admission queue: its pods are deleted and not replaced."""
+        self.failed = False
+        """Out of retries (a Job's backoffLimit, Kueue's backoffLimitCount): no pod again."""
         self.fits_nowhere = False
         """A member is larger than every node (only a snapshot may hold one): Pending."""
         group = spec.pod_group

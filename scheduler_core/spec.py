@@ -175,9 +175,43 @@ class NodeShape(Model):
     spot: bool = False
 
 
+STANDBY_ACTIVATION_SECONDS = {"warm": 60.0, "cold": 900.0}
+"""How long a spare takes to enter service when none is given: a warm standby is booted
+and joined, only cordoned (a minute to health-check and uncordon); a cold spare is off
+and must be provisioned, imaged and joined (a quarter of an hour)."""
+
+
+class Standby(Model):
+    """A pool of spare nodes held out of service until a node fails (docs/failures.md,
+    "Spare and standby pools"): each failure calls one spare in, which serves after
+    ``activationSeconds``; the repaired node then becomes a spare itself."""
+
+    mode: Literal["warm", "cold"] = Field(
+        default="warm",
+        description="warm: booted and joined, cordoned; cold: powered off, "
+        "provisioned on demand (only the default delay differs)",
+    )
+    activation_seconds: Seconds | None = Field(
+        default=None, description="failure until the spare takes pods (default warm 60, cold 900)"
+    )
+    replaces: str | None = Field(
+        default=None, description="only failures of this pool (default: any serving node)"
+    )
+
+    @property
+    def delay(self) -> float:
+        """The activation delay, the mode's default when none is given."""
+        if self.activation_seconds is not None:
+            return self.activation_seconds
+        return STANDBY_ACTIVATION_SECONDS[self.mode]
+
+
 class NodePool(NodeShape):
     name: str = Field(min_length=1)
     count: PositiveCount = 1
+    standby: Standby | None = Field(
+        default=None, description="a spare pool: out of service until a failure calls it in"
+    )
 
 
 class NamedNode(NodeShape):
@@ -258,6 +292,12 @@ class Controller(Model):
     restart: Literal["member", "group"] = Field(
         default="member",
         description="jobset: recreate only the failed member (in-place) or the whole group",
+    )
+    backoff_limit: WholeCount | None = Field(
+        default=None,
+        description="job: pod failures (preemptions and evictions included) before "
+        "the Job fails with BackoffLimitExceeded; replacements wait 10 s doubling to 10 min. "
+        "null: failures are not counted (Kubernetes' default is 6)",
     )
 
 
@@ -634,6 +674,14 @@ class Variant(Model):
     )
 
 
+class PreemptionRateLimit(Model):
+    """A cluster-wide token bucket on evictions for preemption (docs/kubernetes-rules.md,
+    "Anti-thrashing guards"): ``perMinute`` tokens a minute, at most ``burst`` saved up."""
+
+    per_minute: float = Field(gt=0, le=1_000_000, description="evictions a minute, sustained")
+    burst: PositiveCount = Field(default=1, le=1_000_000, description="evictions at once")
+
+
 class Policy(Model):
     preemption: str = "pod"
     placement: str = "MostAllocated"
@@ -650,6 +698,15 @@ class Policy(Model):
         default=False,
         description="ask every victim to checkpoint in its grace period when "
         "the write fits (ours, not a Kubernetes behaviour)",
+    )
+    min_runtime_seconds: Seconds = Field(
+        default=0.0,
+        description="a pod that has run less than this may not be preempted "
+        "(KAI's preempt-min-runtime); 0: no guard",
+    )
+    preemption_rate_limit: PreemptionRateLimit | None = Field(
+        default=None,
+        description="cluster-wide cap on preemption evictions (a token bucket); null: none",
     )
 
     @field_validator("checkpoint_aware_weights")
@@ -770,6 +827,28 @@ class FailureModel(Model):
         return self
 
 
+class RequeuingStrategy(Model):
+    """Kueue's ``waitForPodsReady.requeuingStrategy``: the n-th requeue waits
+    ``backoffBaseSeconds * 2^(n-1)``, at most ``backoffMaxSeconds``; after
+    ``backoffLimitCount`` requeues the workload is deactivated."""
+
+    backoff_base_seconds: Seconds = Field(default=60.0, description="Kueue: 60")
+    backoff_limit_count: WholeCount | None = Field(
+        default=None, description="requeues before deactivation; null: requeue forever"
+    )
+    backoff_max_seconds: Seconds = Field(default=3600.0, description="Kueue: 3600")
+
+
+class WaitForPodsReady(Model):
+    """Kueue's ``waitForPodsReady``: an admitted workload whose pods are not all Ready
+    within ``timeoutSeconds`` is evicted (PodsReadyTimeout) and requeued with backoff."""
+
+    timeout_seconds: Seconds = Field(
+        default=300.0, gt=0, description="admission until all pods Ready (Kueue: 5m)"
+    )
+    requeuing_strategy: RequeuingStrategy = Field(default_factory=RequeuingStrategy)
+
+
 class ExperimentSpec(Model):
     """A whole experiment: cluster, priority classes, workloads, timeline and variants."""
 
@@ -793,6 +872,11 @@ class ExperimentSpec(Model):
         default=None,
         description="Kueue's fairSharing configuration: cohorts preempt by "
         "dominant resource share (docs/kubernetes-rules.md, Fair sharing)",
+    )
+    wait_for_pods_ready: WaitForPodsReady | None = Field(
+        default=None,
+        description="Kueue's waitForPodsReady for workloads in admission queues: "
+        "evict and requeue with backoff when the pods are not Ready in time",
     )
     resource_quotas: list[ResourceQuota] = Field(default_factory=list)
     events: list[TimelineEvent] = Field(default_factory=list)
@@ -939,6 +1023,7 @@ def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
     yield from _workload_errors(spec)
     yield from _queue_errors(spec)
     yield from _node_errors(spec)
+    yield from _retry_errors(spec)
     if spec.failures:
         from scheduler_core.failures import failure_errors  # late: it builds on this module
 
@@ -1191,6 +1276,51 @@ def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
                 yield {"path": f"events[{i}].nodes", "message": f"no node named '{name}'"}
         if event.pool and event.pool not in pools:
             yield {"path": f"events[{i}].pool", "message": f"no node pool named '{event.pool}'"}
+    yield from _standby_errors(spec)
+
+
+def _standby_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    """A spare pool covers a pool that serves (not another spare pool), holds no recorded
+    pod at t=0, and leaves at least one node in service."""
+    standby = {p.name for p in spec.cluster.node_pools if p.standby is not None}
+    serving = {p.name for p in spec.cluster.node_pools if p.standby is None}
+    for i, pool in enumerate(spec.cluster.node_pools):
+        if pool.standby is None or pool.standby.replaces is None:
+            continue
+        if pool.standby.replaces not in serving:
+            what = "is a standby pool itself" if pool.standby.replaces in standby else "not found"
+            yield {
+                "path": f"cluster.nodePools[{i}].standby.replaces",
+                "message": f"pool '{pool.standby.replaces}' {what}: name a pool that serves",
+            }
+    if standby and not serving and not spec.cluster.nodes:
+        yield {
+            "path": "cluster.nodePools",
+            "message": "every pool is a standby pool: no node would ever serve",
+        }
+    spares = {f"{p.name}-{n}" for p in spec.cluster.node_pools if p.standby for n in range(p.count)}
+    for i, pod in enumerate(spec.initial_state):
+        if pod.node in spares:
+            yield {
+                "path": f"initialState[{i}].node",
+                "message": f"'{pod.node}' is a standby node: it holds no pod until called in",
+            }
+
+
+def _retry_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    """backoffLimit is a Job's field; waitForPodsReady needs an admission queue."""
+    for i, wl in enumerate(spec.workloads):
+        if wl.controller.backoff_limit is not None and wl.controller.kind is not ControllerKind.JOB:
+            yield {
+                "path": f"workloads[{i}].controller.backoffLimit",
+                "message": f"a Job's field: it does not apply to controller kind "
+                f"'{wl.controller.kind.value}'",
+            }
+    if spec.wait_for_pods_ready is not None and not spec.queues:
+        yield {
+            "path": "waitForPodsReady",
+            "message": "Kueue's setting for queued workloads, and the spec has no admission queue",
+        }
 
 
 def _initial_count_errors(

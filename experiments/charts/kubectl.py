@@ -74,6 +74,14 @@ MESSAGES: dict[Reason, Describe] = {
     R.NODE_CORDONED: lambda e: _or(e["message"], "Node marked unschedulable"),
     R.NODE_LOST: lambda e: _or(e["message"], "Node lost") + f" ({_n(e['value'])} GPUs)",
     R.NODE_BACK: lambda e: f"Node Ready ({_n(e['value'])} GPUs)",
+    R.STANDBY_CALLED: lambda e: (
+        _or(e["message"], f"Spare called in for {e['related']}")
+        + f" (serving in {_n(e['value'])} s)"
+    ),
+    R.STANDBY_IN_SERVICE: lambda e: _or(e["message"], f"Serving in place of {e['related']}"),
+    R.TO_STANDBY: lambda e: _or(e["message"], "Joins the spare pool"),
+    R.PODS_READY_TIMEOUT: lambda e: e["message"],
+    R.WORKLOAD_FAILED: lambda e: f"{e['related']}: {e['message']}",
 }
 """Messages in Kubernetes' wording; type and source come from the core's registry."""
 del R

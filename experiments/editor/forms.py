@@ -117,6 +117,30 @@ class TopForm(SpecForm):
         label="Checkpoint-aware weights (ours)",
         help_text="lostWork=1, strandedCapacity=1, startup=1, recovery=1, session=3600",
     )
+    policy__min_runtime_seconds = SpecDurationField(
+        label="Min runtime before preemption",
+        help_text="anti-thrashing guard (KAI): e.g. 10m; blank: none",
+    )
+    policy__preemption_rate_limit__per_minute = SpecNumberField(
+        label="Preemption rate limit (per minute)",
+        help_text="anti-thrashing guard: evictions a minute, cluster-wide; blank: none",
+    )
+    policy__preemption_rate_limit__burst = SpecNumberField(
+        label="Rate limit burst", help_text="evictions at once; default 1"
+    )
+    wait_for_pods_ready__timeout_seconds = SpecDurationField(
+        label="Kueue waitForPodsReady timeout",
+        help_text="queued workloads: evict and requeue if not all Ready; e.g. 5m; blank: off",
+    )
+    wait_for_pods_ready__requeuing_strategy__backoff_base_seconds = SpecDurationField(
+        label="Requeue backoff base", help_text="Kueue: 60s, doubled per requeue"
+    )
+    wait_for_pods_ready__requeuing_strategy__backoff_max_seconds = SpecDurationField(
+        label="Requeue backoff max", help_text="Kueue: 1h"
+    )
+    wait_for_pods_ready__requeuing_strategy__backoff_limit_count = SpecNumberField(
+        label="Requeues before deactivation", help_text="blank: requeue forever"
+    )
     origin = SpecChoiceField(
         label="Origin",
         choices=_choices(["spec", "snapshot"]),
@@ -141,6 +165,17 @@ class TopForm(SpecForm):
             "policy__pod_max_backoff_seconds",
             "policy__checkpoint_aware_weights",
         ),
+        (
+            "policy__min_runtime_seconds",
+            "policy__preemption_rate_limit__per_minute",
+            "policy__preemption_rate_limit__burst",
+        ),
+        (
+            "wait_for_pods_ready__timeout_seconds",
+            "wait_for_pods_ready__requeuing_strategy__backoff_base_seconds",
+            "wait_for_pods_ready__requeuing_strategy__backoff_max_seconds",
+            "wait_for_pods_ready__requeuing_strategy__backoff_limit_count",
+        ),
         ("grid", "origin", "fair_sharing__preemption_strategies"),
         ("description",),
     )
@@ -164,7 +199,23 @@ class NodeForm(SpecForm):
 
 class NodePoolForm(NodeForm):
     count = SpecNumberField(label="Nodes")
-    LAYOUT = (("name", "count", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),)
+    standby__mode = SpecChoiceField(
+        label="Standby (spare pool)",
+        choices=_choices(["warm", "cold"]),
+        blank="no: serving",
+        help_text="out of service until a failure calls a spare in",
+    )
+    standby__activation_seconds = SpecDurationField(
+        label="Spare ready after", help_text="default warm 60s, cold 15m"
+    )
+    standby__replaces = SpecField(label="Spare for pool", help_text="blank: any serving pool")
+    LAYOUT = (
+        ("name", "count", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),
+        ("standby__mode", "standby__activation_seconds", "standby__replaces"),
+    )
+    OPTIONAL_OBJECTS = {
+        "standby": ("standby__mode", "standby__activation_seconds", "standby__replaces"),
+    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -226,6 +277,9 @@ class WorkloadForm(SpecForm):
     controller__restart = SpecChoiceField(
         label="JobSet restart", choices=_choices(["member", "group"])
     )
+    controller__backoff_limit = SpecNumberField(
+        label="Job backoffLimit", help_text="pod failures before the Job fails; blank: uncounted"
+    )
     node_selector = SpecMapField(label="Node selector", help_text="pool=gpu, zone=a")
     tolerations = SpecTolerationsField(
         label="Tolerations", help_text="key=value:NoSchedule, key:NoExecute, key, *"
@@ -257,6 +311,7 @@ class WorkloadForm(SpecForm):
             "recovery__min_members",
             "controller__pod_replacement_policy",
             "controller__restart",
+            "controller__backoff_limit",
             "queue",
             "queue_priority",
         ),

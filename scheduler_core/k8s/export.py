@@ -354,7 +354,12 @@ class _Writer:
             "apiVersion": JOB_API,
             "kind": "Job",
             "metadata": self.object_meta(w),
-            "spec": self.job_spec(w, JOB_BACKOFF_LIMIT),
+            "spec": self.job_spec(
+                w,
+                JOB_BACKOFF_LIMIT
+                if w.controller.backoff_limit is None
+                else w.controller.backoff_limit,
+            ),
         }
 
     def jobset(self, w: Workload) -> Manifest:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from scheduler_core.cluster import Cluster
+    from scheduler_core.guards import Guards
     from scheduler_core.model import Node, Pod, Workload
     from scheduler_core.spec import Policy, TimelineEvent
     from scheduler_core.status import Status
@@ -50,8 +51,13 @@ class PreemptionHost(Protocol):
 
     cluster: Cluster
     now: float
+    guards: Guards
+    """The variant's anti-thrashing guards (scheduler_core/guards.py)."""
 
     def random_offset(self, n: int) -> int: ...
+
+    def wait_for_token(self) -> None:
+        """The rate limit refused a preemption: try the queue again when a token is back."""
 
     def pdb_allowed(self, pods: list[Pod]) -> dict[object, int]: ...
 

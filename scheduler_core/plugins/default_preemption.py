@@ -93,7 +93,7 @@ class DefaultPreemption:
         candidates = self.find_candidates(host, pod)
         if not candidates:
             host.clear_nomination(pod)
-            return NOT_HELPFUL
+            return not_helpful(host, pod.priority)
         best, rule = (
             (candidates[0], ONLY_CANDIDATE)
             if len(candidates) == 1
@@ -115,6 +115,7 @@ class DefaultPreemption:
             and type(self) is DefaultPreemption
             and not getattr(host, "_any_pdb", True)
             and getattr(host, "recorder", None) is None
+            and not host.guards.active
         )
 
     def explain(
@@ -136,6 +137,9 @@ class DefaultPreemption:
         node still has lower-priority victims terminating waits for them."""
         if pod.never_preempts:
             return NEVER
+        if not host.guards.allows(host.now):
+            host.wait_for_token()
+            return host.guards.rate_limited_status()
         node = pod.nominated
         if node is None:
             return None
@@ -240,6 +244,10 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     if node.reachable[host.cluster.threshold(prio)] < need_g:
         return None
     potential = [p for p in node.pods if p.priority < prio]
+    guards = host.guards
+    shielded = [p for p in potential if guards.protected(p, host.now)] if guards.min_runtime else []
+    if shielded:
+        potential = [p for p in potential if p not in shielded]
     if not potential:
         return None
     # Free resources with every potential victim gone (the node itself is not touched).
@@ -269,7 +277,23 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     pdb_violations = sum(1 for p in victims if p in violating) if violating else 0
     if violating and clean:
         victims.sort(key=more_important)
+    reprieved += [(p, guards.protection_text(p, host.now)) for p in shielded]
     return Candidate(node, victims, pdb_violations, reprieved) if victims else None
+
+
+def not_helpful(host: PreemptionHost, priority: int) -> Status:
+    """No candidate: "not helpful", unless lower-priority pods only min runtime protects
+    stand in the way (then preemption may help once they have run long enough)."""
+    guards = host.guards
+    if not guards.min_runtime:
+        return NOT_HELPFUL
+    count = sum(
+        1
+        for node in host.cluster.nodes
+        for p in node.pods
+        if p.priority < priority and guards.protected(p, host.now)
+    )
+    return guards.protected_status(count) if count else NOT_HELPFUL
 
 
 def _split_by_pdb(host: PreemptionHost, pods: list[Pod]) -> tuple[list[Pod], list[Pod]]:

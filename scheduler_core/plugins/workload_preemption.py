@@ -29,6 +29,7 @@ from scheduler_core.plugins.default_preemption import (
     REPRIEVED,
     Candidate,
     DefaultPreemption,
+    not_helpful,
 )
 from scheduler_core.plugins.topology import place_with_topology
 from scheduler_core.spec import Policy
@@ -101,6 +102,14 @@ def victim_units(cluster: Cluster, below: int, nodes: Iterable[Node] | None = No
             else:
                 units.append(_unit([pod], workload, workload.in_group))
     return units
+
+
+def unguarded(host: PreemptionHost, units: list[Unit]) -> list[Unit]:
+    """The units min runtime does not protect (a whole unit is kept if any pod is)."""
+    guards = host.guards
+    if not guards.min_runtime:
+        return units
+    return [u for u in units if not any(guards.protected(p, host.now) for p in u.pods)]
 
 
 def _has_gpu_free_pods(node: Node, below: int) -> bool:
@@ -248,11 +257,14 @@ class WorkloadAwarePreemption(DefaultPreemption):
         the group once, 4. reprieve units (PDB-violating first), 5. actuate and nominate."""
         if workload.never_preempts:
             return NEVER
+        if not host.guards.allows(host.now):
+            host.wait_for_token()
+            return host.guards.rate_limited_status()
         if self._victims_still_terminating(pending, workload.priority):
             return ONGOING
-        units = victim_units(host.cluster, workload.priority)
+        units = unguarded(host, victim_units(host.cluster, workload.priority))
         if not units:
-            return NO_VICTIMS
+            return not_helpful(host, workload.priority) if host.guards.min_runtime else NO_VICTIMS
         chosen = self.choose(host, workload, pending, need, units)
         if chosen is None:
             return CANNOT_FIT
@@ -330,7 +342,7 @@ class WorkloadAwarePreemption(DefaultPreemption):
     ) -> Candidate | None:
         """SelectVictimsOnNode with units: a pod of an All-mode group is reprieved or
         evicted with its whole group, wherever the other members run."""
-        units = victim_units(host.cluster, pod.priority, [node])
+        units = unguarded(host, victim_units(host.cluster, pod.priority, [node]))
         if not units:
             return None
         headroom = Headroom(host.cluster, pod.workload)

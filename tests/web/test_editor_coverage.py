@@ -101,7 +101,13 @@ RICH: dict[str, typing.Any] = {
                 "maxPods": 50,
                 "labels": {"rack": "r1"},
                 "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
-            }
+            },
+            {
+                "name": "standby",
+                "count": 1,
+                "gpus": 8,
+                "standby": {"mode": "cold", "activationSeconds": 600, "replaces": "gpu"},
+            },
         ],
         "nodes": [
             {"name": "spare", "gpus": 4, "taints": [{"key": "spare", "effect": "NoExecute"}]}
@@ -141,7 +147,7 @@ RICH: dict[str, typing.Any] = {
             "priorityClassName": "high",
             "urgent": True,
             "arrival": 600,
-            "controller": {"kind": "job", "podReplacementPolicy": "Failed"},
+            "controller": {"kind": "job", "podReplacementPolicy": "Failed", "backoffLimit": 3},
             "tolerations": [{"key": "dedicated", "operator": "Exists"}],
         },
         {
@@ -224,6 +230,16 @@ RICH: dict[str, typing.Any] = {
         "podMaxBackoffSeconds": 20,
         "checkpointVictims": True,
         "checkpointAwareWeights": {"lostWork": 2.0},
+        "minRuntimeSeconds": 600,
+        "preemptionRateLimit": {"perMinute": 2, "burst": 3},
+    },
+    "waitForPodsReady": {
+        "timeoutSeconds": 600,
+        "requeuingStrategy": {
+            "backoffBaseSeconds": 30,
+            "backoffMaxSeconds": 1800,
+            "backoffLimitCount": 4,
+        },
     },
     "variants": [{"name": "pod", "preemption": "pod"}],
     "grid": {"workloads.train.checkpoint.intervalSeconds": [600, 1800]},
