@@ -273,3 +273,75 @@ def test_openb_default_golden_numbers() -> None:
     )
     fgd, rand = run_study(study, "FGD", 42), run_study(study, "Random", 42)
     assert (fgd.pods, fgd.curve()[130], rand.curve()[130]) == (10825, 95.49, 87.3)
+
+
+# --------------------------------------------------------------------------------- CLI
+
+
+def _files(tmp_path: Path) -> tuple[str, str]:
+    nodes, pods = tmp_path / "nodes.csv", tmp_path / "pods.csv"
+    nodes.write_text(NODE_CSV)
+    pods.write_text(POD_CSV)
+    return str(nodes), str(pods)
+
+
+def test_cli_prints_the_mean_allocation_per_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from scheduler_core.cli import main
+
+    nodes, pods = _files(tmp_path)
+    args = [
+        "placement-study",
+        "--nodes",
+        nodes,
+        "--pods",
+        pods,
+        "--policy",
+        "FGD,Random",
+        "--seeds",
+        "1-3",
+    ]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "GPU allocation ratio (%) at 130 % arrived load"
+    assert [line.split("\t")[0] for line in lines[2:]] == ["FGD", "Random"]
+    assert all(len(line.split("\t")[3].split()) == 3 for line in lines[2:])
+
+
+def test_cli_json_has_every_runs_curve(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from scheduler_core.cli import main
+
+    nodes, pods = _files(tmp_path)
+    assert (
+        main(["placement-study", "--nodes", nodes, "--pods", pods, "--policy", "BestFit", "--json"])
+        == 0
+    )
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    assert run["policy"] == "BestFit"
+    assert run["seed"] == 42
+    assert run["curve"]["0"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--policy", "Tetris"], "error: policy: unknown placement policy 'Tetris'"),
+        (["--seeds", "a-b"], "error: --seeds: 'a-b' is not 42, 42,43 or 42-51"),
+        (["--seeds", "1-500"], "error: --seeds: give 1 to 100 seeds"),
+        (["--load", "0"], "error: load_percent: must be in (0, 400]"),
+    ],
+    ids=["policy", "seeds", "too-many-seeds", "load"],
+)
+def test_cli_bad_input_is_one_line_and_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    from scheduler_core.cli import main
+
+    nodes, pods = _files(tmp_path)
+    assert main(["placement-study", "--nodes", nodes, "--pods", pods, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message)
+    assert err.count("\n") == 1
