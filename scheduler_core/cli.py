@@ -32,6 +32,7 @@ from scheduler_core.spec import (
     spec_warnings,
     variant_names,
 )
+from scheduler_core.study_cli import register as register_study
 from scheduler_core.traces.cli import register as register_import
 
 HEADLINE = (
@@ -113,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     glossary.set_defaults(handler=_metrics)
     register_import(sub)
     register_export(sub)
+    register_study(sub)
     return parser
 
 
