@@ -28,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import scheduler_core as sc
 from bench.workloads import cluster_spec
-from scheduler_core import fast_preemption
 from scheduler_core.engine import Engine
 from scheduler_core.spec import resolve_variant
 
@@ -154,10 +153,8 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
         best = _best_of(repeats, decide)
         found = decide()
         out[policy] = {"python_decision_ms": round(best * 1000, 3), "candidates": len(found)}
-        if policy == "pod":  # the array path: candidates and node choice, as post_filter
-            fast = _best_of(
-                repeats, partial(fast_preemption.choose, engine, engine.preemption, preemptor)
-            )
+        if policy in ("pod", "workload-aware"):  # the array path, as post_filter uses it
+            fast = _best_of(repeats, partial(engine.preemption.array_choice, engine, preemptor))
             out[policy]["decision_ms"] = round(fast * 1000, 3)
         print(policy, nodes, json.dumps(out[policy]), flush=True)
     return {"nodes": nodes, "repeats": repeats, "policies": out}

@@ -16,10 +16,15 @@ from scheduler_core.model import Node, Pod
 
 EMPTY = np.iinfo(np.int64).max
 """Priority of a hole: never lower than a preemptor's."""
+IN_GROUP = 1
+"""Flag bit: the pod's workload is a pod group (moreImportantVictim ranks it first)."""
+EVICT_WHOLE = 2
+"""Flag bit: the pod's group has disruptionMode All (a victim unit spanning nodes)."""
 
 
 class NodeArrays:
     __slots__ = (
+        "flags",
         "free_cpu",
         "free_gpus",
         "free_mem",
@@ -46,6 +51,8 @@ class NodeArrays:
         self.pack = np.zeros((count, width, 4))
         """Per column: GPUs, CPU, memory, start time."""
         self.seq = np.zeros((count, width), dtype=np.int64)
+        self.flags = np.zeros((count, width), dtype=np.int8)
+        """Per column: :data:`IN_GROUP` | :data:`EVICT_WHOLE` of the pod's workload."""
         self.used = np.zeros(count, dtype=np.int64)
         """Columns in use per row, holes included."""
         self.slot_of: dict[int, int] = {}
@@ -60,6 +67,8 @@ class NodeArrays:
         self.prio[row, col] = pod.priority
         self.pack[row, col] = (pod.gpus, pod.cpu, pod.mem, pod.bound_at)
         self.seq[row, col] = pod.seq
+        workload = pod.workload
+        self.flags[row, col] = IN_GROUP * workload.in_group + EVICT_WHOLE * workload.evict_whole
         self.counters(node)
 
     def stamp(self, pod: Pod, node: Node) -> None:
@@ -90,6 +99,7 @@ class NodeArrays:
         self.prio[row, keep:] = EMPTY
         self.pack[row, :keep] = self.pack[row, live]
         self.seq[row, :keep] = self.seq[row, live]
+        self.flags[row, :keep] = self.flags[row, live]
         for col, seq in enumerate(self.seq[row, :keep].tolist()):
             self.slot_of[seq] = col
         self.used[row] = keep
@@ -98,7 +108,7 @@ class NodeArrays:
     def _grow(self) -> None:
         old = self.width
         self.width = old * 2
-        for name in ("prio", "pack", "seq"):
+        for name in ("prio", "pack", "seq", "flags"):
             array = getattr(self, name)
             fill = EMPTY if name == "prio" else 0
             wider = np.full((array.shape[0], self.width, *array.shape[2:]), fill, dtype=array.dtype)

@@ -84,7 +84,7 @@ class DefaultPreemption:
         if refusal is not None:
             return refusal
         if self.arrays_decide(host):
-            best = fast_preemption.choose(host, self, pod)
+            best = self.array_choice(host, pod)
             if best is None:
                 host.clear_nomination(pod)
                 return NOT_HELPFUL
@@ -117,6 +117,10 @@ class DefaultPreemption:
             and getattr(host, "recorder", None) is None
             and not host.guards.active
         )
+
+    def array_choice(self, host: PreemptionHost, pod: Pod) -> Candidate | None:
+        """The array path's candidate (what find_candidates + the §4.4 rules choose)."""
+        return fast_preemption.choose(host, self, pod)
 
     def explain(
         self,

@@ -17,9 +17,11 @@ the victims are the cheapest set that makes room.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from scheduler_core import fast_group
 from scheduler_core.cluster import Cluster
 from scheduler_core.decisions import CHEAPEST
 from scheduler_core.model import Node, Pod, PodState, Workload
@@ -83,8 +85,16 @@ def importance(unit: Unit) -> tuple[int, int, int, float]:
     return (-unit.priority, 0 if unit.is_group else 1, size, unit.earliest_start)
 
 
-def victim_units(cluster: Cluster, below: int, nodes: Iterable[Node] | None = None) -> list[Unit]:
-    """Every unit of priority strictly below ``below`` on ``nodes`` (default: all nodes)."""
+def victim_units(
+    cluster: Cluster,
+    below: int,
+    nodes: Iterable[Node] | None = None,
+    wholes: dict[Workload, Unit] | None = None,
+) -> list[Unit]:
+    """Every unit of priority strictly below ``below`` on ``nodes`` (default: all nodes).
+
+    ``wholes`` keeps the All-mode units already built in this decision: a group spread
+    over many candidate nodes is gathered once, not once per node it runs on."""
     k = cluster.threshold(below)
     units: list[Unit] = []
     whole: set[Workload] = set()
@@ -98,7 +108,7 @@ def victim_units(cluster: Cluster, below: int, nodes: Iterable[Node] | None = No
             if workload.evict_whole:
                 if workload not in whole:
                     whole.add(workload)
-                    units.append(_unit(workload.holding(), workload, True))
+                    units.append(_whole_unit(workload, wholes))
             else:
                 units.append(_unit([pod], workload, workload.in_group))
     return units
@@ -110,6 +120,15 @@ def unguarded(host: PreemptionHost, units: list[Unit]) -> list[Unit]:
     if not guards.min_runtime:
         return units
     return [u for u in units if not any(guards.protected(p, host.now) for p in u.pods)]
+
+
+def _whole_unit(workload: Workload, wholes: dict[Workload, Unit] | None) -> Unit:
+    if wholes is None:
+        return _unit(workload.holding(), workload, True)
+    unit = wholes.get(workload)
+    if unit is None:
+        unit = wholes[workload] = _unit(workload.holding(), workload, True)
+    return unit
 
 
 def _has_gpu_free_pods(node: Node, below: int) -> bool:
@@ -145,6 +164,14 @@ class Headroom:
             extra = self.extra.setdefault(node, [0, 0.0, 0.0, 0])
             for i in range(4):
                 extra[i] += row[i]
+
+    def remove_on(self, unit: Unit, node: Node) -> None:
+        """:meth:`remove`, counting only ``node``: what a single pod's decision on that
+        node reads (the same sums there; a group's other nodes are not looked at)."""
+        row = unit.usage[node]
+        extra = self.extra.setdefault(node, [0, 0.0, 0.0, 0])
+        for i in range(4):
+            extra[i] += row[i]
 
     def free(self, node: Node) -> list[float]:
         """[gpus, cpu, mem, pod slots] free here with the removed units gone, less what pods
@@ -218,6 +245,16 @@ def try_restore(unit: Unit, remaining: dict[Node, list[float]]) -> bool:
     return True
 
 
+def try_restore_on(unit: Unit, node: Node, left: list[float]) -> bool:
+    """:func:`try_restore` when ``left`` is all that is tracked, for ``node``."""
+    row = unit.usage[node]
+    if not all(left[i] - row[i] >= -1e-9 for i in range(4)):
+        return False
+    for i in range(4):
+        left[i] -= row[i]
+    return True
+
+
 def split_by_pdb(host: PreemptionHost, units: list[Unit]) -> tuple[list[Unit], list[Unit]]:
     """filterVictimsWithPDBViolation: budgets consumed pod by pod in the given order; a
     unit is violating if any of its pods is."""
@@ -234,6 +271,20 @@ def split_by_pdb(host: PreemptionHost, units: list[Unit]) -> tuple[list[Unit], l
     return violating, clean
 
 
+@dataclass(slots=True)
+class DecisionMemo:
+    """What one decision computes once (issue #14). Valid while the decision runs: the
+    cluster and the clock do not move before it actuates."""
+
+    wholes: dict[Workload, Unit] = field(default_factory=dict)
+    """All-mode units by group, gathered once however many candidate nodes they span."""
+    costs: dict[Pod, tuple[float, float]] = field(default_factory=dict)
+    """checkpoint-aware: per pod, the weighted cost with and without the group's loss."""
+    stats: dict[int, tuple[int, int, int, float]] = field(default_factory=dict)
+    """The array path: per unit (by id, units live as long as the memo), its part of the
+    §4.4 node-choice scores."""
+
+
 class WorkloadAwarePreemption(DefaultPreemption):
     """`workload-aware`: a group preempts as one (§6.3); a single pod preempts per node as
     DefaultPreemption does, but an All-mode group is a unit there too (KEP-5710)."""
@@ -244,10 +295,48 @@ class WorkloadAwarePreemption(DefaultPreemption):
     def __init__(self, policy: Policy) -> None:
         super().__init__(policy)
         self.spread = policy.placement == "LeastAllocated"
+        self.memo: DecisionMemo | None = None
+
+    @contextmanager
+    def deciding(self) -> Iterator[DecisionMemo]:
+        """One decision's memo, opened by its outermost entry point and dropped at its end
+        (nothing memoised outlives the decision that computed it)."""
+        if self.memo is not None:
+            yield self.memo
+            return
+        self.memo = DecisionMemo()
+        try:
+            yield self.memo
+        finally:
+            self.memo = None
+
+    def post_filter(self, host: PreemptionHost, pod: Pod) -> Status:
+        with self.deciding():
+            return super().post_filter(host, pod)
+
+    def find_candidates(self, host: PreemptionHost, pod: Pod) -> list[Candidate]:
+        with self.deciding():
+            return super().find_candidates(host, pod)
 
     def cost_weights(self) -> dict[str, float] | None:
         """Weights of the expected-cost terms a decision record shows (none upstream)."""
         return None
+
+    def arrays_decide(self, host: PreemptionHost) -> bool:
+        """A single pod's decision is made on the arrays (scheduler_core/fast_group.py)
+        where that gives the reference's choice: no PDB, no recorder, no anti-thrashing
+        guard (the arrays know nothing of min runtime), and not for checkpoint-aware (its
+        reprieve order is the cost model's)."""
+        return (
+            self.use_arrays
+            and type(self) is WorkloadAwarePreemption
+            and not getattr(host, "_any_pdb", True)
+            and getattr(host, "recorder", None) is None
+            and not host.guards.active
+        )
+
+    def array_choice(self, host: PreemptionHost, pod: Pod) -> Candidate | None:
+        return fast_group.choose(host, self, pod)
 
     # ---------------------------------------------------------------- §6.3 groups
     def post_filter_group(
@@ -255,6 +344,12 @@ class WorkloadAwarePreemption(DefaultPreemption):
     ) -> Status:
         """1. eligibility, 2. units below the group's priority, 3. remove them all and place
         the group once, 4. reprieve units (PDB-violating first), 5. actuate and nominate."""
+        with self.deciding():
+            return self._post_filter_group(host, workload, pending, need)
+
+    def _post_filter_group(
+        self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int
+    ) -> Status:
         if workload.never_preempts:
             return NEVER
         if not host.guards.allows(host.now):
@@ -342,14 +437,25 @@ class WorkloadAwarePreemption(DefaultPreemption):
     ) -> Candidate | None:
         """SelectVictimsOnNode with units: a pod of an All-mode group is reprieved or
         evicted with its whole group, wherever the other members run."""
-        units = unguarded(host, victim_units(host.cluster, pod.priority, [node]))
+        room = self._room(host, pod, node)
+        if room is None:
+            return None
+        units, row = room
+        return self._reprieve_on(host, node, row, order(units))
+
+    def _room(
+        self, host: PreemptionHost, pod: Pod, node: Node
+    ) -> tuple[list[Unit], list[float]] | None:
+        """1. the units below the pod on ``node``; 2. what the node has left with all of
+        them gone and the pod placed, or None if even that does not fit."""
+        wholes = self.memo.wholes if self.memo is not None else None
+        units = unguarded(host, victim_units(host.cluster, pod.priority, [node], wholes))
         if not units:
             return None
         headroom = Headroom(host.cluster, pod.workload)
         for unit in units:
-            headroom.remove(unit)
-        remaining = {node: headroom.free(node)}
-        row = remaining[node]
+            headroom.remove_on(unit, node)
+        row = headroom.free(node)
         if not (
             row[0] >= pod.gpus
             and row[1] + 1e-9 >= pod.cpu
@@ -359,11 +465,18 @@ class WorkloadAwarePreemption(DefaultPreemption):
             return None
         for i, amount in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
             row[i] -= amount
-        violating, clean = split_by_pdb(host, order(units))
+        return units, row
+
+    def _reprieve_on(
+        self, host: PreemptionHost, node: Node, row: list[float], ordered: list[Unit]
+    ) -> Candidate | None:
+        """3-4. PDB-violating units first, then the rest, each added back if the pod
+        still fits; 5. the victims by MoreImportantPod."""
+        violating, clean = split_by_pdb(host, ordered)
         victims, broken = [], 0
         reprieved: list[tuple[Pod, str]] = []
         for unit in violating + clean:
-            if not try_restore(unit, remaining):
+            if not try_restore_on(unit, node, row):
                 victims += unit.pods
                 broken += unit in violating
             else:
@@ -432,8 +545,9 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         return min(found, key=lambda o: self.cost_of(host, o[1]))
 
     def find_candidates(self, host: PreemptionHost, pod: Pod) -> list[Candidate]:
-        candidates = super().find_candidates(host, pod)
-        candidates.sort(key=lambda c: (c.pdb_violations, self.cost_of(host, c.victims)))
+        with self.deciding():
+            candidates = super().find_candidates(host, pod)
+            candidates.sort(key=lambda c: (c.pdb_violations, self.cost_of(host, c.victims)))
         self._considered = candidates
         return candidates[:1]
 
@@ -441,10 +555,14 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         """The cheaper of two reprieve orders (most expensive first; most expensive per
         GPU first): neither greedy order alone always finds the cheapest set."""
         self.now = host.now
+        room = self._room(host, pod, node)
+        if room is None:
+            return None
+        units, row = room
         found = [
             c
             for order in (self.order, self.order_by_density)
-            if (c := self._select_in_order(host, pod, node, order)) is not None
+            if (c := self._reprieve_on(host, node, list(row), order(units))) is not None
         ]
         if not found:
             return None
@@ -464,12 +582,30 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
             units, key=lambda u: (-u.cost / max(1, sum(p.gpus for p in u.pods)), *importance(u))
         )
 
+    memoise = True
+    """Evaluate the cost model once per pod per decision (issue #14); off, every cost is
+    evaluated afresh where it is needed (the reference of the differential tests)."""
+
     def _unit_cost(self, unit: Unit) -> float:
         return sum(self._pod_cost(p) for p in unit.pods)
 
     def _pod_cost(self, pod: Pod) -> float:
+        return self._costs(pod)[0]
+
+    def _costs(self, pod: Pod) -> tuple[float, float]:
+        """(the pod's weighted cost, the same without its group's lost work and stranded
+        capacity): the cost model's parts summed in its order, as ``cost_of`` always did."""
+        memo = self.memo.costs if self.memoise and self.memo is not None else None
+        if memo is not None and (known := memo.get(pod)) is not None:
+            return known
         parts = pod.workload.app.eviction_cost(pod, self.now)
-        return sum(self.weights[name] * value for name, value in parts.items())
+        weights = self.weights
+        full = sum(weights[name] * value for name, value in parts.items())
+        rest = {**parts, "lostWork": 0.0, "strandedCapacity": 0.0}
+        costs = (full, sum(weights[name] * value for name, value in rest.items()))
+        if memo is not None:
+            memo[pod] = costs
+        return costs
 
     def cost_of(self, host: PreemptionHost, victims: list[Pod]) -> float:
         """Expected cost of a victim set; a group's loss is counted once however many of
@@ -478,9 +614,7 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         seen: set[Workload] = set()
         total = 0.0
         for pod in victims:
-            parts = pod.workload.app.eviction_cost(pod, self.now)
-            if pod.workload in seen:
-                parts = {**parts, "lostWork": 0.0, "strandedCapacity": 0.0}
+            full, rest = self._costs(pod)
+            total += rest if pod.workload in seen else full
             seen.add(pod.workload)
-            total += sum(self.weights[name] * value for name, value in parts.items())
         return total

@@ -1,0 +1,288 @@
+"""WorkloadAwarePreemption's single-pod decision with numpy arrays (issue #14).
+
+The reference is ``_select_in_order`` in ``plugins/workload_preemption.py``, kept as it
+is. It differs from DefaultPreemption's SelectVictimsOnNode in three ways, and so does
+this path from :mod:`scheduler_core.fast_preemption`:
+
+- the reprieve order is moreImportantVictim (KEP-5710 §6.2): higher priority, then a pod
+  of a group before a lone pod, then the earlier start;
+- the freed resources are summed as the reference's ``Headroom`` does (what the node has
+  besides nominations, plus the removed pods' requests counted from zero), and the
+  reprieve test is ``try_restore``'s (each resource left, less the pod, at least
+  ``-1e-9``), so each float is the one the Python path computes;
+- a pod whose group has disruptionMode All is a unit spanning nodes: a node holding one
+  below the preemptor's priority is decided by the reference itself (rare in a storm of
+  single pods, and exact by construction).
+
+The candidate nodes, the numCandidates stop rule and the node-choice ``lexsort`` are
+those of the ``pod`` path; the winner's victims are listed by the reference.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP, NodeArrays
+from scheduler_core.fast_preemption import BIG, FEW, FIRST_CHUNK, INT32_OFFSET
+from scheduler_core.model import Node, Pod, Workload
+
+if TYPE_CHECKING:
+    from scheduler_core.plugins import PreemptionHost
+    from scheduler_core.plugins.default_preemption import Candidate
+    from scheduler_core.plugins.workload_preemption import Unit, WorkloadAwarePreemption
+
+TOLERANCE = 1e-9
+"""The slack of the reference's comparisons (``row + 1e-9 >= need``, ``left - used >= -1e-9``)."""
+
+
+def choose(host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod) -> Candidate | None:
+    """The candidate ``find_candidates`` + ``pick_one_node`` would choose under
+    `workload-aware` when no PDB exists, or None; makes the same random draw."""
+    cluster = host.cluster
+    potential, _ = cluster.eligible_nodes(pod.workload)
+    n = len(potential)
+    if n == 0:
+        return None
+    offset = host.random_offset(n)
+    k = cluster.threshold(pod.priority)
+    if not cluster.below[k]:
+        return None
+    limit = policy.num_candidates(n)
+    rows = cluster.eligible_rows(pod.workload)
+    rotated = np.concatenate((rows[offset:], rows[:offset]))
+    rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
+    if len(rotated) <= FEW:
+        return _few(host, policy, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
+    found: list[np.ndarray] = []
+    features: list[tuple[np.ndarray, ...]] = []
+    count, start, size = 0, 0, max(FIRST_CHUNK, limit)
+    while start < len(rotated) and count < limit:
+        chunk = rotated[start : start + size]
+        ok, scores = _evaluate(host, policy, pod, chunk, limit - count)
+        found.append(chunk[ok])
+        features.append(tuple(s[ok] for s in scores))
+        count += int(ok.sum())
+        start += size
+        size = max(FIRST_CHUNK, 2 * (limit - count))
+    if count == 0:
+        return None
+    chosen = np.concatenate(found)[:limit]
+    top, total, victims, latest = (
+        np.concatenate(parts)[:limit] for parts in zip(*features, strict=True)
+    )
+    # §4.4 rules 2-6 (rule 1, PDB violations, is 0 for all). lexsort: last key first.
+    best = np.lexsort((np.arange(len(chosen)), -latest, victims, total, top))[0]
+    return policy.select_victims(host, pod, cluster.nodes[int(chosen[best])])
+
+
+def _few(
+    host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod, nodes: list[Node], limit: int
+) -> Candidate | None:
+    """The reference steps on a short visit order (the same stop rule, no PDBs)."""
+    from scheduler_core.plugins.default_preemption import pick_one_node
+
+    candidates = []
+    for node in nodes:
+        found = policy.select_victims(host, pod, node)
+        if found is not None:
+            candidates.append(found)
+            if len(candidates) >= limit:
+                break
+    if not candidates:
+        return None
+    return candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
+
+
+def _free(host: PreemptionHost, pod: Pod, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What the preemptor may use on each row besides nominations at its priority or above
+    (``Cluster.free_besides_claims``: the same subtraction, skipped where nothing is
+    claimed since ``x - 0.0`` is ``x``)."""
+    cluster = host.cluster
+    a = cluster.arrays
+    free = [
+        a.free_gpus[rows].astype(np.float64),
+        a.free_cpu[rows],
+        a.free_mem[rows],
+        (a.max_pods[rows] - a.npods[rows]).astype(np.float64),
+    ]
+    if cluster.claimed_nodes:
+        where = {node.idx: i for i, node in enumerate(cluster.claimed_nodes)}
+        for position in np.flatnonzero(np.isin(rows, list(where))).tolist():
+            node = cluster.nodes[int(rows[position])]
+            row = cluster.free_besides_claims(node, pod.priority, pod.workload)
+            for column, value in zip(free, row, strict=True):
+                column[position] = value
+    return tuple(free)
+
+
+def _evaluate(
+    host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod, rows: np.ndarray, wanted: int
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """``_select_in_order`` for each of ``rows``: whether it is a candidate, and per row
+    (top victim priority, sum of victim priorities + 2^31, victim count, latest start of
+    the top-priority victims). Rows past the ``wanted``-th candidate may be left out."""
+    a: NodeArrays = host.cluster.arrays
+    width = int(a.used[rows].max()) if len(rows) else 0
+    prio = a.prio[rows, :width]
+    lower = prio < pod.priority
+    counts = np.count_nonzero(lower, axis=1)
+    zeros = np.zeros(len(rows))
+    if width == 0 or not counts.any():
+        return np.zeros(len(rows), dtype=bool), (zeros, zeros, zeros, zeros)
+    flags = a.flags[rows, :width]
+    whole = ((flags & EVICT_WHOLE) != 0) & lower
+    spanning = whole.any(axis=1)
+    pack = a.pack[rows, :width]  # [row, column, (g, c, m, start)]
+    # 1-2. remove every lower-priority unit: Headroom.free, then the preemptor placed
+    g, c, m, n = _free(host, pod, rows)
+    added = np.where(lower[..., None], pack[..., :3], 0.0)
+    extra_g, extra_c, extra_m = zeros, zeros, zeros
+    for j in range(width):  # from zero in node order, as Headroom.remove; x + 0.0 is x
+        extra_g = extra_g + added[:, j, 0]
+        extra_c = extra_c + added[:, j, 1]
+        extra_m = extra_m + added[:, j, 2]
+    g, c, m, n = g + extra_g, c + extra_c, m + extra_m, n + counts
+    ok = (
+        (counts > 0)
+        & ~spanning
+        & (g >= pod.gpus)
+        & (c + TOLERANCE >= pod.cpu)
+        & (m + TOLERANCE >= pod.mem)
+        & (n >= 1)
+    )
+    g, c, m, n = g - pod.gpus, c - pod.cpu, m - pod.mem, n - 1
+    # 3-4. moreImportantVictim order (stable, so node order breaks the last ties), then
+    # try_restore each unit in turn
+    depth = int(counts.max())
+    lone = (flags & IN_GROUP) == 0
+    order = np.lexsort((pack[:, :, 3], lone, np.where(lower, -prio, BIG)), axis=1)[:, :depth]
+    flat = order + (np.arange(len(rows)) * width)[:, None]
+    s_prio = prio.ravel()[flat]
+    ordered = pack.reshape(-1, 4)[flat]
+    s_g, s_c, s_m, s_start = (ordered[:, :, i] for i in range(4))
+    victim = np.zeros((len(rows), depth), dtype=bool)
+    for j in range(depth):
+        active = ok & (j < counts)
+        g_back, c_back, m_back, n_back = g - s_g[:, j], c - s_c[:, j], m - s_m[:, j], n - 1
+        keep = (
+            active
+            & (g_back >= -TOLERANCE)
+            & (c_back >= -TOLERANCE)
+            & (m_back >= -TOLERANCE)
+            & (n_back >= -TOLERANCE)
+        )
+        g = np.where(keep, g_back, g)
+        c = np.where(keep, c_back, c)
+        m = np.where(keep, m_back, m)
+        n = np.where(keep, n_back, n)
+        victim[:, j] = active > keep
+    nvictims = np.count_nonzero(victim, axis=1)
+    ok &= nvictims > 0
+    top = np.where(victim, s_prio, np.iinfo(np.int64).min).max(axis=1)
+    total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
+    latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    features = (top, total, nvictims, latest)
+    if spanning.any():
+        _by_reference(host, policy, pod, rows, spanning, ok, features, wanted)
+    return ok, features
+
+
+def _by_reference(
+    host: PreemptionHost,
+    policy: WorkloadAwarePreemption,
+    pod: Pod,
+    rows: np.ndarray,
+    spanning: np.ndarray,
+    ok: np.ndarray,
+    features: tuple[np.ndarray, ...],
+    wanted: int,
+) -> None:
+    """Rows holding a unit of an All-mode group, decided one by one (:func:`_spanning_row`)
+    in visit order until ``wanted`` candidates are found (the stop rule: later rows would
+    not be looked at)."""
+    top, total, nvictims, latest = features
+    before = np.cumsum(ok) - ok  # array-decided candidates ahead of each row
+    extra = 0  # candidates decided here so far
+    with policy.deciding() as memo:
+        for position in np.flatnonzero(spanning).tolist():
+            if int(before[position]) + extra >= wanted:
+                break
+            node = host.cluster.nodes[int(rows[position])]
+            found = _spanning_row(host, pod, node, memo.wholes, memo.stats)
+            if found is None:
+                continue
+            ok[position] = True
+            extra += 1
+            top[position], total[position], nvictims[position], latest[position] = found
+
+
+def _spanning_row(
+    host: PreemptionHost,
+    pod: Pod,
+    node: Node,
+    wholes: dict[Workload, Unit],
+    stats: dict[int, tuple[int, int, int, float]],
+) -> tuple[int, int, int, float] | None:
+    """``_select_in_order`` on one node with units, without listing victims: the same
+    units in the same order, the same sums (Headroom on this node, ``try_restore``), and
+    each unit's part of the §4.4 scores summed once per decision, not per pod."""
+    from scheduler_core.plugins.workload_preemption import importance, victim_units
+
+    units = victim_units(host.cluster, pod.priority, [node], wholes)
+    if not units:
+        return None
+    extra = [0, 0.0, 0.0, 0]
+    for unit in units:
+        row = unit.usage[node]
+        for i in range(4):
+            extra[i] += row[i]
+    free = host.cluster.free_besides_claims(node, pod.priority, pod.workload)
+    left = [have + more for have, more in zip(free, extra, strict=True)]
+    if not (
+        left[0] >= pod.gpus
+        and left[1] + TOLERANCE >= pod.cpu
+        and left[2] + TOLERANCE >= pod.mem
+        and left[3] >= 1
+    ):
+        return None
+    for i, amount in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
+        left[i] -= amount
+    evicted = []
+    for unit in sorted(units, key=importance):
+        row = unit.usage[node]
+        if all(left[i] - row[i] >= -TOLERANCE for i in range(4)):
+            for i in range(4):
+                left[i] -= row[i]
+        else:
+            evicted.append(_unit_scores(unit, stats))
+    if not evicted:
+        return None
+    top = max(s[0] for s in evicted)
+    return (
+        top,
+        sum(s[1] for s in evicted),
+        sum(s[2] for s in evicted),
+        min(s[3] for s in evicted if s[0] == top),
+    )
+
+
+def _unit_scores(
+    unit: Unit, stats: dict[int, tuple[int, int, int, float]]
+) -> tuple[int, int, int, float]:
+    """A unit's (top priority, sum of priorities + 2^31, pods, earliest start among its
+    top-priority pods), once per unit per decision."""
+    if len(unit.pods) == 1:
+        only = unit.pods[0]
+        return (only.priority, only.priority + INT32_OFFSET, 1, only.bound_at)
+    known = stats.get(id(unit))  # a group's unit: kept in the memo as long as this entry
+    if known is None:
+        top = max(p.priority for p in unit.pods)
+        known = stats[id(unit)] = (
+            top,
+            sum(p.priority + INT32_OFFSET for p in unit.pods),
+            len(unit.pods),
+            min(p.bound_at for p in unit.pods if p.priority == top),
+        )
+    return known

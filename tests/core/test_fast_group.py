@@ -1,0 +1,202 @@
+"""The group policies' fast paths against their Python reference (issue #14).
+
+`workload-aware` decides a single pod's preemption on numpy arrays
+(scheduler_core/fast_group.py); `checkpoint-aware` memoises its cost model within a
+decision. Both must choose exactly what the Python steps choose: the same node, the
+same victims, after the same random draw (KEP-5710 §6.2 moreImportantVictim order,
+kube-scheduler's SelectVictimsOnNode reprieve and pickOneNodeForPreemption rules).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import scheduler_core as sc
+from scheduler_core import fast_group
+from scheduler_core.engine import Engine
+from scheduler_core.plugins.default_preemption import DefaultPreemption, pick_one_node
+from scheduler_core.plugins.workload_preemption import CheckpointAwarePreemption
+from scheduler_core.spec import resolve_variant
+from tests.core.test_speed import no_pdb_cluster
+
+PRIORITIES = (1, 2, 50)
+KINDS = ("lone", "single", "all")
+CPUS = (0.1, 0.3, 0.7, 1.0, 4.0)
+"""Binary-inexact requests: sums land a rounding error off the boundary, where the
+reference's 1e-9 slack decides."""
+
+
+@contextmanager
+def python_decisions() -> Iterator[None]:
+    """The reference: every decision made by the Python steps."""
+    DefaultPreemption.use_arrays = False
+    try:
+        yield
+    finally:
+        DefaultPreemption.use_arrays = True
+
+
+def full_cluster(data: st.DataObject, policy: str) -> dict[str, Any]:
+    """Nodes filled with pods of lone workloads and of Single- and All-mode groups spread
+    over nodes (units that span nodes), at three priorities below the preemptor's."""
+    nodes = data.draw(st.sampled_from((3, 20, 150)), label="nodes")
+    node_cpu = data.draw(st.sampled_from((4.0, 8.0, 64.0)), label="node cpu")
+    seed = data.draw(st.integers(0, 2**16), label="seed")
+    rng = random.Random(seed)
+    shapes = {
+        (kind, prio): (rng.choice((1, 2)), rng.choice(CPUS))
+        for kind in KINDS
+        for prio in PRIORITIES
+    }
+    placed: dict[tuple[str, int], list[tuple[int, float]]] = {key: [] for key in shapes}
+    for node in range(nodes):
+        gpus_left, cpu_left = 8, node_cpu
+        while gpus_left > 0:
+            key = rng.choice(list(shapes))
+            gpus, cpu = shapes[key]
+            if gpus > gpus_left or cpu > cpu_left or rng.random() < 0.1:
+                break
+            gpus_left -= gpus
+            cpu_left -= cpu
+            placed[key].append((node, -rng.randint(1, 5)))
+    workloads: list[dict[str, Any]] = []
+    initial: list[dict[str, Any]] = []
+    for (kind, prio), members in placed.items():
+        if not members:
+            continue
+        name = f"{kind}{prio}"
+        gpus, cpu = shapes[(kind, prio)]
+        w: dict[str, Any] = {
+            "name": name,
+            "members": len(members),
+            "gpus": gpus,
+            "cpu": cpu,
+            "durationSeconds": 36000,
+            "priorityClassName": f"p{prio}",
+        }
+        if kind != "lone":
+            mode = "All" if kind == "all" else "Single"
+            w["podGroup"] = {"minCount": len(members), "disruptionMode": mode}
+        workloads.append(w)
+        initial += [
+            {"workload": name, "node": f"gpu-{node}", "member": i, "startedAt": started}
+            for i, (node, started) in enumerate(members)
+        ]
+    workloads.append(
+        {
+            "name": "urgent",
+            "members": 1,
+            "gpus": data.draw(st.sampled_from((1, 2, 4, 8)), label="preemptor gpus"),
+            "cpu": data.draw(st.sampled_from((0.3, 1.0, 2.1, 3.7, 3.97)), label="cpu per 4")
+            * node_cpu
+            / 4,
+            "arrival": 20,
+            "priorityClassName": "p1000",
+        }
+    )
+    return {
+        "horizonSeconds": 10,
+        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": node_cpu}]},
+        "priorityClasses": [
+            {"name": f"p{v}", "value": v, "globalDefault": v == 1} for v in (*PRIORITIES, 1000)
+        ],
+        "workloads": workloads,
+        "initialState": initial,
+        "policy": {"preemption": policy},
+    }
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_array_choice_is_the_workload_aware_reference_choice(data: st.DataObject) -> None:
+    """Differential on one decision: on random full clusters the array path picks the
+    node and victims that ``find_candidates`` + ``pick_one_node`` pick (KEP-5710 units,
+    moreImportantVictim reprieve, §4.4 rules), after the same random draw; also when it
+    hands short visit orders to the Python steps."""
+    few = data.draw(st.sampled_from((0, fast_group.FEW)), label="few")
+    spec = sc.parse_spec(full_cluster(data, "workload-aware"))
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    engine.run()
+    preemptor = engine._new_pod(engine.by_name["urgent"], 0)
+    policy = engine.preemption
+    state = engine.rng.getstate()
+    candidates = policy.find_candidates(engine, preemptor)
+    expected = pick_one_node(candidates) if candidates else None
+    after = engine.rng.getstate()
+    engine.rng.setstate(state)
+    original = fast_group.FEW
+    fast_group.FEW = few
+    try:
+        chosen = fast_group.choose(engine, policy, preemptor)
+    finally:
+        fast_group.FEW = original
+    assert engine.rng.getstate() == after
+    if expected is None:
+        assert chosen is None
+    else:
+        assert chosen is not None
+        assert (chosen.node, chosen.victims) == (expected.node, expected.victims)
+
+
+def test_the_array_path_decides_workload_aware_single_pods() -> None:
+    """Not a silent fallback: with no PDB and no recorder, workload-aware's single pods go
+    to the arrays; checkpoint-aware's (cost-ordered reprieve) do not, nor does a run
+    that records its decisions."""
+    spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": "workload-aware"}})
+    engine = Engine(resolve_variant(spec, "default"), seed=3, explain=False)
+    assert engine.preemption.arrays_decide(engine)
+    engine = Engine(resolve_variant(spec, "default"), seed=3)
+    assert not engine.preemption.arrays_decide(engine), "a recorder lists every candidate"
+    spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": "checkpoint-aware"}})
+    engine = Engine(resolve_variant(spec, "default"), seed=3, explain=False)
+    assert not engine.preemption.arrays_decide(engine)
+
+
+def all_mode_cluster(seed: int, policy: str) -> dict[str, Any]:
+    """:func:`no_pdb_cluster` with some workloads turned into All- and Single-mode
+    groups, so single-pod preemptors meet units that span nodes."""
+    data = no_pdb_cluster(seed)
+    rng = random.Random(seed)
+    for w in data["workloads"]:
+        if w["name"] != "gang" and rng.random() < 0.2:
+            w["members"] = rng.choice((2, 3))
+            w["controller"] = {"kind": "none"}
+            mode = rng.choice(("All", "Single"))
+            w["podGroup"] = {"minCount": w["members"], "disruptionMode": mode}
+    return {**data, "policy": {"preemption": policy}}
+
+
+@pytest.mark.parametrize("policy", ["workload-aware", "checkpoint-aware"])
+def test_fast_decisions_give_the_log_of_python_decisions(
+    policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential on whole runs: arrays (workload-aware) and memoised costs
+    (checkpoint-aware) against every decision in Python, with nominations claiming
+    room, groups preempting and All-mode units: the same log, event for event."""
+    monkeypatch.setattr(fast_group, "FEW", 0)
+    preempting = 0
+    for seed in range(10):
+        spec = sc.parse_spec(all_mode_cluster(seed, policy))
+        with python_decisions(), no_memo():
+            reference = Engine(resolve_variant(spec, "default"), seed=seed, explain=False).run()
+        fast = Engine(resolve_variant(spec, "default"), seed=seed, explain=False).run()
+        assert fast == reference, seed
+        preempting += any(e.reason == "Preempted" for e in reference)
+    assert preempting >= 6
+
+
+@contextmanager
+def no_memo() -> Iterator[None]:
+    """checkpoint-aware evaluating its cost model afresh each time it needs a cost."""
+    CheckpointAwarePreemption.memoise = False
+    try:
+        yield
+    finally:
+        CheckpointAwarePreemption.memoise = True
