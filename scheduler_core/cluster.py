@@ -110,6 +110,10 @@ class Cluster:
         """Bumped when nodes come or go, so cached eligibility lists know they are stale."""
         self.epoch = 0
         """Bumped by every change a scheduling verdict could depend on (see Engine)."""
+        self.touched: list[Node] = []
+        """Every node change in order (resources, schedulability, nominations), one entry
+        per change: a cached verdict made at position i only needs to look again at the
+        nodes in ``touched[i:]`` (the engine's narrow invalidation, issue #14)."""
         self.watch: Any = None
         """When set, every node whose resources, schedulability or nominations change is
         appended (decision records keep their per-node verdicts current from it)."""
@@ -148,20 +152,23 @@ class Cluster:
 
     def set_schedulable(self, node: Node, *, alive: bool, cordoned: bool) -> None:
         """Cordon, uncordon, lose or restore a node; it leaves or rejoins the fit index."""
-        self.epoch += 1
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         self._unindex(node)
         node.alive, node.cordoned = alive, cordoned
         self._index(node)
         self.version += 1
 
+    def _touch(self, node: Node) -> None:
+        """One change on ``node`` that a verdict may depend on: new epoch, logged once."""
+        self.epoch += 1
+        self.touched.append(node)
+        if self.watch is not None:
+            self.watch.append(node)
+
     # ------------------------------------------------------------------ accounting
     def assign(self, pod: Pod, node: Node) -> None:
         """Pod starts holding resources on ``node`` (bind)."""
-        self.epoch += 1
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         self._unindex(node)
         node.free_gpus -= pod.gpus
         node.free_cpu -= pod.cpu
@@ -177,9 +184,7 @@ class Cluster:
         """Pod stops holding resources (terminated, succeeded, killed)."""
         node = pod.node
         assert node is not None, pod
-        self.epoch += 1
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         self._unindex(node)
         node.free_gpus += pod.gpus
         node.free_cpu += pod.cpu
@@ -216,8 +221,7 @@ class Cluster:
     def nominations_changed(self, node: Node) -> None:
         """Keep :attr:`claimed_nodes` in step with ``node.nominated``, and tell the
         :attr:`watch` (a nomination claims room, so verdicts on ``node`` are stale)."""
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         if node.nominated:
             self.claimed_nodes[node] = None
         else:
