@@ -58,6 +58,7 @@ class Doomed(NamedTuple):
     """The bound of the random draw the attempt made (None: it made none)."""
     message: str
 
+
 NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
 GROUP_INCOMPLETE = Status(
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
