@@ -111,12 +111,13 @@ def _may_reach(
         need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
     else:
         need_g, need_c, need_m, need_n = (x[rows] for x in need)
-    return (
+    mask: np.ndarray = (
         (cluster.reach_array[k, rows] >= need_g)
         & (cluster.reach_cpu[k, rows] + MARGIN >= need_c)
         & (cluster.reach_mem[k, rows] + MARGIN >= need_m)
         & (cluster.reach_pods[k, rows] >= need_n)
     )
+    return mask
 
 
 def _needs(host: PreemptionHost, pod: Pod) -> tuple[np.ndarray, ...] | None:
