@@ -104,12 +104,27 @@ class Cluster:
             dtype=np.int64,
         )
         """node.reachable as an array: [threshold, node]."""
+        levels = len(self.thresholds)
+        self.reach_cpu = np.array([[n.cpu for n in self.nodes]] * levels, dtype=np.float64)
+        self.reach_mem = np.array([[n.mem for n in self.nodes]] * levels, dtype=np.float64)
+        self.reach_pods = np.array([[n.max_pods for n in self.nodes]] * levels, dtype=np.int64)
+        """The same bound for CPU, memory and pod slots, [threshold, node]: free plus what
+        the pods below the threshold hold. Sums kept by adding and subtracting, so the
+        floats may drift by rounding: a test on them needs a margin (only ever a
+        pre-filter before the exact test)."""
         self.claimed_nodes: dict[Node, None] = {}
         """Nodes with nominated pods (kept by :meth:`nominations_changed`)."""
         self.version = 0
         """Bumped when nodes come or go, so cached eligibility lists know they are stale."""
         self.epoch = 0
         """Bumped by every change a scheduling verdict could depend on (see Engine)."""
+        self.touched: list[Node] = []
+        """Every node change in order (resources, schedulability, nominations), one entry
+        per change: a cached verdict made at position i only needs to look again at the
+        nodes in ``touched[i:]`` (the engine's narrow invalidation, issue #14)."""
+        self._claims: dict[int, list[Any]] = {}
+        """priority -> [touched position, gpus, cpu, mem, pods]: per node, what nominated
+        pods at that priority or above claim (see :meth:`claim_arrays`)."""
         self.watch: Any = None
         """When set, every node whose resources, schedulability or nominations change is
         appended (decision records keep their per-node verdicts current from it)."""
@@ -148,20 +163,23 @@ class Cluster:
 
     def set_schedulable(self, node: Node, *, alive: bool, cordoned: bool) -> None:
         """Cordon, uncordon, lose or restore a node; it leaves or rejoins the fit index."""
-        self.epoch += 1
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         self._unindex(node)
         node.alive, node.cordoned = alive, cordoned
         self._index(node)
         self.version += 1
 
+    def _touch(self, node: Node) -> None:
+        """One change on ``node`` that a verdict may depend on: new epoch, logged once."""
+        self.epoch += 1
+        self.touched.append(node)
+        if self.watch is not None:
+            self.watch.append(node)
+
     # ------------------------------------------------------------------ accounting
     def assign(self, pod: Pod, node: Node) -> None:
         """Pod starts holding resources on ``node`` (bind)."""
-        self.epoch += 1
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         self._unindex(node)
         node.free_gpus -= pod.gpus
         node.free_cpu -= pod.cpu
@@ -177,9 +195,7 @@ class Cluster:
         """Pod stops holding resources (terminated, succeeded, killed)."""
         node = pod.node
         assert node is not None, pod
-        self.epoch += 1
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         self._unindex(node)
         node.free_gpus += pod.gpus
         node.free_cpu += pod.cpu
@@ -207,6 +223,12 @@ class Cluster:
             reachable[k] += delta
             index.add(reachable[k], node)
             reach_array[k, node.idx] = reachable[k]
+        if first_above:
+            sign = -1 if arrived else 1
+            row = node.idx
+            self.reach_cpu[:first_above, row] += sign * pod.cpu
+            self.reach_mem[:first_above, row] += sign * pod.mem
+            self.reach_pods[:first_above, row] += sign
 
     def stamp(self, pod: Pod) -> None:
         """A bound pod's start time was set (after :meth:`assign`)."""
@@ -216,8 +238,7 @@ class Cluster:
     def nominations_changed(self, node: Node) -> None:
         """Keep :attr:`claimed_nodes` in step with ``node.nominated``, and tell the
         :attr:`watch` (a nomination claims room, so verdicts on ``node`` are stale)."""
-        if self.watch is not None:
-            self.watch.append(node)
+        self._touch(node)
         if node.nominated:
             self.claimed_nodes[node] = None
         else:
@@ -272,7 +293,7 @@ class Cluster:
         return SUCCESS
 
     @staticmethod
-    def claimed(node: Node, priority: int, besides: Pod | Workload) -> list[float]:
+    def claimed(node: Node, priority: int, besides: Pod | Workload | object) -> list[float]:
         """[gpus, cpu, mem, pods] that pods nominated to ``node`` at ``priority`` or above
         will take, other than ``besides`` (the pod itself, or a group's own members):
         Filter counts them as present (§3); lower-priority nominations may be taken."""
@@ -288,6 +309,52 @@ class Cluster:
                 claim[2] += other.mem
                 claim[3] += 1
         return claim
+
+    def claim_arrays(self, priority: int) -> tuple[np.ndarray, ...] | None:
+        """:meth:`claimed` for every node at once, nobody excepted, as arrays (gpus, cpu,
+        mem, pods); None when no node has a nomination. Kept per priority and brought up
+        to date from :attr:`touched`, so a decision pays for the nodes changed since the
+        last one, not for every nominated node (a storm of preemptors nominates
+        thousands)."""
+        if not self.claimed_nodes:
+            return None
+        cached = self._claims.get(priority)
+        if cached is None:
+            count = len(self.nodes)
+            cached = [0, np.zeros(count, np.int64), np.zeros(count), np.zeros(count)]
+            cached.append(np.zeros(count, np.int64))
+            self._claims[priority] = cached
+            changed: Iterable[Node] = self.claimed_nodes
+        else:
+            changed = dict.fromkeys(self.touched[cached[0] :])
+        _, gpus, cpu, mem, pods = cached
+        for node in changed:
+            claim = self.claimed(node, priority, _NOBODY)
+            row = node.idx
+            gpus[row], cpu[row], mem[row], pods[row] = claim
+        cached[0] = len(self.touched)
+        return gpus, cpu, mem, pods
+
+    def any_fits(self, pod: Pod) -> bool:
+        """Whether some node passes Filter for ``pod`` (the static checks, resources with
+        nominations), tested on the node arrays in one pass; for a pod without a
+        nomination of its own (its own claim is not subtracted here)."""
+        rows = self.eligible_rows(pod.workload)
+        a = self.arrays
+        gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
+        claims = self.claim_arrays(pod.priority)
+        if claims is not None:
+            gpus = pod.gpus + claims[0][rows]
+            cpu = pod.cpu + claims[1][rows]
+            mem = pod.mem + claims[2][rows]
+            count = 1 + claims[3][rows]
+        fit = (
+            (gpus <= a.free_gpus[rows])
+            & (cpu <= a.free_cpu[rows] + 1e-9)
+            & (mem <= a.free_mem[rows] + 1e-9)
+            & (a.npods[rows] + count <= a.max_pods[rows])
+        )
+        return bool(fit.any())
 
     def need(self, pod: Pod, node: Node) -> tuple[int, float, float, int]:
         """What ``pod`` needs free on ``node``: its request plus the nominations it must
@@ -337,6 +404,10 @@ class Cluster:
 
         The caller must stop iterating before it changes the cluster."""
         return self.buckets[shape].at_least(gpus, descending=descending)
+
+
+_NOBODY = object()
+"""Stands for "nobody excepted" where :meth:`Cluster.claimed` takes who to leave out."""
 
 
 def _tolerated(taint: Taint, tolerations: list[Toleration]) -> bool:

@@ -16,7 +16,7 @@ import heapq
 import itertools
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from scheduler_core import events as ev
 from scheduler_core.admission import Admission
@@ -45,8 +45,23 @@ from scheduler_core.spec import Workload as WorkloadSpec
 from scheduler_core.status import Code, Status
 
 ProgressCallback = Callable[[float], None]
-Doomed = tuple[int, Status, int | None, str]
-"""A class's failed verdict: (cluster epoch, status, random draw bound, message)."""
+
+
+class Doomed(NamedTuple):
+    """A class's failed verdict and the cluster it was made on."""
+
+    epoch: int
+    """Cluster epoch when it was made (or last confirmed)."""
+    seen: int
+    """Length of ``Cluster.touched`` then: later entries are the nodes changed since."""
+    version: int
+    """Cluster version then (nodes come or go: the candidate count, hence the draw, moves)."""
+    status: Status
+    drawn: int | None
+    """The bound of the random draw the attempt made (None: it made none)."""
+    message: str
+
+
 NOT_HELPFUL_REASON = "Preemption is not helpful for scheduling"
 GROUP_INCOMPLETE = Status(
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -151,6 +166,10 @@ class SimulationLimitError(RuntimeError):
 class Engine:
     """Simulates one variant of an experiment with one seed."""
 
+    cache_verdicts = True
+    """Reuse a class's failed verdict while no changed node could help it. Off, every pod
+    gets a full scheduling attempt: the reference of the differential tests."""
+
     collapse_twins = True
     """Queue twins as cohorts and replay doomed ones as a class. Off, every pod is queued
     and replayed on its own: the reference the differential tests compare against."""
@@ -202,8 +221,8 @@ class Engine:
         self._flush_scheduled = False
         self._streaks: dict[Pod, None] = {}
         self._doomed: dict[tuple[object, ...], Doomed] = {}
-        """signature -> (cluster epoch, failure, random draw, message) of the last failed
-        attempt."""
+        """signature -> the last failed attempt's verdict (see :meth:`_verdict`)."""
+        self._hint = self.preemption.queueing_hint()
         self._drawn: int | None = None
         self.events_processed = 0
         self.recorder: Recorder | None = Recorder(self.cluster) if explain else None
@@ -533,9 +552,12 @@ class Engine:
         status = self.preemption.post_filter(self, pod)
         if status.code is not Code.SUCCESS:
             self._failed(pod, status)
-            if pod.nominated is None and self.cluster.epoch == epoch:
-                self._doomed[pod.workload.signature] = (
+            cluster = self.cluster
+            if pod.nominated is None and cluster.epoch == epoch and self.cache_verdicts:
+                self._doomed[pod.workload.signature] = Doomed(
                     epoch,
+                    len(cluster.touched),
+                    cluster.version,
                     status,
                     self._drawn,
                     self._message(status),
@@ -552,23 +574,51 @@ class Engine:
         return pod.workload.signature
 
     def _replay_failure(self, pod: Pod) -> bool:
-        doomed = self._doomed.get(pod.workload.signature)
-        if doomed is None or doomed[0] != self.cluster.epoch:
+        doomed = self._verdict(pod.workload.signature, pod)
+        if doomed is None:
             return False
-        if doomed[2] is not None:
-            self.rng.randrange(doomed[2])
-        self._failed(pod, doomed[1])
+        if doomed.drawn is not None:
+            self.rng.randrange(doomed.drawn)
+        self._failed(pod, doomed.status)
         self.queue.park(pod, self.now, key=self._class_key(pod))
         return True
 
     def _replayable(self, cohort: Cohort) -> Doomed | None:
         """The cached verdict a whole cohort can take without a look at its members: its
-        class failed at this cluster epoch, with the message every member's streak has."""
+        class's verdict still holds, with the message every member's streak has."""
         if cohort.key is None or cohort.message is None:
             return None
-        doomed = self._doomed.get(cohort.key)
-        if doomed is None or doomed[0] != self.cluster.epoch or doomed[3] != cohort.message:
+        doomed = self._verdict(cohort.key, cohort.first())
+        if doomed is None or doomed.message != cohort.message:
             return None
+        return doomed
+
+    def _verdict(self, key: tuple[object, ...], pod: Pod) -> Doomed | None:
+        """The class's failed verdict, if a full attempt for ``pod`` would give it again.
+
+        1. Nothing changed since it was made: it holds.
+        2. Nodes came or went, or the policy gives no queueing hint: it is dropped.
+        3. Otherwise only the nodes changed since can matter (the others are as they were
+           when no node helped): if none of them fits the pod or is a preemption
+           candidate now, it holds and is confirmed at this epoch; else it is dropped.
+        A release on one node thus costs the classes one node test each, not a full
+        attempt over every node (issue #14)."""
+        doomed = self._doomed.get(key)
+        cluster = self.cluster
+        if doomed is None or doomed.epoch == cluster.epoch:
+            return doomed
+        touched = cluster.touched
+        hint = self._hint
+        if (
+            hint is None
+            or doomed.version != cluster.version
+            or doomed.seen == len(touched)  # the epoch moved without a node: be safe
+            or any(hint(self, pod, node) for node in dict.fromkeys(touched[doomed.seen :]))
+        ):
+            del self._doomed[key]
+            return None
+        doomed = doomed._replace(epoch=cluster.epoch, seen=len(touched))
+        self._doomed[key] = doomed
         return doomed
 
     def _replay_run(self) -> None:
@@ -583,11 +633,11 @@ class Engine:
         first = queue.take()
         assert first is not None
         assert first.key is not None
-        drawn = self._doomed[first.key][2]
+        drawn = self._doomed[first.key].drawn
         run = [first]
         while (cohort := queue.head()) is not None:
             doomed = self._replayable(cohort)
-            if doomed is None or doomed[2] != drawn:
+            if doomed is None or doomed.drawn != drawn:
                 break
             run.append(queue.take())  # type: ignore[arg-type]
         limit = queue.head_key()
@@ -916,8 +966,10 @@ class Engine:
                 hit[victim.workload] = hit.get(victim.workload, 0) + 1
         for workload, lost in hit.items():
             grouped = workload.in_group or workload.spec.recovery.model.value == "synchronous"
+            if not grouped:
+                continue  # counting members is O(members): only a group can break
             running = workload.running_members()
-            if grouped and running >= workload.min_count > running - lost:
+            if running >= workload.min_count > running - lost:
                 self.emit(
                     ev.GROUP_BROKEN,
                     workload,
@@ -935,7 +987,6 @@ class Engine:
         pod.nominated = node
         node.nominated[pod] = None
         self.cluster.nominations_changed(node)
-        self.cluster.epoch += 1
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def _recorded_nomination(self, pod: Pod, node: Node) -> None:
@@ -948,7 +999,6 @@ class Engine:
         pod.nominated = node
         node.nominated[pod] = None
         self.cluster.nominations_changed(node)
-        self.cluster.epoch += 1
         self.emit(ev.NOMINATED, pod.workload, pod, node=node)
 
     def clear_nomination(self, pod: Pod) -> None:
@@ -956,7 +1006,6 @@ class Engine:
             pod.nominated.nominated.pop(pod, None)
             self.cluster.nominations_changed(pod.nominated)
             pod.nominated = None
-            self.cluster.epoch += 1
 
     # =================================================================== termination
     def evict(self, pod: Pod, grace: float, cause: str) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 from scheduler_core.model import Node, Pod
 
 if TYPE_CHECKING:
+    from scheduler_core.cluster import Cluster
     from scheduler_core.plugins import PreemptionHost
     from scheduler_core.plugins.default_preemption import Candidate, DefaultPreemption
 
@@ -34,6 +35,8 @@ INT32_OFFSET = 2**31
 BIG = np.iinfo(np.int64).max
 FIRST_CHUNK = 256
 FEW = 48
+MARGIN = 1e-6
+"""Rounding slack of the CPU and memory reach sums (far below any request's size)."""
 """Up to this many nodes that could help, the Python steps are faster than the arrays."""
 
 
@@ -54,10 +57,10 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     limit = policy.num_candidates(n)
     rows = cluster.eligible_rows(pod.workload)
     rotated = np.concatenate((rows[offset:], rows[:offset]))
-    rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
+    need = _needs(host, pod)
+    rotated = rotated[_may_reach(cluster, k, pod, rotated, need)]
     if len(rotated) <= FEW:
         return _few(host, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
-    need = _needs(host, pod, len(cluster.nodes))
     found: list[np.ndarray] = []
     features: list[tuple[np.ndarray, ...]] = []
     count, start, size = 0, 0, max(FIRST_CHUNK, limit)
@@ -97,20 +100,40 @@ def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Candi
     return candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
 
 
-def _needs(host: PreemptionHost, pod: Pod, nodes: int) -> tuple[np.ndarray, ...] | None:
+def _may_reach(
+    cluster: Cluster, k: int, pod: Pod, rows: np.ndarray, need: tuple[np.ndarray, ...] | None
+) -> np.ndarray:
+    """Rows where evicting every pod below threshold ``k`` could make room: the GPU reach
+    exactly, CPU, memory and pod slots with a margin for rounding (a superset of the
+    candidates, which :func:`_evaluate` then decides exactly). Non-candidates dropped
+    here keep their place out of the rotation, so the stop rule finds the same nodes."""
+    if need is None:
+        need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
+    else:
+        need_g, need_c, need_m, need_n = (x[rows] for x in need)
+    mask: np.ndarray = (
+        (cluster.reach_array[k, rows] >= need_g)
+        & (cluster.reach_cpu[k, rows] + MARGIN >= need_c)
+        & (cluster.reach_mem[k, rows] + MARGIN >= need_m)
+        & (cluster.reach_pods[k, rows] >= need_n)
+    )
+    return mask
+
+
+def _needs(host: PreemptionHost, pod: Pod) -> tuple[np.ndarray, ...] | None:
     """What the pod needs on each node where nominations claim room (§3); None if no node
     has any (then the pod's own request is the need everywhere)."""
-    claimed = host.cluster.claimed_nodes
-    if not claimed:
+    cluster = host.cluster
+    claims = cluster.claim_arrays(pod.priority)
+    if claims is None:
         return None
-    need_g = np.full(nodes, pod.gpus, dtype=np.int64)
-    need_c = np.full(nodes, pod.cpu, dtype=np.float64)
-    need_m = np.full(nodes, pod.mem, dtype=np.float64)
-    need_n = np.ones(nodes, dtype=np.int64)
-    for node in claimed:
-        need_g[node.idx], need_c[node.idx], need_m[node.idx], need_n[node.idx] = host.cluster.need(
-            pod, node
-        )
+    need_g = pod.gpus + claims[0]
+    need_c = pod.cpu + claims[1]  # the same sum, in the same order, as Cluster.need
+    need_m = pod.mem + claims[2]
+    need_n = 1 + claims[3]
+    own = pod.nominated
+    if own is not None:  # the arrays count the pod's own claim: not on its node
+        need_g[own.idx], need_c[own.idx], need_m[own.idx], need_n[own.idx] = cluster.need(pod, own)
     return need_g, need_c, need_m, need_n
 
 

@@ -26,6 +26,11 @@ class PlacementScorer(Protocol):
         ...
 
 
+QueueingHint = Callable[["PreemptionHost", "Pod", "Node"], bool]
+"""Could a change on this node turn a pod's failed attempt into another outcome? False
+only when the node, as it is now, neither fits the pod nor is a preemption candidate."""
+
+
 class PreemptionPolicy(Protocol):
     """PostFilter extension point: runs when no node fits."""
 
@@ -43,6 +48,12 @@ class PreemptionPolicy(Protocol):
     ) -> Status:
         """PodGroupPostFilter: runs once when fewer than ``need`` pending members fit.
         SUCCESS after victims were evicted and members nominated; else why not."""
+        ...
+
+    def queueing_hint(self) -> QueueingHint | None:
+        """The per-node test that keeps a pod's failed verdict across changes on nodes
+        that cannot help it (upstream's QueueingHintFn, per node); None: any change may
+        help, every verdict is dropped on every cluster change."""
         ...
 
 

@@ -16,7 +16,7 @@ from scheduler_core import fast_preemption
 from scheduler_core.cluster import Cluster
 from scheduler_core.decisions import ONLY_CANDIDATE, RULES
 from scheduler_core.model import Node, Pod, PodState, Workload
-from scheduler_core.plugins import PreemptionHost
+from scheduler_core.plugins import PreemptionHost, QueueingHint
 from scheduler_core.spec import Policy
 from scheduler_core.status import SUCCESS, Code, Status
 
@@ -52,6 +52,28 @@ class NoPreemption:
         self, host: PreemptionHost, workload: Workload, pending: list[Pod], need: int
     ) -> Status:
         return NO_PREEMPTION
+
+    def queueing_hint(self) -> QueueingHint | None:
+        """Nobody is evicted: only a node the pod now fits changes its verdict."""
+        return fits_now
+
+
+def fits_now(host: PreemptionHost, pod: Pod, node: Node) -> bool:
+    """Filter on one node: the static checks, then resources with nominations (§3)."""
+    cluster = host.cluster
+    return cluster.static_filter(pod.workload, node).ok and cluster.fits(pod, node)
+
+
+def fits_or_candidate(host: PreemptionHost, pod: Pod, node: Node) -> bool:
+    """The node fits the pod, or SelectVictimsOnNode finds victims there (§4.3). A node
+    that does neither cannot change "no node fits, no candidate": DryRunPreemption's
+    outcome is whether any node is a candidate, which does not depend on the offset, on
+    PDBs (they only order candidates) or on other nodes."""
+    if not host.cluster.static_filter(pod.workload, node).ok:
+        return False
+    if host.cluster.fits(pod, node):
+        return True
+    return not pod.never_preempts and select_victims_on_node(host, pod, node) is not None
 
 
 @dataclass(slots=True)
@@ -102,6 +124,12 @@ class DefaultPreemption:
         self.explain(host, pod, candidates, best, rule)
         host.actuate(pod, best.node, best.victims)
         return SUCCESS
+
+    def queueing_hint(self) -> QueueingHint | None:
+        """A failed pod stays failed until some node fits it or becomes a candidate.
+        Subclasses choose victims their own way (units, costs): no hint until they give
+        one, so their verdicts are dropped on every change."""
+        return fits_or_candidate if type(self) is DefaultPreemption else None
 
     use_arrays = True
     """Decide with numpy (scheduler_core/fast_preemption.py) where that is exact; off, the

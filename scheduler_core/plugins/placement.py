@@ -12,6 +12,9 @@ from abc import ABC, abstractmethod
 from scheduler_core.cluster import Cluster
 from scheduler_core.model import Node, Pod
 
+ARRAY_CHECK_NODES = 64
+"""Above this many nodes, one array test says first whether any node fits at all."""
+
 
 class _GpuScorer(ABC):
     spread = False
@@ -19,6 +22,9 @@ class _GpuScorer(ABC):
     def select(self, cluster: Cluster, pod: Pod) -> Node | None:
         """The best node of each shape is the first fitting one in bucket order; the shapes
         then compete on score (utilisation after placement)."""
+        many = len(cluster.nodes) > ARRAY_CHECK_NODES
+        if many and pod.nominated is None and not cluster.any_fits(pod):
+            return None  # the walk below would look at every node to find none
         best: Node | None = None
         best_score = -1.0
         for shape, capacity in enumerate(cluster.shape_gpus):

@@ -348,3 +348,40 @@ def test_node_arrays_follow_each_node_in_its_own_order() -> None:
             assert arrays.pack[node.idx][live][:, 3].tolist() == [p.bound_at for p in node.pods]
             assert arrays.free_cpu[node.idx] == node.free_cpu
     assert arrays.width > 8
+
+
+# ----------------------------------------------------------------------------- narrow verdicts
+@contextmanager
+def full_attempts() -> Iterator[None]:
+    """The reference: no cached verdict, every pod a full scheduling attempt."""
+    Engine.cache_verdicts = False
+    try:
+        with twins_one_by_one():
+            yield
+    finally:
+        Engine.cache_verdicts = True
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("seed", range(6))
+def test_narrow_verdicts_give_the_log_of_full_attempts(policy: str, seed: int) -> None:
+    """Differential: a failed verdict kept across changes on nodes that cannot help
+    (DefaultPreemption's queueing hint) gives the log of a full attempt every time."""
+    spec = sc.parse_spec(random_cluster(seed, policy))
+    with full_attempts():
+        reference = Engine(resolve_variant(spec, "default"), seed=seed).run()
+    engine = Engine(resolve_variant(spec, "default"), seed=seed)
+    assert engine.run() == reference
+
+
+def test_a_release_elsewhere_keeps_a_verdict_that_one_node_cannot_change() -> None:
+    """With the epoch rule alone, every change dropped every verdict, so each class's
+    first retry after any release was a full attempt of its own; with the hint, more
+    classes replay as cohorts and fewer pods are popped one by one, for the same log."""
+    spec = sc.parse_spec(_backlog(1600, "pod"))
+    narrow = Engine(resolve_variant(spec, "default"), seed=1)
+    log = narrow.run()
+    epoch_only = Engine(resolve_variant(spec, "default"), seed=1)
+    epoch_only._hint = None
+    assert epoch_only.run() == log
+    assert narrow.popped < epoch_only.popped, (narrow.popped, epoch_only.popped)
