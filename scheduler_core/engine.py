@@ -217,7 +217,11 @@ class Engine:
             workload = Workload(idx, wspec, value, label, never)
             workload.app = make_app(self, workload)
             workload.fits_nowhere = not any(
-                wspec.gpus <= n.gpus and wspec.cpu <= n.cpu and wspec.memory <= n.mem
+                wspec.gpus <= n.gpus
+                and wspec.cpu <= n.cpu
+                and wspec.memory <= n.mem
+                and (n.gpus > 0 if wspec.gpu_milli else True)
+                and all(n.mig.get(p, 0) >= c for p, c in wspec.mig.items())
                 for n in self.cluster.nodes
             )
             workloads.append(workload)
@@ -747,7 +751,7 @@ class Engine:
         pod.state = PodState.STARTING
         pod.bound_at = self.now
         self.cluster.stamp(pod)
-        self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
+        self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpu_amount)
         self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
 
     def _ready(self, pod: Pod) -> None:
@@ -946,7 +950,7 @@ class Engine:
             return
         node = self.cluster.release(pod)
         pod.state = PodState.GONE
-        self.emit(ev.RELEASED, pod.workload, pod, node=node, value=pod.gpus)
+        self.emit(ev.RELEASED, pod.workload, pod, node=node, value=pod.gpu_amount)
         self._uncount_quota(pod)
         self._wake_for(node)
         self._replace_if_controlled(pod, terminating=False)
@@ -958,7 +962,7 @@ class Engine:
             return
         pod.state = PodState.SUCCEEDED
         node = self.cluster.release(pod)
-        self.emit(ev.COMPLETED, pod.workload, pod, node=node, value=pod.gpus)
+        self.emit(ev.COMPLETED, pod.workload, pod, node=node, value=pod.gpu_amount)
         self._uncount_quota(pod)
         self._wake_for(node)
         workload = pod.workload
