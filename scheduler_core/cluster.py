@@ -124,6 +124,8 @@ class Cluster:
         """Bumped when nodes come or go, so cached eligibility lists know they are stale."""
         self.epoch = 0
         """Bumped by every change a scheduling verdict could depend on (see Engine)."""
+        self.meter: Any = None
+        """When set (fragmentation.FragmentationMeter), told of every node that changes."""
         self.watch: Any = None
         """When set, every node whose resources, schedulability or nominations change is
         appended (decision records keep their per-node verdicts current from it)."""
@@ -173,6 +175,8 @@ class Cluster:
         self._unindex(node)
         node.alive, node.cordoned = alive, cordoned
         self._index(node)
+        if self.meter is not None:
+            self.meter.changed(node)
         self.version += 1
 
     # ------------------------------------------------------------------ accounting
@@ -197,6 +201,8 @@ class Cluster:
         self._reach(node, pod, arrived=True)
         pod.node = node
         self._index(node)
+        if self.meter is not None:
+            self.meter.changed(node)
 
     def release(self, pod: Pod) -> Node:
         """Pod stops holding resources (terminated, succeeded, killed)."""
@@ -221,6 +227,8 @@ class Cluster:
         self.arrays.discard(pod, node)
         self._reach(node, pod, arrived=False)
         self._index(node)
+        if self.meter is not None:
+            self.meter.changed(node)
         return node
 
     def _reach(self, node: Node, pod: Pod, *, arrived: bool) -> None:

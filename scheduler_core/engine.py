@@ -25,6 +25,7 @@ from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
 from scheduler_core.fast import skip_randrange
+from scheduler_core.fragmentation import FragmentationMeter, target_workload
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
 from scheduler_core.plugins.topology import place_with_topology
@@ -173,6 +174,10 @@ class Engine:
         self.log: list[Event] = []
         self.max_events = max_events
         self.cluster = Cluster(spec, (resolve_priority(spec, w)[0] for w in spec.workloads))
+        if self.cluster.shares or self.cluster.mig:
+            self.cluster.meter = FragmentationMeter(target_workload(spec), lambda: self.now)
+            for node in self.cluster.nodes:
+                self.cluster.meter.changed(node)
         policy = spec.policy
         self.queue = SchedulingQueue(
             policy.pod_initial_backoff_seconds, policy.pod_max_backoff_seconds
@@ -252,6 +257,14 @@ class Engine:
     def at(self, time: float, callback: Callable[..., None], *args: Any) -> None:
         """Schedule ``callback(*args)`` at ``time`` (never in the past)."""
         heapq.heappush(self._heap, (max(time, self.now), next(self._seq), callback, args))
+
+    def fragmentation(self) -> float | None:
+        """Mean GPU fragmentation over the window (fragmentation.py), or None where
+        devices are not tracked one by one."""
+        meter = self.cluster.meter
+        if meter is None:
+            return None
+        return float(meter.share(self.horizon, self.cluster.total_gpus_at_start))
 
     def run(self) -> list[Event]:
         """Run to the horizon; returns the event log in time order."""
