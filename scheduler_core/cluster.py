@@ -381,9 +381,7 @@ class Cluster:
             [
                 other
                 for other in node.nominated
-                if other is not pod
-                and other.workload is not pod.workload
-                and other.priority >= pod.priority
+                if other is not pod and other.priority >= pod.priority
             ]
             if node.nominated
             else []
