@@ -174,7 +174,7 @@ class Engine:
         self.log: list[Event] = []
         self.max_events = max_events
         self.cluster = Cluster(spec, (resolve_priority(spec, w)[0] for w in spec.workloads))
-        if self.cluster.shares or self.cluster.mig:
+        if self.cluster.shares:
             self.cluster.meter = FragmentationMeter(target_workload(spec), lambda: self.now)
             for node in self.cluster.nodes:
                 self.cluster.meter.changed(node)
@@ -264,7 +264,8 @@ class Engine:
         meter = self.cluster.meter
         if meter is None:
             return None
-        return float(meter.share(self.horizon, self.cluster.total_gpus_at_start))
+        share = meter.share(self.horizon, self.cluster.total_gpus_at_start)
+        return None if share is None else float(share)
 
     def run(self) -> list[Event]:
         """Run to the horizon; returns the event log in time order."""

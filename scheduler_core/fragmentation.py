@@ -14,8 +14,8 @@ The target workload here is the experiment's own: one kind per workload, weighte
 members (the "typical pod" of docs/metrics.md). The metric is the time average over
 [0, horizon] of F(t), as a share of the cluster's GPUs: 0 when every free GPU could be
 used by the pods that come, 1 when nothing free is usable. Only measured where devices
-are tracked one by one (some workload shares a device or asks for MIG): on whole GPUs
-the log's stranded capacity already tells that story.
+are tracked one by one (some workload shares a device with gpuMilli): on whole GPUs the
+log's stranded capacity already tells that story, and MIG instances are fixed slices.
 
 The cluster recomputes one node's F_n(M) on every change of that node, so the running
 total costs O(kinds x devices) per bind or release, never a pass over the cluster.
