@@ -165,9 +165,9 @@ def test_mig_preemption_frees_the_profile_the_preemptor_asks_for() -> None:
     assert scheduled(result, "u-0")[0].time > 10
 
 
-def test_mig_profile_a_node_lacks_is_unresolvable() -> None:
+def test_a_mig_profile_no_node_offers_is_refused() -> None:
     """A profile no node offers: refused when the spec is read, naming the request."""
-    with pytest.raises(sc.SpecError, match="1 MIG 7g.80gb"):
+    with pytest.raises(sc.SpecError, match=r"1 MIG 7g\.80gb"):
         spec_of([{"name": "n", "mig": {"1g.10gb": 7}}], [{"name": "x", "mig": {"7g.80gb": 1}}])
 
 
