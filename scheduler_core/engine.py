@@ -18,6 +18,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from scheduler_core import devices
 from scheduler_core import events as ev
 from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
@@ -107,13 +108,71 @@ def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
             need[i] += value
     priority = assignments[0][0].priority
     ours = {pod for pod, _ in assignments}
-    return sum(_fewest_covering(node, need, priority, ours) for node, need in demand.items())
+    fewest = 0
+    for node, need in demand.items():
+        count = _fewest_covering(node, need, priority, ours)
+        if node.dev_free is not None:
+            pods = [pod for pod, at in assignments if at is node]
+            count = max(count, _fewest_on_devices(node, pods, priority))
+        fewest += count
+    return fewest
+
+
+def _fewest_on_devices(node: Node, pods: list[Pod], priority: int) -> int:
+    """The GPU part of :func:`minimum_victims` on a node that tracks its devices: a share
+    needs room on one device, so the fewest victims for it are those of the device that
+    needs the fewest (largest shares first); a whole GPU needs a device with nothing on
+    it, so every pod on the cheapest devices goes. Preemptors are covered one after
+    another, each device used once (a bound, as the whole-GPU count is)."""
+    assert node.dev_free is not None
+    on_device: list[list[Pod]] = [[] for _ in node.dev_free]
+    for pod in node.pods:
+        if pod.state is not PodState.TERMINATING:
+            for i in pod.devices:
+                on_device[i].append(pod)
+    left = list(node.dev_free)
+    for pod in node.pods:
+        if pod.state is PodState.TERMINATING:
+            devices.give_back(left, pod.devices, pod.milli)
+    used: set[int] = set()
+    total = 0
+    for pod in sorted(pods, key=lambda p: -(p.milli or p.gpus * devices.FULL)):
+        wanted = [pod.milli] * (pod.milli > 0) + [devices.FULL] * pod.gpus
+        for need in wanted:
+            costs: list[tuple[int, int]] = []
+            for i in range(len(left)):
+                cost = _device_cover(on_device[i], left[i], need, priority)
+                if i not in used and cost is not None:
+                    costs.append((cost, i))
+            if not costs:
+                return total
+            cost, i = min(costs)
+            used.add(i)
+            total += cost
+    return total
+
+
+def _device_cover(holders: list[Pod], free: int, need: int, priority: int) -> int | None:
+    """Fewest lower-priority holders of one device to evict so it has ``need`` free; None
+    when a holder of the preemptor's priority or above keeps it short."""
+    short = need - free
+    count = 0
+    for pod in sorted(holders, key=lambda p: -(p.milli or devices.FULL)):
+        if short <= 0:
+            break
+        if pod.priority >= priority:
+            continue
+        short -= pod.milli or devices.FULL
+        count += 1
+    return count if short <= 0 else None
 
 
 def _fewest_covering(node: Node, need: list[float], priority: int, ours: set[Pod]) -> int:
     free = (node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods)
     fewest = 0
     for i, (wanted, available) in enumerate(zip(need, free, strict=True)):
+        if i == 0 and node.dev_free is not None:
+            continue  # GPUs per device: _fewest_on_devices
         claimed = sum(
             _amounts(p)[i] for p in node.nominated if p not in ours and p.priority >= priority
         )

@@ -294,3 +294,27 @@ def test_shared_gpus_mig_and_models_survive_the_kubernetes_round_trip() -> None:
     assert "nvidia.com/gpu.product: V100M16" in text
     back = read_manifest_texts([(text, "export.yaml")]).spec
     assert normalised(back) == normalised(spec)
+
+
+def test_the_per_device_victims_are_not_counted_as_over_eviction() -> None:
+    """Two shares must go to empty device 1 (a-1 and b-1): both are the minimum, none over."""
+    workloads = [
+        {"name": "a", "gpuMilli": 600, "members": 2, "controller": {"kind": "none"}},
+        {"name": "b", "gpuMilli": 300, "members": 2, "arrival": 1, "controller": {"kind": "none"}},
+        {"name": "u", "gpus": 1, "arrival": 10, "priorityClassName": "high", "urgent": True},
+    ]
+    result = sc.simulate(spec_of([{"name": "n", "gpus": 2}], workloads), "default")
+    assert preempted(result) == ["a-1", "b-1"]
+    assert result.summary["over_evicted_pods"] == 0
+
+
+def test_a_share_preemptor_evicts_one_victim_where_one_suffices() -> None:
+    """A 500 milli preemptor: device 0 holds one 600 low share (evicting it frees enough),
+    so the minimum is one victim and that is what the reprieve leaves."""
+    workloads = [
+        {"name": "a", "gpuMilli": 600, "members": 2, "controller": {"kind": "none"}},
+        {"name": "u", "gpuMilli": 500, "arrival": 10, "priorityClassName": "high"},
+    ]
+    result = sc.simulate(spec_of([{"name": "n", "gpus": 2}], workloads), "default")
+    assert preempted(result) == ["a-1"]
+    assert result.summary["over_evicted_pods"] == 0
