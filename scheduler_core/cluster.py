@@ -101,10 +101,8 @@ class Cluster:
         """Per threshold k: how many bound pods have a priority below it, cluster-wide."""
         self.shares = any(w.gpu_milli is not None for w in spec.workloads)
         """Some workload shares a device: every node tracks its devices (devices.py)."""
-        self.mig = any(w.mig for w in spec.workloads) or any(
-            shape.mig for shape in (*spec.cluster.node_pools, *spec.cluster.nodes)
-        )
-        """Some node has MIG instances or some workload asks for them."""
+        self.mig = any(w.mig for w in spec.workloads)
+        """Some workload asks for MIG instances (whole-GPU pods never look at them)."""
         for pool in spec.cluster.node_pools:
             for i in range(pool.count):
                 self._add_node(f"{pool.name}-{i}", pool)
@@ -312,7 +310,7 @@ class Cluster:
         if spec.gpus > node.gpus or spec.cpu > node.cpu or spec.memory > node.mem:
             return TOO_LARGE
         if (spec.gpu_milli and not node.gpus) or (
-            spec.mig and not devices.mig_fits(node.mig, workload.constraints[6])
+            spec.mig and not devices.mig_fits(node.mig, tuple(spec.mig.items()))
         ):
             return TOO_LARGE
         return SUCCESS
@@ -388,15 +386,9 @@ class Cluster:
         )
 
     @staticmethod
-    def devices_fit(
-        pod: Pod,
-        node: Node,
-        others: Iterable[Pod],
-        free: list[int] | None = None,
-        mig_free: dict[str, int] | None = None,
-    ) -> bool:
+    def devices_fit(pod: Pod, node: Node, others: Iterable[Pod]) -> bool:
         """The pod's devices (whole, share, MIG instances) fit beside ``others``' on
-        ``node``, or on ``free``/``mig_free`` when given (a dry run's view of it)."""
+        ``node`` as it is (a dry run uses devices.DryRun instead)."""
         whole, shares = pod.gpus, [pod.milli] if pod.milli else []
         mig: dict[str, int] = dict(pod.mig)
         for other in others:
@@ -405,15 +397,13 @@ class Cluster:
                 shares.append(other.milli)
             for profile, count in other.mig:
                 mig[profile] = mig.get(profile, 0) + count
-        left = node.dev_free if free is None else free
+        left = node.dev_free
         fits = (
             whole <= node.free_gpus and not shares
             if left is None
             else devices.devices_fit(left, whole, shares)
         )
-        return fits and devices.mig_fits(
-            node.mig_free if mig_free is None else mig_free, tuple(mig.items())
-        )
+        return fits and devices.mig_fits(node.mig_free, tuple(mig.items()))
 
     def free_besides_claims(self, node: Node, priority: int, workload: Workload) -> list[float]:
         """[gpus, cpu, mem, pod slots] a member of ``workload`` may use on ``node``."""
