@@ -45,6 +45,7 @@ HEADLINE = (
     "preemption_not_helpful",
     "time_to_recover",
     "gpu_utilization",
+    "gpu_fragmentation",
     "goodput",
     "over_evicted_pods",
     "groups_broken",

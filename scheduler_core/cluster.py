@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from scheduler_core import devices
 from scheduler_core.fast_nodes import NodeArrays
 from scheduler_core.model import Node, Pod, Workload
 from scheduler_core.spec import ExperimentSpec, NodeShape, Taint, Toleration
@@ -34,6 +35,13 @@ NOT_ELIGIBLE = Status(
     "node(s) didn't match node selector or had untolerated taint",
     "NodeAffinity/TaintToleration",
 )
+GPU_MODEL = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+    "node(s) didn't match Pod's node affinity/selector",
+    "NodeAffinity",
+)
+"""A workload's gpuModels act as a required node affinity on the node's GPU model
+(nvidia.com/gpu.product, as GPU Feature Discovery labels it)."""
 UNSCHEDULABLE_NODE = Status(
     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) were unschedulable", "NodeUnschedulable"
 )
@@ -91,6 +99,10 @@ class Cluster:
         self._eligible_rows: dict[tuple[object, ...], tuple[list[Node], np.ndarray]] = {}
         self.below: list[int] = [0] * len(self.thresholds)
         """Per threshold k: how many bound pods have a priority below it, cluster-wide."""
+        self.shares = any(w.gpu_milli is not None for w in spec.workloads)
+        """Some workload shares a device: every node tracks its devices (devices.py)."""
+        self.mig = any(w.mig for w in spec.workloads)
+        """Some workload asks for MIG instances (whole-GPU pods never look at them)."""
         for pool in spec.cluster.node_pools:
             for i in range(pool.count):
                 self._add_node(f"{pool.name}-{i}", pool)
@@ -125,6 +137,8 @@ class Cluster:
         self._claims: dict[int, list[Any]] = {}
         """priority -> [touched position, gpus, cpu, mem, pods]: per node, what nominated
         pods at that priority or above claim (see :meth:`claim_arrays`)."""
+        self.meter: Any = None
+        """When set (fragmentation.FragmentationMeter), told of every node that changes."""
         self.watch: Any = None
         """When set, every node whose resources, schedulability or nominations change is
         appended (decision records keep their per-node verdicts current from it)."""
@@ -147,6 +161,11 @@ class Cluster:
             self.shape_gpus.append(shape.gpus)
             self.buckets.append(FreeIndex())
         node.shape = self.shape_gpus.index(shape.gpus)
+        node.gpu_model = shape.gpu_model
+        node.mig = dict(shape.mig)
+        node.mig_free = dict(shape.mig)
+        if self.shares:
+            node.dev_free = [devices.FULL] * shape.gpus
         node.reachable = [shape.gpus] * len(self.thresholds)
         for k in range(len(self.thresholds)):
             self.reach_buckets[k].add(shape.gpus, node)
@@ -167,6 +186,8 @@ class Cluster:
         self._unindex(node)
         node.alive, node.cordoned = alive, cordoned
         self._index(node)
+        if self.meter is not None:
+            self.meter.changed(node)
         self.version += 1
 
     def _touch(self, node: Node) -> None:
@@ -181,7 +202,13 @@ class Cluster:
         """Pod starts holding resources on ``node`` (bind)."""
         self._touch(node)
         self._unindex(node)
-        node.free_gpus -= pod.gpus
+        if node.dev_free is None:
+            node.free_gpus -= pod.gpus
+        else:
+            pod.devices = devices.take(node.dev_free, pod.gpus, pod.milli)
+            node.free_gpus = devices.full_devices(node.dev_free)
+        for profile, count in pod.mig:
+            node.mig_free[profile] -= count
         node.free_cpu -= pod.cpu
         node.free_mem -= pod.mem
         node.npods += 1
@@ -190,6 +217,8 @@ class Cluster:
         self._reach(node, pod, arrived=True)
         pod.node = node
         self._index(node)
+        if self.meter is not None:
+            self.meter.changed(node)
 
     def release(self, pod: Pod) -> Node:
         """Pod stops holding resources (terminated, succeeded, killed)."""
@@ -197,7 +226,14 @@ class Cluster:
         assert node is not None, pod
         self._touch(node)
         self._unindex(node)
-        node.free_gpus += pod.gpus
+        if node.dev_free is None:
+            node.free_gpus += pod.gpus
+        else:
+            devices.give_back(node.dev_free, pod.devices, pod.milli)
+            pod.devices = ()
+            node.free_gpus = devices.full_devices(node.dev_free)
+        for profile, count in pod.mig:
+            node.mig_free[profile] += count
         node.free_cpu += pod.cpu
         node.free_mem += pod.mem
         node.npods -= 1
@@ -205,6 +241,8 @@ class Cluster:
         self.arrays.discard(pod, node)
         self._reach(node, pod, arrived=False)
         self._index(node)
+        if self.meter is not None:
+            self.meter.changed(node)
         return node
 
     def _reach(self, node: Node, pod: Pod, *, arrived: bool) -> None:
@@ -288,7 +326,13 @@ class Cluster:
             return NOT_ELIGIBLE
         if node.taints and not all(_tolerated(t, spec.tolerations) for t in node.taints):
             return NOT_ELIGIBLE
+        if spec.gpu_models and node.gpu_model not in spec.gpu_models:
+            return GPU_MODEL
         if spec.gpus > node.gpus or spec.cpu > node.cpu or spec.memory > node.mem:
+            return TOO_LARGE
+        if (spec.gpu_milli and not node.gpus) or (
+            spec.mig and not devices.mig_fits(node.mig, tuple(spec.mig.items()))
+        ):
             return TOO_LARGE
         return SUCCESS
 
@@ -365,6 +409,12 @@ class Cluster:
     @staticmethod
     def holds(pod: Pod, node: Node) -> bool:
         """Resources alone, nominations aside: can a pod recorded as bound here be here?"""
+        if node.dev_free is not None or pod.mig:
+            return Cluster.devices_fit(pod, node, ()) and (
+                pod.cpu <= node.free_cpu + 1e-9
+                and pod.mem <= node.free_mem + 1e-9
+                and node.npods + 1 <= node.max_pods
+            )
         return (
             pod.gpus <= node.free_gpus
             and pod.cpu <= node.free_cpu + 1e-9
@@ -375,12 +425,52 @@ class Cluster:
     def fits(self, pod: Pod, node: Node) -> bool:
         """NodeResourcesFit with nominated pods (§3)."""
         gpus, cpu, mem, count = self.need(pod, node)
+        if node.dev_free is not None or pod.mig:
+            return (
+                self.devices_fit(pod, node, self.claimants(node, pod))
+                and cpu <= node.free_cpu + 1e-9
+                and mem <= node.free_mem + 1e-9
+                and node.npods + count <= node.max_pods
+            )
         return (
             gpus <= node.free_gpus
             and cpu <= node.free_cpu + 1e-9
             and mem <= node.free_mem + 1e-9
             and node.npods + count <= node.max_pods
         )
+
+    @staticmethod
+    def claimants(node: Node, pod: Pod) -> list[Pod]:
+        """Pods nominated to ``node`` that ``pod``'s Filter counts as present (§3)."""
+        return (
+            [
+                other
+                for other in node.nominated
+                if other is not pod and other.priority >= pod.priority
+            ]
+            if node.nominated
+            else []
+        )
+
+    @staticmethod
+    def devices_fit(pod: Pod, node: Node, others: Iterable[Pod]) -> bool:
+        """The pod's devices (whole, share, MIG instances) fit beside ``others``' on
+        ``node`` as it is (a dry run uses devices.DryRun instead)."""
+        whole, shares = pod.gpus, [pod.milli] if pod.milli else []
+        mig: dict[str, int] = dict(pod.mig)
+        for other in others:
+            whole += other.gpus
+            if other.milli:
+                shares.append(other.milli)
+            for profile, count in other.mig:
+                mig[profile] = mig.get(profile, 0) + count
+        left = node.dev_free
+        fits = (
+            whole <= node.free_gpus and not shares
+            if left is None
+            else devices.devices_fit(left, whole, shares)
+        )
+        return fits and devices.mig_fits(node.mig_free, tuple(mig.items()))
 
     def free_besides_claims(self, node: Node, priority: int, workload: Workload) -> list[float]:
         """[gpus, cpu, mem, pod slots] a member of ``workload`` may use on ``node``."""

@@ -67,6 +67,12 @@ GUARD_PLUGINS = frozenset({"MinRuntime", "PreemptionRateLimit"})
 """Plugins of the anti-thrashing guards; their reason is the decision's cause."""
 GROUP_TOO_BIG = "the group can never fit (preemption cannot help)"
 VICTIMS_NOT_ENOUGH = "evicting every lower-priority pod would still not make room for it"
+SHARES_SPLIT = "the GPU shares evictions would free are on different devices"
+"""A node's preemption reason (ours): its free milli-GPU with every lower-priority pod
+gone add up to the request, but no device, or too few whole devices, would be free."""
+DEVICES_SPLIT = (
+    "the GPU shares evictions would free lie on different devices (preemption cannot help)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +246,8 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
     if static:
         return _verdict((static,), (NOT_HELPFUL,), 0.0, False, False)
     volatile = bool(node.nominated)
+    if node.dev_free is not None or pod.mig:
+        return _device_verdict(cluster, pod, node, volatile)
     gpus, cpu, mem, count = cluster.need(pod, node) if volatile else (pod.gpus, pod.cpu, pod.mem, 1)
     reasons = _insufficient(
         gpus,
@@ -278,6 +286,46 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
         node.max_pods - node.npods + len(lower),
     )
     return _verdict(reasons, again or (NO_VICTIMS,), free_g, True, volatile)
+
+
+def _device_verdict(cluster: Cluster, pod: Pod, node: Node, volatile: bool) -> Verdict:
+    """:func:`node_verdict` on a node whose devices are tracked one by one (shares, MIG):
+    the fit is checked per device, before and after every lower-priority pod is gone; when
+    the freed milli-GPU add up to the request but lie on different devices, the node says
+    so (:data:`SHARES_SPLIT`) instead of "Insufficient nvidia.com/gpu"."""
+    from scheduler_core.devices import DryRun
+
+    others = cluster.claimants(node, pod)
+    reasons = _device_insufficient(DryRun(node, ()), pod, others)
+    if not reasons:
+        return _verdict((), (), 0.0, False, volatile)
+    lower = [p for p in node.pods if p.priority < pod.priority]
+    if not lower:
+        return _verdict(reasons, (NO_VICTIMS,), float(node.free_gpus), False, volatile)
+    freed = DryRun(node, lower)
+    again = _device_insufficient(freed, pod, others)
+    if again == GPU_SHORT and freed.split(pod):
+        again = (SHARES_SPLIT,)
+    return _verdict(reasons, again or (NO_VICTIMS,), sum(freed.free) / 1000, True, volatile)
+
+
+def _device_insufficient(view: Any, pod: Pod, others: list[Pod]) -> tuple[str, ...]:
+    """NodeResourcesFit's reasons on a dry-run view (devices.DryRun), in upstream order:
+    pod count, cpu, memory, then the GPU and MIG resources that are short."""
+    reasons = []
+    if 1 + len(others) > view.slots:
+        reasons.append(TOO_MANY_PODS)
+    if pod.cpu + sum(o.cpu for o in others) > view.cpu:
+        reasons.append("Insufficient cpu")
+    if pod.mem + sum(o.mem for o in others) > view.mem:
+        reasons.append("Insufficient memory")
+    if (pod.gpus or pod.milli) and not view.devices_fit(pod, [o for o in others if not o.mig]):
+        reasons.append("Insufficient nvidia.com/gpu")
+    for profile, count in pod.mig:
+        wanted = count + sum(c for o in others for p, c in o.mig if p == profile)
+        if wanted > view.mig.get(profile, 0):
+            reasons.append(f"Insufficient nvidia.com/mig-{profile}")
+    return tuple(reasons)
 
 
 class Tally:
@@ -333,6 +381,8 @@ class Tally:
         """Why no eviction can help, in the run-level diagnosis's words."""
         if not self.lower:
             return NO_LOWER if self.preemption.get(NO_VICTIMS) else NO_NODE
+        if self.preemption.get(SHARES_SPLIT):
+            return DEVICES_SPLIT
         return SPREAD if self.reach >= pod.gpus else VICTIMS_NOT_ENOUGH
 
 

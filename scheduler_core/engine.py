@@ -18,6 +18,7 @@ import random
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from scheduler_core import devices
 from scheduler_core import events as ev
 from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
@@ -25,6 +26,7 @@ from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
 from scheduler_core.fast import skip_randrange
+from scheduler_core.fragmentation import FragmentationMeter, target_workload
 from scheduler_core.guards import Guards
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
@@ -124,13 +126,71 @@ def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
             need[i] += value
     priority = assignments[0][0].priority
     ours = {pod for pod, _ in assignments}
-    return sum(_fewest_covering(node, need, priority, ours) for node, need in demand.items())
+    fewest = 0
+    for node, need in demand.items():
+        count = _fewest_covering(node, need, priority, ours)
+        if node.dev_free is not None:
+            pods = [pod for pod, at in assignments if at is node]
+            count = max(count, _fewest_on_devices(node, pods, priority))
+        fewest += count
+    return fewest
+
+
+def _fewest_on_devices(node: Node, pods: list[Pod], priority: int) -> int:
+    """The GPU part of :func:`minimum_victims` on a node that tracks its devices: a share
+    needs room on one device, so the fewest victims for it are those of the device that
+    needs the fewest (largest shares first); a whole GPU needs a device with nothing on
+    it, so every pod on the cheapest devices goes. Preemptors are covered one after
+    another, each device used once (a bound, as the whole-GPU count is)."""
+    assert node.dev_free is not None
+    on_device: list[list[Pod]] = [[] for _ in node.dev_free]
+    for pod in node.pods:
+        if pod.state is not PodState.TERMINATING:
+            for i in pod.devices:
+                on_device[i].append(pod)
+    left = list(node.dev_free)
+    for pod in node.pods:
+        if pod.state is PodState.TERMINATING:
+            devices.give_back(left, pod.devices, pod.milli)
+    used: set[int] = set()
+    total = 0
+    for pod in sorted(pods, key=lambda p: -(p.milli or p.gpus * devices.FULL)):
+        wanted = [pod.milli] * (pod.milli > 0) + [devices.FULL] * pod.gpus
+        for need in wanted:
+            costs: list[tuple[int, int]] = []
+            for i in range(len(left)):
+                cost = _device_cover(on_device[i], left[i], need, priority)
+                if i not in used and cost is not None:
+                    costs.append((cost, i))
+            if not costs:
+                return total
+            cost, i = min(costs)
+            used.add(i)
+            total += cost
+    return total
+
+
+def _device_cover(holders: list[Pod], free: int, need: int, priority: int) -> int | None:
+    """Fewest lower-priority holders of one device to evict so it has ``need`` free; None
+    when a holder of the preemptor's priority or above keeps it short."""
+    short = need - free
+    count = 0
+    for pod in sorted(holders, key=lambda p: -(p.milli or devices.FULL)):
+        if short <= 0:
+            break
+        if pod.priority >= priority:
+            continue
+        short -= pod.milli or devices.FULL
+        count += 1
+    return count if short <= 0 else None
 
 
 def _fewest_covering(node: Node, need: list[float], priority: int, ours: set[Pod]) -> int:
     free = (node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods)
     fewest = 0
     for i, (wanted, available) in enumerate(zip(need, free, strict=True)):
+        if i == 0 and node.dev_free is not None:
+            continue  # GPUs per device: _fewest_on_devices
         claimed = sum(
             _amounts(p)[i] for p in node.nominated if p not in ours and p.priority >= priority
         )
@@ -195,6 +255,10 @@ class Engine:
         self.log: list[Event] = []
         self.max_events = max_events
         self.cluster = Cluster(spec, (resolve_priority(spec, w)[0] for w in spec.workloads))
+        if self.cluster.shares:
+            self.cluster.meter = FragmentationMeter(target_workload(spec), lambda: self.now)
+            for node in self.cluster.nodes:
+                self.cluster.meter.changed(node)
         policy = spec.policy
         self.queue = SchedulingQueue(
             policy.pod_initial_backoff_seconds, policy.pod_max_backoff_seconds
@@ -243,7 +307,11 @@ class Engine:
             workload = Workload(idx, wspec, value, label, never)
             workload.app = make_app(self, workload)
             workload.fits_nowhere = not any(
-                wspec.gpus <= n.gpus and wspec.cpu <= n.cpu and wspec.memory <= n.mem
+                wspec.gpus <= n.gpus
+                and wspec.cpu <= n.cpu
+                and wspec.memory <= n.mem
+                and (n.gpus > 0 if wspec.gpu_milli else True)
+                and all(n.mig.get(p, 0) >= c for p, c in wspec.mig.items())
                 for n in self.cluster.nodes
             )
             workloads.append(workload)
@@ -276,6 +344,15 @@ class Engine:
     def at(self, time: float, callback: Callable[..., None], *args: Any) -> None:
         """Schedule ``callback(*args)`` at ``time`` (never in the past)."""
         heapq.heappush(self._heap, (max(time, self.now), next(self._seq), callback, args))
+
+    def fragmentation(self) -> float | None:
+        """Mean GPU fragmentation over the window (fragmentation.py), or None where
+        devices are not tracked one by one."""
+        meter = self.cluster.meter
+        if meter is None:
+            return None
+        share = meter.share(self.horizon, self.cluster.total_gpus_at_start)
+        return None if share is None else float(share)
 
     def run(self) -> list[Event]:
         """Run to the horizon; returns the event log in time order."""
@@ -824,7 +901,7 @@ class Engine:
         if self.guards.min_runtime:
             self.at(self.now + self.guards.min_runtime, self._guard_lifted)
         self.cluster.stamp(pod)
-        self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpus)
+        self.emit(ev.SCHEDULED, pod.workload, pod, value=pod.gpu_amount)
         self.at(self.now + pod.workload.spec.startup_seconds, self._ready, pod)
 
     def _ready(self, pod: Pod) -> None:
@@ -1036,7 +1113,7 @@ class Engine:
             return
         node = self.cluster.release(pod)
         pod.state = PodState.GONE
-        self.emit(ev.RELEASED, pod.workload, pod, node=node, value=pod.gpus)
+        self.emit(ev.RELEASED, pod.workload, pod, node=node, value=pod.gpu_amount)
         self._uncount_quota(pod)
         self._wake_for(node)
         self._replace_if_controlled(pod, terminating=False)
@@ -1048,7 +1125,7 @@ class Engine:
             return
         pod.state = PodState.SUCCEEDED
         node = self.cluster.release(pod)
-        self.emit(ev.COMPLETED, pod.workload, pod, node=node, value=pod.gpus)
+        self.emit(ev.COMPLETED, pod.workload, pod, node=node, value=pod.gpu_amount)
         self._uncount_quota(pod)
         self._wake_for(node)
         workload = pod.workload

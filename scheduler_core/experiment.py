@@ -103,6 +103,7 @@ def simulate(
         workload_infos(resolved.spec),
         horizon=resolved.spec.horizon_seconds,
         total_gpus=engine.cluster.total_gpus_at_start,
+        fragmentation=engine.fragmentation(),
     )
     return ReplicationResult(
         variant=resolved.name,

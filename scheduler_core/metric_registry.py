@@ -214,6 +214,19 @@ _ENTRIES = (
         null="no capacity offered",
     ),
     _m(
+        "gpu_fragmentation",
+        "GPU fragmentation",
+        "ratio",
+        Group.CLUSTER,
+        "Free GPU capacity the experiment's typical pods could not use, averaged over the "
+        "window, as a share of the cluster's GPUs (the FGD paper's measure, Weng et al., "
+        "USENIX ATC'23 §3.2: all of a node's free GPU for a pod that cannot run there, else "
+        "the free part of each device too small for it, weighted by how common each pod "
+        "kind is).",
+        workloads="whole cluster",
+        null="not measured: whole GPUs only",
+    ),
+    _m(
         "goodput",
         "Goodput",
         "ratio",

@@ -32,7 +32,7 @@ SUMMED = (
     "wasted_gpu_seconds",
 )
 MEANED = ("time_to_resume", "time_to_recover", "completion_time", "queue_wait")
-RATIOS = ("gpu_utilization", "goodput", "ettr")
+RATIOS = ("gpu_utilization", "gpu_fragmentation", "goodput", "ettr")
 METRIC_NAMES = (
     *PREEMPTOR_METRICS,
     "preemption_not_helpful",
@@ -45,6 +45,7 @@ METRIC_NAMES = (
     "preempted_while_loading",
     "sessions_lost",
     "gpu_utilization",
+    "gpu_fragmentation",
     "goodput",
     "ettr",
     "wasted_gpu_seconds",
@@ -171,9 +172,16 @@ class Metrics:
 
 
 def compute(
-    log: Sequence[Event], infos: Sequence[WorkloadInfo], *, horizon: float, total_gpus: int
+    log: Sequence[Event],
+    infos: Sequence[WorkloadInfo],
+    *,
+    horizon: float,
+    total_gpus: int,
+    fragmentation: float | None = None,
 ) -> Metrics:
-    """Read the log once; fold it into per-workload records and the variant's summary."""
+    """Read the log once; fold it into per-workload records and the variant's summary.
+    ``fragmentation`` is the one figure the log cannot give (it does not say which device
+    a share sits on): the cluster measures it during the run (fragmentation.py)."""
     reader = _Reader({i.name: i for i in infos}, horizon)
     for event in log:
         reader.read(event)
@@ -183,6 +191,7 @@ def compute(
     summary = _summary(records, allocated, available)
     summary["standby_activations"] = float(reader.standby_activations)
     summary["workloads_failed"] = float(len(reader.failed))
+    summary["gpu_fragmentation"] = fragmentation
     return Metrics(summary, _distributions(records), _by_class(records), records)
 
 
@@ -483,6 +492,7 @@ def _summary(
     # a disruption made none (its loss is in lost_work), rather than a negative amount.
     useful = sum(max(0.0, r.useful_work) for r in records)
     summary["gpu_utilization"] = allocated / available if available > 0 else None
+    summary["gpu_fragmentation"] = None
     summary["goodput"] = useful / allocated if allocated > 0 else None
     summary["ettr"] = _ettr(records)
     summary["over_evicted_pods"] = float(sum(r.over_evicted_pods for r in records))

@@ -32,14 +32,18 @@ class Node:
         "alive",
         "cordoned",
         "cpu",
+        "dev_free",
         "free_cpu",
         "free_gpus",
         "free_mem",
+        "gpu_model",
         "gpus",
         "idx",
         "labels",
         "max_pods",
         "mem",
+        "mig",
+        "mig_free",
         "name",
         "nominated",
         "npods",
@@ -77,6 +81,13 @@ class Node:
         self.reachable: list[int] = []
         """Per priority threshold k: free GPUs plus GPUs of pods below threshold k — the most
         a preemptor of that priority could ever get here (see Cluster.thresholds)."""
+        self.gpu_model = ""
+        self.dev_free: list[int] | None = None
+        """Free milli-GPU per device, when the experiment shares devices (devices.py);
+        then ``free_gpus`` counts the fully free devices. None: whole GPUs only."""
+        self.mig: dict[str, int] = {}
+        """MIG instances per profile (nvidia.com/mig-<profile>), and those free."""
+        self.mig_free: dict[str, int] = {}
 
     @property
     def schedulable(self) -> bool:
@@ -93,10 +104,13 @@ class Pod:
         "bound_at",
         "cpu",
         "created",
+        "devices",
         "failures",
         "gpus",
         "mem",
         "member",
+        "mig",
+        "milli",
         "name",
         "node",
         "nominated",
@@ -122,6 +136,11 @@ class Pod:
         self.workload = workload
         self.member = member
         self.gpus, self.cpu, self.mem = spec.gpus, spec.cpu, spec.memory
+        self.milli = spec.gpu_milli or 0
+        """A share of one device in milli-GPU (then ``gpus`` is 0)."""
+        self.mig: tuple[tuple[str, int], ...] = tuple(sorted(spec.mig.items()))
+        self.devices: tuple[int, ...] = ()
+        """The devices it holds while bound, on a node that tracks devices."""
         self.priority = workload.priority
         self.created = created
         self.queue_ts = created
@@ -151,6 +170,11 @@ class Pod:
 
     def __repr__(self) -> str:
         return f"Pod({self.name}, {self.state.name})"
+
+    @property
+    def gpu_amount(self) -> float:
+        """GPUs it holds, a share counted as its fraction (what events and metrics add)."""
+        return self.milli / 1000 if self.milli else self.gpus
 
     @property
     def never_preempts(self) -> bool:
@@ -200,6 +224,9 @@ class Workload:
             spec.gpus,
             spec.cpu,
             spec.memory,
+            spec.gpu_milli,
+            tuple(sorted(spec.mig.items())),
+            tuple(spec.gpu_models),
         )
         """What decides which nodes a member may use at all."""
         self.signature = (self.constraints, priority, never_preempts)

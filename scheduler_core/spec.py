@@ -56,6 +56,12 @@ as one node has 72. ``gpus: 1000000000`` is a typo, and is refused as one."""
 MAX_NODE_CPU = 100_000.0
 MAX_NODE_MEMORY_GIB = 1024 * 1024.0
 MAX_PODS_PER_NODE = 100_000
+MILLI_PER_GPU = 1000
+"""One device's capacity in milli-GPU: shares on one device never add up to more."""
+MIG_PROFILE = r"^[1-7]g\.[0-9]+gb(\+me)?$"
+"""A MIG profile as the NVIDIA device plugin names it (``1g.10gb``, ``3g.40gb``,
+``1g.10gb+me``); the resource is ``nvidia.com/mig-<profile>``."""
+MigProfile = Annotated[str, Field(pattern=MIG_PROFILE)]
 SEED_STRIDE = 1_000_003
 """Replication r of a run with seed s simulates with seed ``s * SEED_STRIDE + r``."""
 MAX_SEED = (2**63 - 1) // SEED_STRIDE - 1_000_000
@@ -167,6 +173,17 @@ class Toleration(Model):
 
 class NodeShape(Model):
     gpus: WholeCount = Field(default=8, le=MAX_NODE_GPUS)
+    gpu_model: str = Field(
+        default="",
+        max_length=63,
+        description="the model of the node's GPUs (openb's gpu_spec, e.g. V100M16); "
+        "a workload's gpuModels selects on it",
+    )
+    mig: dict[MigProfile, PositiveCount] = Field(
+        default_factory=dict,
+        description="MIG instances per profile (nvidia.com/mig-<profile>), besides the "
+        "`gpus` whole devices: e.g. {1g.10gb: 7}",
+    )
     cpu: float = Field(default=96, ge=0, le=MAX_NODE_CPU)
     memory: float = Field(default=1024, ge=0, le=MAX_NODE_MEMORY_GIB, description="GiB")
     max_pods: PositiveCount = Field(default=110, le=MAX_PODS_PER_NODE)
@@ -569,6 +586,22 @@ class Workload(Model):
     kind: WorkloadKind = WorkloadKind.BATCH
     members: PositiveCount = 1
     gpus: WholeCount = 1
+    gpu_milli: int | None = Field(
+        default=None,
+        ge=1,
+        lt=MILLI_PER_GPU,
+        description="a share of one GPU per member in milli-GPU (1-999), instead of gpus",
+    )
+    gpu_models: list[str] = Field(
+        default_factory=list,
+        max_length=64,
+        description="GPU models a member may run on (any of them; empty: any model)",
+    )
+    mig: dict[MigProfile, PositiveCount] = Field(
+        default_factory=dict,
+        description="MIG instances per member by profile (nvidia.com/mig-<profile>), "
+        "instead of gpus",
+    )
     cpu: float = Field(default=4, ge=0)
     memory: float = Field(default=32, ge=0, description="GiB")
     priority_class_name: str | None = None
@@ -592,8 +625,28 @@ class Workload(Model):
     queue: str | None = Field(default=None, description="admission queue it waits in")
     queue_priority: int = Field(default=0, description="order within its admission queue")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_whole_gpus_with_a_share(cls, data: Any) -> Any:
+        """``gpuMilli`` or ``mig`` replace ``gpus``: its default of 1 does not apply."""
+        shared = isinstance(data, dict) and (
+            data.get("gpuMilli", data.get("gpu_milli")) is not None or bool(data.get("mig"))
+        )
+        return {**data, "gpus": 0} if shared and "gpus" not in data else data
+
+    @property
+    def shares_a_gpu(self) -> bool:
+        """A member holds a fraction of one device, not whole devices."""
+        return self.gpu_milli is not None
+
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
+        if self.gpu_milli is not None and self.gpus:
+            raise ValueError(
+                f"gpuMilli ({self.gpu_milli}) replaces gpus ({self.gpus}): set one of them"
+            )
+        if self.gpu_milli is not None and self.mig:
+            raise ValueError("gpuMilli and mig are two ways to share a GPU: set one of them")
         if self.pod_group and self.pod_group.min_count > self.members:
             raise ValueError(
                 f"podGroup.minCount ({self.pod_group.min_count}) is above members ({self.members})"
@@ -1157,12 +1210,59 @@ def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
                 "message": f"the group's class '{group_class}' disagrees with the members' "
                 f"class '{wl.priority_class_name}'",
             }
+        yield from _shared_gpu_errors(spec, wl, path)
         if not any(_fits_shape(wl, s) for s in shapes) and spec.origin != "snapshot":
             yield {
                 "path": f"{path}.gpus",
-                "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
+                "message": f"a member needs {_gpu_request(wl)}, {wl.cpu:g} CPU and "
                 f"{wl.memory:g} GiB, more than any node has",
             }
+
+
+WHOLE_GPU_POLICIES = ("workload-aware", "checkpoint-aware")
+"""Preemption policies whose arithmetic counts whole GPUs per node; shared devices need
+the per-device dry run of `pod` (docs/shared-gpus.md)."""
+
+
+def _shared_gpu_errors(spec: ExperimentSpec, wl: Workload, path: str) -> Iterable[dict[str, str]]:
+    """What a workload sharing a device (gpuMilli, mig) cannot be combined with: the parts
+    that count whole GPUs only (admission quotas, topology placement, group preemption)."""
+    if wl.gpu_milli is None and not wl.mig:
+        return
+    field = f"{path}.gpuMilli" if wl.gpu_milli is not None else f"{path}.mig"
+    if wl.queue is not None:
+        yield {
+            "path": field,
+            "message": "an admission queue counts whole GPUs: a "
+            "shared-GPU workload cannot wait in one (drop queue or use gpus)",
+        }
+    if wl.pod_group is not None and wl.pod_group.topology is not None:
+        yield {
+            "path": field,
+            "message": "topology-aware placement counts whole GPUs: "
+            "drop podGroup.topology or use gpus",
+        }
+    policies = [("policy.preemption", spec.policy.preemption)] + [
+        (f"variants[{i}].preemption", v.preemption) for i, v in enumerate(spec.variants)
+    ]
+    for where, name in policies:
+        if name in WHOLE_GPU_POLICIES:
+            yield {
+                "path": field,
+                "message": f"{where} '{name}' counts whole GPUs per node: "
+                "shared GPUs need preemption 'pod' or 'none'",
+            }
+
+
+def _gpu_request(wl: Workload) -> str:
+    """A member's accelerator request, as an error message names it."""
+    if wl.gpu_milli is not None:
+        text = f"{wl.gpu_milli} milli-GPU of one device"
+    elif wl.mig:
+        text = ", ".join(f"{n} MIG {p}" for p, n in sorted(wl.mig.items()))
+    else:
+        text = f"{wl.gpus} GPU(s)"
+    return text + (f" ({' or '.join(wl.gpu_models)})" if wl.gpu_models else "")
 
 
 def spec_warnings(spec: ExperimentSpec) -> list[dict[str, str]]:
@@ -1178,7 +1278,7 @@ def spec_warnings(spec: ExperimentSpec) -> list[dict[str, str]]:
             warnings.append(
                 {
                     "path": f"workloads[{i}].gpus",
-                    "message": f"a member needs {wl.gpus} GPU(s), {wl.cpu:g} CPU and "
+                    "message": f"a member needs {_gpu_request(wl)}, {wl.cpu:g} CPU and "
                     f"{wl.memory:g} GiB, more than any node has: it stays "
                     "Pending (FailedScheduling)",
                 }
@@ -1244,7 +1344,13 @@ def _node_shapes(spec: ExperimentSpec) -> list[NodeShape]:
 
 
 def _fits_shape(wl: Workload, shape: NodeShape) -> bool:
-    return wl.gpus <= shape.gpus and wl.cpu <= shape.cpu and wl.memory <= shape.memory
+    return (
+        max(wl.gpus, 1 if wl.gpu_milli else 0) <= shape.gpus
+        and all(shape.mig.get(p, 0) >= n for p, n in wl.mig.items())
+        and (not wl.gpu_models or shape.gpu_model in wl.gpu_models)
+        and wl.cpu <= shape.cpu
+        and wl.memory <= shape.memory
+    )
 
 
 def _node_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:

@@ -192,8 +192,11 @@ class NodeForm(SpecForm):
     labels = SpecMapField(label="Labels", help_text="zone=a, rack=r1")
     taints = SpecTaintsField(label="Taints", help_text="key=value:NoSchedule, ...")
     max_pods = SpecNumberField(label="Max pods", help_text="kubelet: 110")
+    gpu_model = SpecField(label="GPU model", help_text="e.g. V100M16")
+    mig = SpecMapField(label="MIG instances", help_text="1g.10gb=7, 3g.40gb=2")
     LAYOUT: ClassVar[tuple[tuple[str, ...], ...]] = (
         ("name", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),
+        ("gpu_model", "mig"),
     )
 
 
@@ -211,6 +214,7 @@ class NodePoolForm(NodeForm):
     standby__replaces = SpecField(label="Spare for pool", help_text="blank: any serving pool")
     LAYOUT = (
         ("name", "count", "gpus", "cpu", "memory", "max_pods", "spot", "labels", "taints"),
+        ("gpu_model", "mig"),
         ("standby__mode", "standby__activation_seconds", "standby__replaces"),
     )
     OPTIONAL_OBJECTS = {
@@ -239,6 +243,9 @@ class WorkloadForm(SpecForm):
     kind = SpecChoiceField(label="Kind", choices=_enum_choices(WorkloadKind))
     members = SpecNumberField(label="Members")
     gpus = SpecNumberField(label="GPUs per member")
+    gpu_milli = SpecNumberField(label="GPU share (milli)", help_text="1-999, instead of GPUs")
+    gpu_models = SpecListField(label="GPU models", help_text="V100M16, V100M32 (any of)")
+    mig = SpecMapField(label="MIG per member", help_text="3g.40gb=1, instead of GPUs")
     cpu = SpecNumberField(label="CPU")
     memory = SpecNumberField(label="Memory (GiB)")
     priority_class_name = SpecField(
@@ -322,6 +329,7 @@ class WorkloadForm(SpecForm):
             "pod_group__priority_class_name",
             "pod_group__topology",
         ),
+        ("gpu_milli", "gpu_models", "mig"),
         (
             "node_selector",
             "tolerations",

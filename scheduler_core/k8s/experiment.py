@@ -43,7 +43,7 @@ SETTINGS = (
     "variants",
     "grid",
 )
-POOL_FIELDS = ("gpus", "cpu", "memory", "maxPods", "labels", "taints", "spot")
+POOL_FIELDS = ("gpus", "cpu", "memory", "maxPods", "labels", "taints", "spot", "gpuModel", "mig")
 
 ItemsOf = Callable[[str], Sequence[Item]]
 

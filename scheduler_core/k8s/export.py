@@ -59,6 +59,10 @@ WORKLOAD_LABEL = PREFIX + "workload"
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 GPU = "nvidia.com/gpu"
+MIG = "nvidia.com/mig-"
+"""MIG profiles as the NVIDIA device plugin's mixed strategy exposes them."""
+GPU_PRODUCT = "nvidia.com/gpu.product"
+"""GPU Feature Discovery's label for the GPU model: a node's gpuModel."""
 PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
 FLAVOR = "default-flavor"
 DEFAULT_NAMESPACE = "disruption-lab"
@@ -654,14 +658,19 @@ def node(name: str, shape: NodeShape, heartbeat: str, pool: str | None = None) -
     }
     if shape.gpus:
         resources[GPU] = str(shape.gpus)
+    for profile, count in sorted(shape.mig.items()):
+        resources[MIG + profile] = str(count)
     annotations = {}
     if pool is not None:
         annotations[POOL_ANNOTATION] = pool
     if shape.spot:
         annotations[SPOT_ANNOTATION] = "true"
     meta: dict[str, Any] = {"name": name}
-    if shape.labels:
-        meta["labels"] = dict(shape.labels)
+    labels = dict(shape.labels)
+    if shape.gpu_model:
+        labels[GPU_PRODUCT] = shape.gpu_model
+    if labels:
+        meta["labels"] = labels
     if annotations:
         meta["annotations"] = annotations
     manifest: Manifest = {"apiVersion": "v1", "kind": "Node", "metadata": meta}
@@ -696,6 +705,8 @@ def pod_spec(w: Workload, restart: str) -> dict[str, Any]:
     limits: dict[str, str] = {}
     if w.gpus:
         requests[GPU] = limits[GPU] = str(w.gpus)  # extended resources: limit == request
+    for profile, count in sorted(w.mig.items()):
+        requests[MIG + profile] = limits[MIG + profile] = str(count)  # the device plugin's
     container: dict[str, Any] = {
         "name": "main",
         "image": PAUSE_IMAGE,
@@ -707,8 +718,11 @@ def pod_spec(w: Workload, restart: str) -> dict[str, Any]:
     if w.priority_class_name:
         spec["priorityClassName"] = w.priority_class_name
     spec["terminationGracePeriodSeconds"] = math.ceil(w.termination_grace_period_seconds)
-    if w.node_selector:
-        spec["nodeSelector"] = dict(w.node_selector)
+    selector = dict(w.node_selector)
+    if len(w.gpu_models) == 1:
+        selector[GPU_PRODUCT] = w.gpu_models[0]  # more than one: the annotation alone
+    if selector:
+        spec["nodeSelector"] = selector
     if w.tolerations:
         spec["tolerations"] = [t.model_dump(exclude_defaults=True) for t in w.tolerations]
     if w.pod_group is not None:
@@ -735,6 +749,10 @@ def workload_annotations(w: Workload) -> dict[str, str]:
     }
     if w.recovery.min_members is not None:
         a["recovery-min-members"] = str(w.recovery.min_members)
+    if w.gpu_milli is not None:
+        a["gpu-milli"] = str(w.gpu_milli)
+    if w.gpu_models:
+        a["gpu-models"] = "|".join(w.gpu_models)
     if w.controller.kind.value == "jobset":
         a["controller-restart"] = w.controller.restart
     if not float(w.termination_grace_period_seconds).is_integer():

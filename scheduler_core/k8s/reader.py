@@ -23,6 +23,7 @@ from scheduler_core.k8s.templates import (
     FieldError,
     annotated_fields,
     kind_from,
+    mig_requests,
     placement,
     requests,
     set_path,
@@ -34,6 +35,10 @@ from scheduler_core.traces.options import Draft, ImportOptions
 from scheduler_core.traces.quantity import GIB, QuantityError, parse_count, parse_quantity
 
 GPU = "nvidia.com/gpu"
+MIG = "nvidia.com/mig-"
+GPU_PRODUCT = "nvidia.com/gpu.product"
+"""GPU Feature Discovery's model label: read as the node's gpuModel, and a pod's
+nodeSelector on it as the workload's gpuModels (docs/shared-gpus.md)."""
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 SPOT_LABELS = {
     "cloud.google.com/gke-spot": "true",
@@ -339,6 +344,11 @@ class ManifestReader:
                 "cpu": parse_quantity(resources.get("cpu", 0)),
                 "memory": parse_quantity(resources.get("memory", 0)) / GIB,
                 "maxPods": max(1, parse_count(resources.get("pods", 110))),
+                "mig": {
+                    str(k)[len(MIG) :]: parse_count(v)
+                    for k, v in sorted(resources.items())
+                    if str(k).startswith(MIG) and parse_count(v) > 0
+                },
             }
         except QuantityError as exc:
             self.error(item, f"status.allocatable: {exc}")
@@ -346,6 +356,7 @@ class ManifestReader:
         if not resources:
             self.notes.add("nodes without status.allocatable (0 GPUs, 0 CPU)", item.label)
         labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+        node["gpuModel"] = labels.pop(GPU_PRODUCT, "")
         node.update(
             labels=labels,
             taints=_taints(spec),
@@ -607,6 +618,7 @@ class ManifestReader:
             return
         try:
             gpus, cpu, memory = requests(spec)
+            mig_requests(spec)
         except FieldError as exc:
             self.error(item, str(exc))
             return
@@ -1017,6 +1029,7 @@ class ManifestReader:
         }
         rules, notes = placement(spec)
         fields.update(rules)
+        self._gpu_sharing(unit, spec, fields)
         for note in notes:
             self.notes.add(note, unit.source.label)
         for key in ("podReplacementPolicy", "restart"):
@@ -1035,6 +1048,23 @@ class ManifestReader:
                 fields["stopSeconds"], fields["terminationGracePeriodSeconds"]
             )
         return fields
+
+    def _gpu_sharing(self, unit: Unit, spec: Mapping[str, Any], fields: dict[str, Any]) -> None:
+        """MIG requests (``nvidia.com/mig-<profile>``) and a nodeSelector on the GPU model
+        label (as gpuModels); the share in milli-GPU comes from its annotation."""
+        source = spec if unit.template is not None or not unit.pods else unit.pods[0].item.spec
+        try:
+            mig = mig_requests(source)
+        except FieldError as exc:
+            self.error(unit.source, str(exc))
+            mig = {}
+        if mig:
+            fields["mig"] = mig
+        selector = fields.get("nodeSelector")
+        if isinstance(selector, dict) and GPU_PRODUCT in selector:
+            selector = dict(selector)
+            fields["gpuModels"] = [selector.pop(GPU_PRODUCT)]
+            fields["nodeSelector"] = selector
 
     def _pod_group_field(self, unit: Unit, fields: Mapping[str, Any]) -> dict[str, Any] | None:
         if unit.gang:

@@ -68,6 +68,28 @@ def _container_requests(container: Any) -> tuple[float, float, float]:
 
 
 _RESOURCES = (GPU, "cpu", "memory")
+MIG = "nvidia.com/mig-"
+
+
+def mig_requests(pod_spec: Mapping[str, Any]) -> dict[str, int]:
+    """MIG instances per profile the pod's containers ask for (``nvidia.com/mig-<p>``,
+    the NVIDIA device plugin's mixed strategy), summed over containers; a limit stands in
+    for a missing request, as for every extended resource."""
+    found: dict[str, int] = {}
+    for container in _list(pod_spec.get("containers")):
+        resources = container.get("resources") if isinstance(container, dict) else None
+        asked = _dict((resources or {}).get("requests"), "resources.requests")
+        limits = _dict((resources or {}).get("limits"), "resources.limits")
+        for name in {*asked, *limits}:
+            if str(name).startswith(MIG):
+                value = asked.get(name, limits.get(name))
+                try:
+                    count = parse_quantity(value)
+                except QuantityError as exc:
+                    raise FieldError(f"spec.containers resources: {exc}") from None
+                profile = str(name)[len(MIG) :]
+                found[profile] = found.get(profile, 0) + int(count)
+    return dict(sorted(found.items()))
 
 
 def _dict(value: Any, where: str) -> dict[str, Any]:
@@ -211,6 +233,8 @@ ANNOTATIONS: dict[str, tuple[str, Callable[[str], Any]]] = {
     "arrival": ("arrival", _duration),
     "controller-restart": ("controller.restart", _one_of(["member", "group"])),
     "topology": ("podGroup.topology", _topology),
+    "gpu-milli": ("gpuMilli", _integer),
+    "gpu-models": ("gpuModels", lambda text: [m for m in text.split("|") if m]),
 }
 """``disruption-lab.io/<name>`` -> (the spec field it sets, its parser). docs/kubernetes.md
 lists the same table; the export writes these names back."""

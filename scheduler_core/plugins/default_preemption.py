@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from scheduler_core import fast_preemption
 from scheduler_core.cluster import Cluster
 from scheduler_core.decisions import ONLY_CANDIDATE, RULES
+from scheduler_core.devices import DryRun
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost, QueueingHint
 from scheduler_core.spec import Policy
@@ -137,10 +138,14 @@ class DefaultPreemption:
 
     def arrays_decide(self, host: PreemptionHost) -> bool:
         """The array path gives the reference's choice when no PDB exists (no candidate
-        violates one) and nobody records every candidate; subclasses choose otherwise."""
+        violates one), nobody records every candidate and no device is shared or split
+        into MIG instances (the arrays count whole GPUs per node); subclasses choose
+        otherwise."""
         return (
             self.use_arrays
             and type(self) is DefaultPreemption
+            and not host.cluster.shares
+            and not host.cluster.mig
             and not getattr(host, "_any_pdb", True)
             and getattr(host, "recorder", None) is None
             and not host.guards.active
@@ -275,6 +280,8 @@ def select_victims_on_node(host: PreemptionHost, pod: Pod, node: Node) -> Candid
     need_g, need_c, need_m, need_n = host.cluster.need(pod, node)
     if node.reachable[host.cluster.threshold(prio)] < need_g:
         return None
+    if node.dev_free is not None or pod.mig:
+        return _select_victims_on_devices(host, pod, node)
     potential = [p for p in node.pods if p.priority < prio]
     guards = host.guards
     shielded = [p for p in potential if guards.protected(p, host.now)] if guards.min_runtime else []
@@ -326,6 +333,50 @@ def not_helpful(host: PreemptionHost, priority: int) -> Status:
         if p.priority < priority and guards.protected(p, host.now)
     )
     return guards.protected_status(count) if count else NOT_HELPFUL
+
+
+def _select_victims_on_devices(host: PreemptionHost, pod: Pod, node: Node) -> Candidate | None:
+    """SelectVictimsOnNode where devices are shared or split into MIG instances: the same
+    steps, with the fit checked per device (a victim frees exactly its share, on its own
+    device; a whole-GPU preemptor needs whole free devices, a share one device with room).
+
+    1. potential victims: pods of strictly lower priority;
+    2. remove them all (devices.DryRun); if the pod still does not fit, the node cannot help
+       (also when the freed shares add up to enough but lie on different devices);
+    3. sort by MoreImportantPod, split by PDB;
+    4. reprieve PDB-violating pods first, then the rest: put each back on its devices, keep
+       it if the pod still fits;
+    5. victims sorted by MoreImportantPod when both groups contributed.
+    """
+    prio = pod.priority
+    guards = host.guards
+    potential = [
+        p
+        for p in node.pods
+        if p.priority < prio and not (guards.min_runtime and guards.protected(p, host.now))
+    ]
+    if not potential:
+        return None
+    others = host.cluster.claimants(node, pod)
+    view = DryRun(node, potential)
+    if not view.fits(pod, others):
+        return None
+    potential.sort(key=more_important)
+    violating, clean = _split_by_pdb(host, potential)
+    victims: list[Pod] = []
+    reprieved: list[tuple[Pod, str]] = []
+    protected = len(violating)
+    for i, p in enumerate(violating + clean):
+        view.put_back(p)
+        if view.fits(pod, others):
+            reprieved.append((p, REPRIEVED_PDB if i < protected else REPRIEVED))
+        else:
+            view.remove(p)
+            victims.append(p)
+    pdb_violations = sum(1 for p in victims if p in violating) if violating else 0
+    if violating and clean:
+        victims.sort(key=more_important)
+    return Candidate(node, victims, pdb_violations, reprieved) if victims else None
 
 
 def _split_by_pdb(host: PreemptionHost, pods: list[Pod]) -> tuple[list[Pod], list[Pod]]:

@@ -101,6 +101,8 @@ RICH: dict[str, typing.Any] = {
                 "maxPods": 50,
                 "labels": {"rack": "r1"},
                 "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
+                "gpuModel": "A100-SXM4-80GB",
+                "mig": {"1g.10gb": 7},
             },
             {
                 "name": "standby",
@@ -149,6 +151,17 @@ RICH: dict[str, typing.Any] = {
             "arrival": 600,
             "controller": {"kind": "job", "podReplacementPolicy": "Failed", "backoffLimit": 3},
             "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+        },
+        {
+            "name": "share",
+            "gpuMilli": 250,
+            "gpuModels": ["A100-SXM4-80GB", "V100M32"],
+            "tolerations": [{"operator": "Exists"}],
+        },
+        {
+            "name": "sliced",
+            "mig": {"1g.10gb": 2},
+            "tolerations": [{"operator": "Exists"}],
         },
         {
             "name": "old",
