@@ -39,9 +39,12 @@ def planner_figure(result: PlanResult) -> Figure:
         {
             **base_layout(title="", height=620, margin={"l": 70, "r": 20, "t": 30, "b": 60}),
             "legend": {"orientation": "h", "x": 0, "y": -0.12, "yanchor": "top"},
-            "xaxis": axis("", type="log", matches="x2", showticklabels=False, **ticks),
+            "xaxis": axis("", type="log", matches="x2", anchor="y", showticklabels=False, **ticks),
             "xaxis2": axis(
-                "checkpoint interval (work between writes, log scale)", type="log", **ticks
+                "checkpoint interval (work between writes, log scale)",
+                type="log",
+                anchor="y2",
+                **ticks,
             ),
             "yaxis": axis("expected wall-clock time (h)", domain=[0.55, 1.0]),
             "yaxis2": axis("ETTR", domain=[0.0, 0.45], anchor="x2"),
@@ -70,6 +73,7 @@ def _series(
         "scatter",
         x=xs + xs[::-1],
         y=[e.high / scale for _, e in drawn] + [e.low / scale for _, e in drawn][::-1],
+        mode="lines",
         fill="toself",
         fillcolor="rgba(0,114,178,0.18)",
         line={"width": 0},
@@ -235,8 +239,8 @@ def _optimum_labels(result: PlanResult) -> list[dict[str, Any]]:
                 "xref": "x2",
                 "yref": "paper",
                 "x": _log10(result.band[0]),
-                "y": 0.5,
-                "yanchor": "middle",
+                "y": 0.0,
+                "yanchor": "bottom",
                 "xanchor": "left",
                 "showarrow": False,
                 "font": {"size": 10, "color": MUTED},
