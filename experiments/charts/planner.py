@@ -19,7 +19,7 @@ from scheduler_core.checkpoint_planner import Estimate, PlanPoint, PlanResult
 HOUR = 3600.0
 SIMULATED = "#0072B2"
 CLOSED_FORM = "#D55E00"
-YOUNG_COLOR, DALY_COLOR = "#CC79A7", "#E69F00"
+YOUNG_COLOR, DALY_COLOR = "#CC79A7", "#C17D00"  # 3:1 on white, as style.VARIANT_COLORS
 WALL_AXIS, ETTR_AXIS = ("x", "y"), ("x2", "y2")
 
 
