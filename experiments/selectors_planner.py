@@ -22,7 +22,15 @@ from scheduler_core.checkpoint_planner import (
 
 
 def run_swept_workload(*, run: Run) -> str | None:
-    """The job whose checkpoint interval the run sweeps, or None (not a planner run)."""
+    """The job whose checkpoint interval the run sweeps, or None (not a planner run).
+    The stored document's grid is looked at first, so the run page never parses a big
+    recorded cluster's spec just to learn that it sweeps nothing."""
+    grid = run.spec.get("grid") or {}
+    if run.spec.get("variants") or len(grid) != 1:
+        return None
+    (key,) = grid
+    if not str(key).endswith(".checkpoint.intervalSeconds"):
+        return None
     return swept_workload(_spec(run.spec))
 
 
