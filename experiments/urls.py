@@ -7,6 +7,7 @@ from experiments.views import docs as doc_views
 from experiments.views import experiments as experiment_views
 from experiments.views import imports as import_views
 from experiments.views import manifests as manifest_views
+from experiments.views import planner as planner_views
 from experiments.views import runs as run_views
 
 app_name = "experiments"
@@ -24,6 +25,9 @@ urlpatterns = [
     path(
         "experiments/<int:pk>/manifests.yaml", manifest_views.experiment_manifests, name="manifests"
     ),
+    path("experiments/<int:pk>/plan/", planner_views.plan_new, name="plan-new"),
+    path("plan/", planner_views.plan_index, name="plan"),
+    path("runs/<int:pk>/plan/", planner_views.run_plan, name="run-plan"),
     path("runs/", run_views.run_overview, name="runs"),
     path("runs/<int:pk>/", run_views.run_detail, name="run"),
     path("runs/<int:pk>/status.json", run_views.run_status, name="run-status"),

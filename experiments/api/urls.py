@@ -22,7 +22,7 @@ from drf_spectacular.views import (
 )
 
 from experiments.api.exceptions import api_not_found
-from experiments.api.views import auth, imports, manifests, results, runs
+from experiments.api.views import auth, imports, manifests, planner, results, runs
 from experiments.api.views import experiments as exp
 
 app_name = "api"
@@ -47,6 +47,7 @@ v1 = [
         manifests.ExperimentManifestsApi, "experiments/<int:pk>/manifests/", "experiment-manifests"
     ),
     api(runs.ExperimentRunsApi, "experiments/<int:pk>/runs/", "experiment-runs"),
+    api(planner.ExperimentPlanApi, "experiments/<int:pk>/plan/", "experiment-plan"),
     api(exp.PresetListApi, "presets/", "preset-list"),
     api(exp.PresetDetailApi, "presets/<slug:preset_id>/", "preset-detail"),
     api(imports.TraceFormatsApi, "trace-formats/", "trace-formats"),
@@ -56,6 +57,7 @@ v1 = [
     api(runs.RunSpecYamlApi, "runs/<int:pk>/spec.yaml", "run-spec"),
     api(manifests.RunManifestsApi, "runs/<int:pk>/manifests/", "run-manifests"),
     api(results.RunSummaryApi, "runs/<int:pk>/summary/", "run-summary"),
+    api(planner.RunPlanApi, "runs/<int:pk>/plan/", "run-plan"),
     api(results.RunWorkloadsApi, "runs/<int:pk>/workloads/", "run-workloads"),
     api(results.RunEventsApi, "runs/<int:pk>/events/", "run-events"),
     api(results.RunDecisionsApi, "runs/<int:pk>/decisions/", "run-decisions"),

@@ -11,7 +11,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 import scheduler_core as sc
-from experiments import selectors, selectors_api, selectors_cache, selectors_k8s, services
+from experiments import (
+    selectors,
+    selectors_api,
+    selectors_cache,
+    selectors_k8s,
+    selectors_planner,
+    services,
+)
 from experiments.models import Run, Status
 from experiments.specs import spec_yaml
 from experiments.views.common import owned_experiment, readable_run, visible_run
@@ -67,6 +74,11 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "download_tables": DOWNLOAD_TABLES,
             "download_formats": DOWNLOAD_FORMATS,
             "diagnoses": selectors_api.variant_diagnoses(run=run),
+            "plan_workload": selectors_cache.run_cached(
+                run=run,
+                kind="page-plan-workload",
+                build=lambda: selectors_planner.run_swept_workload(run=run) or "",
+            ),
         },
     )
 
