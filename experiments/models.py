@@ -1,8 +1,8 @@
 """Experiments, their runs, and the results of every (variant, replication).
 
-Everything hangs off an Experiment with ``on_delete=CASCADE`` down to the event rows,
-so deleting an experiment leaves nothing behind. Event rows have no dependants and no
-signals, so Django deletes them with one DELETE per level, not row by row.
+Everything hangs off an Experiment with ``on_delete=CASCADE`` down to the replications,
+which hold their event log as a column (``Replication.event_log``), so deleting an
+experiment leaves nothing behind, files included: there are none.
 """
 
 from __future__ import annotations
@@ -173,6 +173,13 @@ class Replication(models.Model):
     workloads = models.JSONField(default=list, blank=True, help_text="per-workload records")
     events_processed = models.PositiveIntegerField(default=0)
     event_count = models.PositiveIntegerField(default=0)
+    event_log = models.BinaryField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="the whole event log as one zstd Parquet file (experiments.event_log); "
+        "null until the results are stored",
+    )
     wall_seconds = models.FloatField(default=0.0)
     timeline = models.JSONField(
         null=True,
@@ -203,37 +210,3 @@ class Replication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.variant} #{self.replication} ({self.status})"
-
-
-class RunEvent(models.Model):
-    """One row of a replication's event log, with the columns charts and the event-log
-    API filter on indexed. ``seq`` keeps the simulator's order among equal times."""
-
-    replication = models.ForeignKey(Replication, on_delete=models.CASCADE, related_name="events")
-    seq = models.PositiveIntegerField()
-    time = models.FloatField()
-    # Text, not varchar: names come from user specs and must never fail a write.
-    reason = models.TextField()
-    workload = models.TextField(blank=True)
-    pod = models.TextField(blank=True)
-    node = models.TextField(blank=True)
-    value = models.FloatField(default=0.0)
-    related = models.TextField(blank=True)
-    message = models.TextField(blank=True)
-    decision = models.IntegerField(
-        null=True, blank=True, help_text="id of the decision record that explains it"
-    )
-
-    class Meta:
-        ordering = ["replication", "seq"]
-        constraints = [
-            models.UniqueConstraint(fields=["replication", "seq"], name="unique_event_seq")
-        ]
-        indexes = [
-            models.Index(fields=["replication", "time"]),
-            models.Index(fields=["replication", "reason", "time"]),
-            models.Index(fields=["replication", "workload", "time"]),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.time:g}s {self.reason} {self.pod or self.workload}"

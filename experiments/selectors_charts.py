@@ -20,7 +20,7 @@ from django.db.models import QuerySet
 import scheduler_core as sc
 from experiments import selectors
 from experiments.charts.data import ROW_FIELDS, Row, VariantResults
-from experiments.models import Replication, Run, RunEvent, Status
+from experiments.models import Replication, Run, Status
 from scheduler_core.spec_diff import parameter_diff, variant_parameters
 from scheduler_core.timeline import (
     TIMELINE_REASONS,
@@ -130,15 +130,14 @@ def _rows(
     reasons: Sequence[str],
 ) -> dict[int, list[tuple[int, Row]]]:
     """(seq, row) per replication, in log order."""
-    out: dict[int, list[tuple[int, Row]]] = defaultdict(list)
-    events = RunEvent.objects.filter(
-        replication_id__in=list(replication_ids), reason__in=[str(r) for r in reasons]
-    )
-    rows = events.order_by("replication_id", "seq").values_list(
-        "replication_id", "seq", *ROW_FIELDS
-    )
-    for replication_id, seq, *fields in rows.iterator(chunk_size=20_000):
-        out[replication_id].append((seq, Row(*fields)))
+    wanted = [str(r) for r in reasons]
+    out: dict[int, list[tuple[int, Row]]] = {}
+    for pk in dict.fromkeys(replication_ids):
+        log = selectors.replication_event_log(replication_id=pk, columns=ROW_FIELDS)
+        rows = log.filter(reasons=wanted).columns(ROW_FIELDS)
+        found = [(seq, Row(*fields)) for seq, *fields in rows]
+        if found:
+            out[pk] = found
     return out
 
 
@@ -151,7 +150,12 @@ def replication_workloads(*, replication_id: int) -> list[dict[str, Any]]:
 
 def replication_of_run(*, run: Run, pk: int) -> Replication | None:
     """A succeeded replication of ``run`` (the caller has checked the run)."""
-    return _succeeded(run).filter(pk=pk).defer("workloads", "distributions", "timeline").first()
+    return (
+        _succeeded(run)
+        .filter(pk=pk)
+        .defer("workloads", "distributions", "timeline", "event_log", "decisions")
+        .first()
+    )
 
 
 # ----------------------------------------------------------------------- compare

@@ -22,7 +22,6 @@ is handed back to the task to retry later (``Outcome.DATABASE_DOWN``).
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -36,13 +35,13 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 import scheduler_core as sc
-from experiments.models import TERMINAL_STATUSES, Replication, Run, RunEvent, Status
+from experiments import event_log
+from experiments.models import TERMINAL_STATUSES, Replication, Run, Status
 from experiments.services.outcome import Outcome
 from experiments.services.runs import run_fail
 from scheduler_core import timeline as core_timeline
 
 logger = logging.getLogger(__name__)
-EVENT_BATCH = 5000
 
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
@@ -246,57 +245,44 @@ def _simulate(replication: Replication, attempt: int) -> _Result:
     timeline = core_timeline.for_variant(spec, replication.variant, result.events).to_json(
         max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
     )
+    # Encoded here too, outside the transaction that stores it: the lock is held for a
+    # write of one column, not for the compression.
+    log = encode_event_log(result)
     _retrying(reporter.beat)  # still ours? (cheap) and a fresh heartbeat before the write
-    return _Result(result, timeline)
+    return _Result(result, timeline, log)
 
 
 @dataclass(frozen=True, slots=True)
 class _Result:
-    """A simulation's result and the timeline derived from it, as they are stored."""
+    """A simulation's result, the timeline derived from it and its encoded event log,
+    as they are stored."""
 
     simulation: sc.ReplicationResult
     timeline: dict[str, Any]
+    event_log: bytes
 
 
 @transaction.atomic
 def _store(claimed: Replication, attempt: int, result: _Result) -> None:
     """Write the result if this delivery still owns the replication; else write nothing."""
     run = Run.objects.select_for_update().get(pk=claimed.run_id)
-    replication = Replication.objects.select_for_update().get(pk=claimed.pk)
+    replication = Replication.objects.select_for_update().defer("event_log").get(pk=claimed.pk)
     if run.is_terminal or replication.status != Status.RUNNING or replication.attempt != attempt:
         raise ReplicationAbandonedError
-    RunEvent.objects.filter(replication=replication).delete()  # an earlier delivery's rows
-    _insert_events(replication, result.simulation)
     replication.timeline = result.timeline
+    replication.event_log = result.event_log  # replaces an earlier delivery's, if any
     _set_result(replication, result.simulation)
     done = run.replications.filter(status=Status.SUCCEEDED).count()
     run.progress = done / run.replications.count()
     run.save(update_fields=["progress"])
 
 
-_EVENT_COLUMNS = (
-    "replication_id",
-    "seq",
-    "time",
-    "reason",
-    "workload",
-    "pod",
-    "node",
-    "value",
-    "related",
-    "message",
-    "decision",
-)
-
-
-def _insert_events(replication: Replication, result: sc.ReplicationResult) -> None:
-    """Bulk-insert the event log as plain rows (no model objects: a run may have
-    100,000 events). PostgreSQL gets them through COPY, the others in batches."""
+def encode_event_log(result: sc.ReplicationResult) -> bytes:
+    """The event log as it is stored (``experiments.event_log``), each event with the
+    id of the decision that explains it."""
     links = decision_links(result)
-    rows = (
+    return event_log.encode(
         (
-            replication.pk,
-            seq,
             e.time,
             str(e.reason),
             e.workload,
@@ -307,20 +293,8 @@ def _insert_events(replication: Replication, result: sc.ReplicationResult) -> No
             e.message,
             links.get((e.time, str(e.reason), e.pod or e.workload)),
         )
-        for seq, e in enumerate(result.events)
+        for e in result.events
     )
-    table = connection.ops.quote_name(RunEvent._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(c) for c in _EVENT_COLUMNS)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            return
-        placeholders = ", ".join(["%s"] * len(_EVENT_COLUMNS))
-        insert = f"INSERT INTO {table} ({columns}) VALUES ({placeholders})"
-        while batch := list(itertools.islice(rows, EVENT_BATCH)):
-            cursor.executemany(insert, batch)
 
 
 def decision_links(result: sc.ReplicationResult) -> dict[tuple[float, str, str], int]:

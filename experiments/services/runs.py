@@ -27,7 +27,6 @@ from experiments.models import (
     Experiment,
     Replication,
     Run,
-    RunEvent,
     Status,
 )
 from experiments.services.outcome import Outcome
@@ -127,9 +126,13 @@ def _stop(*, run_id: int, status: Status, reason: str) -> bool:
     if run is None or run.is_terminal:
         return False
     now = timezone.now()
-    RunEvent.objects.filter(replication__run_id=run_id).delete()
     run.replications.update(
-        summary={}, distributions={}, by_priority_class={}, workloads=[], event_count=0
+        summary={},
+        distributions={},
+        by_priority_class={},
+        workloads=[],
+        event_count=0,
+        event_log=None,
     )
     run.replications.filter(status__in=ACTIVE_STATUSES).update(status=status, finished_at=now)
     Run.objects.filter(pk=run_id).update(status=status, error=reason, finished_at=now, aggregate=[])
