@@ -252,7 +252,7 @@ class RunEvents(Sequence[dict[str, Any]]):
         self._total = start
 
     def _filtered(self, pk: int, columns: Sequence[str] | None = None) -> EventLog:
-        wanted = columns or [_column(name) for name in self._filters]
+        wanted = columns or list(dict.fromkeys(_column(name) for name in self._filters))
         log = selectors.replication_event_log(replication_id=pk, columns=wanted)
         exact = {k: v for k, v in self._filters.items() if k in event_log.TEXT_FILTERS}
         return log.filter(

@@ -206,7 +206,7 @@ def test_the_events_export_matches_the_event_log_in_every_format(alice_api, fini
     # The export keeps the event log's columns; the decision link is the API's own field.
     expected = [
         {k: v for k, v in e.items() if k != "decision"}
-        for e in _events(finished_run, reason="Preempted")
+        for e in _events(finished_run, lambda row: row["reason"] == "Preempted")
     ]
     query = "?reason=Preempted"
 

@@ -505,7 +505,7 @@ def test_a_database_down_longer_than_the_retries_hands_the_task_back(
     def down(replication, result):
         raise OperationalError("could not connect to server")
 
-    monkeypatch.setattr(execution, "_insert_events", down)
+    monkeypatch.setattr(execution, "_set_result", down)
 
     assert services.replication_execute(replication_id=replication.pk) is Outcome.DATABASE_DOWN
     run.refresh_from_db()
