@@ -4,9 +4,9 @@ once per worker concurrency. Not a test: run by hand.
 
     python bench/bench_workers.py [--concurrency 1,2] [--replications 3] [--record]
 
-It builds its own database (``disruption_lab_bench_workers``, dropped and created again
-each time, so the figures never depend on what an earlier run left behind) and its own
-broker queue, imports the trace, stores it as an Experiment and, per concurrency, starts
+It builds its own database (``disruption_lab_bench_workers``, or ``BENCH_DATABASE``:
+dropped and created again each time, so the figures never depend on what an earlier run
+left behind) and its own broker queue, imports the trace, stores it as an Experiment and, per concurrency, starts
 a worker, waits until it is ready, then times enqueue -> run succeeded.
 
 Reported per concurrency: seconds to the last replication and to the run's success,
@@ -43,7 +43,7 @@ TRACE = ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023"
 FILES = [TRACE / "openb_node_list_all_node.csv", TRACE / "openb_pod_list_default.csv"]
 BASELINES = Path(__file__).with_name("baselines.json")
 SERVER_URL = "postgres://postgres@127.0.0.1:5432"
-DATABASE = "disruption_lab_bench_workers"
+DATABASE = os.environ.get("BENCH_DATABASE", "disruption_lab_bench_workers")
 BROKER_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
 QUEUE = f"bench-workers-{uuid.uuid4().hex[:8]}"
 RUN_TIMEOUT_SECONDS = 3600.0
