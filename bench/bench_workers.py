@@ -6,8 +6,9 @@ once per worker concurrency. Not a test: run by hand.
 
 It builds its own database (``disruption_lab_bench_workers``, or ``BENCH_DATABASE``:
 dropped and created again each time, so the figures never depend on what an earlier run
-left behind) and its own broker queue, imports the trace, stores it as an Experiment and, per concurrency, starts
-a worker, waits until it is ready, then times enqueue -> run succeeded.
+left behind) and its own broker queue, imports the trace, stores it as an Experiment
+and, per concurrency, starts a worker, waits until it is ready, then times enqueue -> run
+succeeded.
 
 Reported per concurrency: seconds to the last replication and to the run's success,
 speed-ups against the first concurrency, and where the
@@ -16,7 +17,8 @@ measured inside the simulator) versus the rest of each task (parsing the frozen 
 resolving the variant, deriving the timeline, encoding the ~70,000-event log and writing
 the result row), plus the chord callback. One replication is also timed phase by phase in this
 process. ``--record`` merges the figures into bench/baselines.json as ``workers_openb``.
-The trace is read from ../shared/traces (not in the repository: licences).
+The trace is read from ../shared/traces, or ``BENCH_TRACE_DIR`` (not in the repository:
+licences).
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TRACE = ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023"
+TRACE = Path(
+    os.environ.get("BENCH_TRACE_DIR", ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023")
+)
 FILES = [TRACE / "openb_node_list_all_node.csv", TRACE / "openb_pod_list_default.csv"]
 BASELINES = Path(__file__).with_name("baselines.json")
 SERVER_URL = "postgres://postgres@127.0.0.1:5432"
