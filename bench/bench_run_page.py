@@ -171,7 +171,7 @@ def build_run(user: Any) -> Any:
 
     import scheduler_core as sc
     from experiments.models import Experiment, Replication, Run, Status
-    from experiments.services.execution import encode_event_log
+    from experiments.services.execution import _insert_records, encode_event_log
     from experiments.specs import product_version, spec_document
     from scheduler_core import timeline as core_timeline
 
@@ -207,7 +207,7 @@ def build_run(user: Any) -> Any:
         )
         for index, result in enumerate(results):
             data = result.to_dict(include_events=False)
-            Replication.objects.create(
+            replication = Replication.objects.create(
                 run=run,
                 variant_index=index,
                 variant=result.variant,
@@ -228,12 +228,12 @@ def build_run(user: Any) -> Any:
                         "summary",
                         "distributions",
                         "by_priority_class",
-                        "workloads",
                         "events_processed",
                         "wall_seconds",
                     )
                 },
             )
+            _insert_records(replication, result)
     return run
 
 

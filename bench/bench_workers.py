@@ -235,7 +235,11 @@ def one_replication_phases(experiment: Any) -> dict[str, float]:
 
     import scheduler_core as sc
     from experiments.models import Replication
-    from experiments.services.execution import _set_result, encode_event_log  # the task's own
+    from experiments.services.execution import (  # the task's own
+        _insert_records,
+        _set_result,
+        encode_event_log,
+    )
     from scheduler_core import timeline as core_timeline
 
     replication = Replication.objects.filter(run__experiment=experiment).first()
@@ -257,6 +261,8 @@ def one_replication_phases(experiment: Any) -> dict[str, float]:
         replication.timeline, replication.event_log = timeline, blob
         with _phase(phases, "result_row_s"):
             _set_result(replication, result)
+        with _phase(phases, "workload_records_s"):
+            _insert_records(replication, result)
         transaction.set_rollback(True)
     events = len(result.events)
     return {

@@ -7,11 +7,15 @@ experiment leaves nothing behind, files included: there are none.
 
 from __future__ import annotations
 
+import types
+import typing
 import uuid
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+from scheduler_core.metrics import WorkloadRecord as CoreWorkloadRecord
 
 
 class Experiment(models.Model):
@@ -170,7 +174,6 @@ class Replication(models.Model):
     summary = models.JSONField(default=dict, blank=True)
     distributions = models.JSONField(default=dict, blank=True)
     by_priority_class = models.JSONField(default=dict, blank=True)
-    workloads = models.JSONField(default=list, blank=True, help_text="per-workload records")
     events_processed = models.PositiveIntegerField(default=0)
     event_count = models.PositiveIntegerField(default=0)
     event_log = models.BinaryField(
@@ -210,3 +213,50 @@ class Replication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.variant} #{self.replication} ({self.status})"
+
+
+class WorkloadRecord(models.Model):
+    """One workload's record in one replication: ``scheduler_core``'s WorkloadRecord as a
+    row, one column per field (added below from the dataclass, so the two never drift),
+    so the API and the run page filter, sort and page them in the database.
+    ``position`` keeps the simulator's order."""
+
+    replication = models.ForeignKey(
+        Replication, on_delete=models.CASCADE, related_name="workload_records"
+    )
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["replication", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["replication", "position"], name="unique_record_position"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.pk}: record {self.position} of replication {self.replication_id}"
+
+
+def _record_column(annotation: object) -> models.Field:
+    """The column of a WorkloadRecord field: its type, null where the core allows None."""
+    nullable = isinstance(annotation, types.UnionType)
+    kind = (
+        next(a for a in typing.get_args(annotation) if a is not type(None))
+        if nullable
+        else annotation
+    )
+    if kind is str:
+        return models.TextField(blank=True, default="")
+    if kind is bool:
+        return models.BooleanField(default=False)
+    if kind is int:
+        return models.BigIntegerField(
+            null=nullable, blank=nullable, default=None if nullable else 0
+        )
+    return models.FloatField(null=nullable, blank=nullable, default=None if nullable else 0.0)
+
+
+for _name, _annotation in typing.get_type_hints(CoreWorkloadRecord).items():
+    WorkloadRecord.add_to_class(_name, _record_column(_annotation))
+del _name, _annotation

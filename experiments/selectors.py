@@ -264,10 +264,11 @@ def run_summary_table(*, run: Run) -> list[MetricRow]:
 
 
 def run_replications(*, run: Run) -> QuerySet[Replication]:
-    """The run page's table of replications: without the per-workload records and
-    distributions, which are megabytes on a large run (the charts read them on demand)."""
+    """The run page's table of replications: without the distributions, timelines,
+    decisions and event logs, which are megabytes on a large run (the charts read them
+    on demand)."""
     return run.replications.order_by("variant_index", "replication").defer(
-        "workloads", "distributions", "by_priority_class", "timeline", "decisions"
+        "distributions", "by_priority_class", "timeline", "decisions", "event_log"
     )
 
 

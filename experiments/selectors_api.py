@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import Func, IntegerField, QuerySet
+from django.db.models import F, QuerySet
 
 import scheduler_core as sc
 from experiments import event_log, selectors
 from experiments.event_log import EventLog
-from experiments.models import Replication, Run, Status
+from experiments.models import Replication, Run, Status, WorkloadRecord
 from scheduler_core.metrics import RECORD_FIELDS
 from scheduler_core.stats import IntervalMethod, difference
 
@@ -36,6 +36,7 @@ SUMMARY_COLUMNS = (
     *REGISTRY_COLUMNS,
 )
 RECORD_COLUMNS = ("variant", "replication", "seed", *RECORD_FIELDS)
+RECORD_CHUNK = 5000
 EVENT_COLUMNS = (
     "variant",
     "replication",
@@ -115,94 +116,32 @@ def run_summary_rows(*, run: Run) -> Iterator[dict[str, Any]]:
             }
 
 
-class _JSONArrayLength(Func):
-    """The length of a JSON array column, on SQLite and PostgreSQL (jsonb)."""
-
-    function = "JSON_ARRAY_LENGTH"
-    output_field = IntegerField()
-
-    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return super().as_sql(compiler, connection, function="JSONB_ARRAY_LENGTH", **extra)
-
-
-@dataclass(frozen=True, slots=True)
-class _Block:
-    """One replication's span of rows within the concatenated records."""
-
-    pk: int
-    variant: str
-    replication: int
-    seed: int | None
-    start: int
-    length: int
-
-
-class WorkloadRecords(Sequence[dict[str, Any]]):
-    """Per-workload records of many replications as one lazy sequence: its length comes
-    from the database (array lengths, no JSON loaded), a slice loads only the
-    replications it spans, so pagination over a large run stays cheap."""
-
-    def __init__(self, replications: QuerySet[Replication]) -> None:
-        rows = replications.annotate(length=_JSONArrayLength("workloads")).values_list(
-            "pk", "variant", "replication", "seed", "length"
-        )
-        self._blocks: list[_Block] = []
-        start = 0
-        for pk, variant, number, seed, length in rows:
-            self._blocks.append(_Block(pk, variant, number, seed, start, length or 0))
-            start += length or 0
-        self._total = start
-
-    def __len__(self) -> int:
-        return self._total
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, int):
-            window = self[index : index + 1] if index >= 0 else self[index:][:1]
-            if not window:
-                raise IndexError(index)
-            return window[0]
-        start, stop, _ = index.indices(self._total)
-        blocks = [b for b in self._blocks if b.start < stop and b.start + b.length > start]
-        return [
-            row
-            for block in blocks
-            for row in self._rows(block, start - block.start, stop - block.start)
-        ]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for block in self._blocks:
-            yield from self._rows(block, 0, block.length)
-
-    @staticmethod
-    def _rows(block: _Block, start: int, stop: int) -> Iterator[dict[str, Any]]:
-        records = Replication.objects.filter(pk=block.pk).values_list("workloads", flat=True)[0]
-        for record in records[max(0, start) : stop]:
-            yield {
-                "variant": block.variant,
-                "replication": block.replication,
-                "seed": block.seed,
-                **record,
-            }
-
-
 def run_workload_records(
     *, run: Run, variant: str = "", replication: int | None = None
-) -> WorkloadRecords:
-    """The run's per-workload records in (variant, replication) order, optionally for one
-    variant and/or replication number."""
-    replications = run.replications.order_by("variant_index", "replication").defer("timeline")
+) -> QuerySet[WorkloadRecord]:
+    """The run's per-workload records in (variant, replication, simulator) order, each
+    with its ``variant``, ``replication_number`` and ``seed``; optionally of one variant
+    and/or replication number (the API filters these with django-filter)."""
+    records = WorkloadRecord.objects.filter(replication__run=run)
     if variant:
-        replications = replications.filter(variant=variant)
+        records = records.filter(replication__variant=variant)
     if replication is not None:
-        replications = replications.filter(replication=replication)
-    return WorkloadRecords(replications)
+        records = records.filter(replication__replication=replication)
+    return records.annotate(
+        variant=F("replication__variant"),
+        replication_number=F("replication__replication"),
+        seed=F("replication__seed"),
+    ).order_by("replication__variant_index", "replication__replication", "position")
+
+
+def run_workload_rows(
+    *, run: Run, variant: str = "", replication: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """The records as flat rows of ``RECORD_COLUMNS`` for exports, read in chunks."""
+    records = run_workload_records(run=run, variant=variant, replication=replication)
+    values = records.values_list("variant", "replication_number", "seed", *RECORD_FIELDS)
+    for row in values.iterator(chunk_size=RECORD_CHUNK):
+        yield dict(zip(RECORD_COLUMNS, row, strict=True))
 
 
 def run_event_count(*, run: Run, variant: str = "", replication: int | None = None) -> int:

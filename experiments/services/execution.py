@@ -25,7 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -36,7 +36,7 @@ from django.utils import timezone
 
 import scheduler_core as sc
 from experiments import event_log
-from experiments.models import TERMINAL_STATUSES, Replication, Run, Status
+from experiments.models import TERMINAL_STATUSES, Replication, Run, Status, WorkloadRecord
 from experiments.services.outcome import Outcome
 from experiments.services.runs import run_fail
 from scheduler_core import timeline as core_timeline
@@ -272,6 +272,7 @@ def _store(claimed: Replication, attempt: int, result: _Result) -> None:
     replication.timeline = result.timeline
     replication.event_log = result.event_log  # replaces an earlier delivery's, if any
     _set_result(replication, result.simulation)
+    _insert_records(replication, result.simulation)
     done = run.replications.filter(status=Status.SUCCEEDED).count()
     run.progress = done / run.replications.count()
     run.save(update_fields=["progress"])
@@ -297,6 +298,22 @@ def encode_event_log(result: sc.ReplicationResult) -> bytes:
     )
 
 
+RECORD_BATCH = 2000
+
+
+def _insert_records(replication: Replication, result: sc.ReplicationResult) -> None:
+    """The per-workload records as rows, in the simulator's order, replacing an earlier
+    delivery's."""
+    WorkloadRecord.objects.filter(replication=replication).delete()
+    WorkloadRecord.objects.bulk_create(
+        (
+            WorkloadRecord(replication=replication, position=position, **asdict(record))
+            for position, record in enumerate(result.workloads)
+        ),
+        batch_size=RECORD_BATCH,
+    )
+
+
 def decision_links(result: sc.ReplicationResult) -> dict[tuple[float, str, str], int]:
     """(time, reason, pod or workload) of an event -> the decision that explains it; each
     record names the events it explains, so the web app never guesses from event names."""
@@ -314,7 +331,6 @@ def _set_result(replication: Replication, result: sc.ReplicationResult) -> None:
         "summary",
         "distributions",
         "by_priority_class",
-        "workloads",
         "events_processed",
         "wall_seconds",
     ):

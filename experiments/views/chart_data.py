@@ -264,10 +264,12 @@ def _busiest(groups: Sequence[spans.NodeGroup], marks: Sequence[spans.Preemption
 def workload_table(
     *, replication_id: int, query: str = "", sort: str = "-lost_work", page: int = 1
 ) -> dict[str, Any]:
-    records = selectors_charts.replication_workloads(replication_id=replication_id)
-    return tables.workload_page(records, query=query, sort=sort, page=page) | {
-        "replication": replication_id
-    }
+    records, sort = selectors_charts.replication_workload_records(
+        replication_id=replication_id, query=query, sort=sort
+    )
+    every = selectors_charts.replication_workload_count(replication_id=replication_id)
+    page_data = tables.workload_page(records, every=every, query=query, sort=sort, page=page)
+    return page_data | {"replication": replication_id}
 
 
 def event_page(

@@ -25,11 +25,7 @@ POD_PLACEHOLDER = "__pod__"
 
 
 def _replication(run: Run, replication_pk: int) -> Replication:
-    replication = (
-        run.replications.filter(pk=replication_pk)
-        .defer("event_log", "workloads", "timeline")
-        .first()
-    )
+    replication = run.replications.filter(pk=replication_pk).defer("event_log", "timeline").first()
     if replication is None:
         raise Http404("No such replication")
     return replication

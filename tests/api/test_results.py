@@ -14,7 +14,7 @@ import scheduler_core as sc
 from experiments.models import Status
 from experiments.selectors_api import EVENT_COLUMNS, RECORD_COLUMNS, SUMMARY_COLUMNS
 from tests.api.conftest import errors
-from tests.factories import ExperimentFactory, RunFactory, stored_events
+from tests.factories import ExperimentFactory, RunFactory, stored_events, stored_records
 
 
 def url(run, tail: str) -> str:
@@ -73,7 +73,7 @@ def test_workload_records_are_paginated_across_replications(alice_api, finished_
     expected = [
         {"variant": r.variant, "replication": r.replication, "seed": r.seed, **record}
         for r in replications
-        for record in r.workloads
+        for record in stored_records(r)
     ]
 
     first = alice_api.get(url(finished_run, "workloads/?page_size=3")).json()
@@ -94,7 +94,7 @@ def test_workload_records_filter_by_variant_and_replication(alice_api, finished_
     ).json()["results"]
     none = alice_api.get(url(finished_run, "workloads/?replication=5")).json()
 
-    assert [row["workload"] for row in rows] == [w["workload"] for w in second.workloads]
+    assert [row["workload"] for row in rows] == [w["workload"] for w in stored_records(second)]
     assert {row["variant"] for row in rows} == {second.variant}
     assert none["count"] == 0
 
@@ -234,7 +234,7 @@ def test_the_workloads_export_types_its_parquet_columns(alice_api, finished_run)
     expected = [
         {"variant": r.variant, "replication": r.replication, "seed": r.seed, **record}
         for r in replications
-        for record in r.workloads
+        for record in stored_records(r)
     ]
 
     table = pq.read_table(

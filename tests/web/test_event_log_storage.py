@@ -11,7 +11,7 @@ from django.db.migrations.executor import MigrationExecutor
 import scheduler_core as sc
 from experiments import event_log, services
 from experiments.event_log import EventLog
-from experiments.models import Replication
+from experiments.models import Replication, WorkloadRecord
 from experiments.services.execution import decision_links, encode_event_log
 from scheduler_core.events import Reason
 from tests.factories import ExperimentFactory, ReplicationFactory, preset_document, stored_events
@@ -56,9 +56,7 @@ def test_filters_match_the_columns_exactly_and_keep_the_seq(s1_result):
 
     assert [e.seq for e in preempted] == [i for i, e in events if e.reason is Reason.PREEMPTED]
     assert [e.seq for e in window] == [
-        i
-        for i, e in events
-        if e.reason in (Reason.SCHEDULED, Reason.READY) and 1 <= e.time <= 900
+        i for i, e in events if e.reason in (Reason.SCHEDULED, Reason.READY) and 1 <= e.time <= 900
     ]
     assert len(preempted) == 4
     assert len(window) > 0
@@ -101,9 +99,7 @@ def test_a_subset_of_columns_decodes_only_those():
     assert list(log.columns(("time", "pod"))) == [(t, float(t), f"w-{t}") for t in range(5)]
 
 
-@pytest.mark.parametrize(
-    "preset", ["s8-gang-at-scale", "s13-fleet-reliability"], ids=["s8", "s13"]
-)
+@pytest.mark.parametrize("preset", ["s8-gang-at-scale", "s13-fleet-reliability"], ids=["s8", "s13"])
 def test_a_large_log_stores_in_fewer_than_20_bytes_an_event(preset):
     spec = sc.get_preset(preset).spec()
     result = sc.simulate(spec, sc.variant_names(spec)[0], 0)
@@ -130,18 +126,43 @@ def test_a_stored_replication_keeps_its_log_in_its_own_row_and_deletes_it_with_i
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_carries_every_event_row_into_its_replications_blob():
     """0005 reads the rows of 0004's RunEvent table in seq order into one blob per
-    replication, then drops the table; going back rebuilds the rows."""
+    replication, then drops the table, and turns each JSON record into a WorkloadRecord
+    row (a field an older simulator did not write takes its column's default); going
+    back rebuilds the rows."""
     executor = MigrationExecutor(connection)
-    before, after = [("experiments", "0004_decisions")], [("experiments", "0005_event_log_blob")]
+    before, after = (
+        [("experiments", "0004_decisions")],
+        [("experiments", "0005_event_log_and_workload_records")],
+    )
     try:
         executor.migrate(before)
         old = executor.loader.project_state(before).apps
         replication = _old_replication(old)
+        old.get_model("experiments", "Replication").objects.filter(pk=replication.pk).update(
+            workloads=[
+                {"workload": "train", "members": 4, "lost_work": 12.5, "time_to_recover": None},
+                {"workload": "urgent", "urgent": True, "completion_time": 90.0},
+            ]
+        )
         run_event = old.get_model("experiments", "RunEvent")
         rows = [
-            dict(seq=1, time=5.0, reason="Preempted", pod="a-0", related="u-0", decision=3),
-            dict(seq=0, time=0.0, reason="Scheduled", pod="a-0", node="n-1", value=2.0),
-            dict(seq=2, time=9.0, reason="Killing", pod="a-0", message="grace 30 s"),
+            {
+                "seq": 1,
+                "time": 5.0,
+                "reason": "Preempted",
+                "pod": "a-0",
+                "related": "u-0",
+                "decision": 3,
+            },
+            {
+                "seq": 0,
+                "time": 0.0,
+                "reason": "Scheduled",
+                "pod": "a-0",
+                "node": "n-1",
+                "value": 2.0,
+            },
+            {"seq": 2, "time": 9.0, "reason": "Killing", "pod": "a-0", "message": "grace 30 s"},
         ]
         for row in rows:
             run_event.objects.create(replication_id=replication.pk, **row)
@@ -162,6 +183,12 @@ def test_the_migration_carries_every_event_row_into_its_replications_blob():
             "u-0",
             "grace 30 s",
         )
+        records = WorkloadRecord.objects.filter(replication_id=replication.pk)
+        assert list(
+            records.order_by("position").values_list(
+                "position", "workload", "members", "lost_work", "urgent", "completion_time"
+            )
+        ) == [(0, "train", 4, 12.5, False, None), (1, "urgent", 0, 0.0, True, 90.0)]
         executor = MigrationExecutor(connection)
         executor.migrate(before)
         back = executor.loader.project_state(before).apps.get_model("experiments", "RunEvent")
@@ -170,6 +197,13 @@ def test_the_migration_carries_every_event_row_into_its_replications_blob():
             (1, "Preempted", 3),
             (2, "Killing", None),
         ]
+        arrays = executor.loader.project_state(before).apps.get_model("experiments", "Replication")
+        [train, urgent] = arrays.objects.get(pk=replication.pk).workloads
+        assert (train["workload"], train["lost_work"], urgent["completion_time"]) == (
+            "train",
+            12.5,
+            90.0,
+        )
     finally:
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()

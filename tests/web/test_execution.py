@@ -13,7 +13,7 @@ from django.utils import timezone
 
 import scheduler_core as sc
 from experiments import services
-from experiments.models import Replication, Run, Status
+from experiments.models import Replication, Run, Status, WorkloadRecord
 from experiments.services import Outcome, execution
 from experiments.specs import product_version
 from scheduler_core.metrics import confidence_interval
@@ -23,6 +23,7 @@ from tests.factories import (
     RunFactory,
     events_stored,
     stored_events,
+    stored_records,
 )
 
 
@@ -82,7 +83,7 @@ def test_a_run_executes_every_replication_and_aggregates_them(
     ):
         stored = result.to_dict(include_events=False)
         assert replication.summary == stored["summary"]
-        assert replication.workloads == stored["workloads"]
+        assert stored_records(replication) == stored["workloads"]
         assert replication.event_count == len(result.events)
         events = [
             (e.time, e.reason, e.workload, e.pod, e.node, e.value, e.related, e.message)
@@ -168,10 +169,8 @@ def test_a_failing_simulation_fails_the_run_and_keeps_nothing(
     assert run.aggregate == []
     assert events_stored(run=run) == 0
     assert not run.replications.exclude(event_log=None).exists()
-    assert list(run.replications.values_list("summary", "workloads", "event_count")) == [
-        ({}, [], 0),
-        ({}, [], 0),
-    ]
+    assert list(run.replications.values_list("summary", "event_count")) == [({}, 0), ({}, 0)]
+    assert not WorkloadRecord.objects.filter(replication__run=run).exists()
     assert list(run.replications.values_list("status", flat=True)) == [
         Status.SUCCEEDED,
         Status.FAILED,
