@@ -22,10 +22,11 @@ is handed back to the task to retry later (``Outcome.DATABASE_DOWN``).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -40,6 +41,7 @@ from experiments.models import TERMINAL_STATUSES, Replication, Run, Status, Work
 from experiments.services.outcome import Outcome
 from experiments.services.runs import run_fail
 from scheduler_core import timeline as core_timeline
+from scheduler_core.metrics import RECORD_FIELDS
 
 logger = logging.getLogger(__name__)
 
@@ -299,19 +301,31 @@ def encode_event_log(result: sc.ReplicationResult) -> bytes:
 
 
 RECORD_BATCH = 2000
+_RECORD_COLUMNS = ("replication_id", "position", *RECORD_FIELDS)
 
 
 def _insert_records(replication: Replication, result: sc.ReplicationResult) -> None:
     """The per-workload records as rows, in the simulator's order, replacing an earlier
-    delivery's."""
+    delivery's. Plain tuples, no model objects (openb has 7,254 records: bulk_create
+    took 20 s of a loaded machine where COPY takes a fraction); PostgreSQL gets them
+    through COPY, the others in batches."""
     WorkloadRecord.objects.filter(replication=replication).delete()
-    WorkloadRecord.objects.bulk_create(
-        (
-            WorkloadRecord(replication=replication, position=position, **asdict(record))
-            for position, record in enumerate(result.workloads)
-        ),
-        batch_size=RECORD_BATCH,
+    rows = (
+        (replication.pk, position, *(getattr(record, name) for name in RECORD_FIELDS))
+        for position, record in enumerate(result.workloads)
     )
+    table = connection.ops.quote_name(WorkloadRecord._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(c) for c in _RECORD_COLUMNS)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
+        placeholders = ", ".join(["%s"] * len(_RECORD_COLUMNS))
+        insert = f"INSERT INTO {table} ({columns}) VALUES ({placeholders})"
+        while batch := list(itertools.islice(rows, RECORD_BATCH)):
+            cursor.executemany(insert, batch)
 
 
 def decision_links(result: sc.ReplicationResult) -> dict[tuple[float, str, str], int]:
