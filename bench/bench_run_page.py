@@ -165,12 +165,13 @@ def ensure_run() -> tuple[int, int]:
 
 
 def build_run(user: Any) -> Any:
-    """Simulate both variants and store them as the worker would (events through COPY)."""
+    """Simulate both variants and store them as the worker would (the event log encoded)."""
     from django.db import transaction
     from django.utils import timezone
 
     import scheduler_core as sc
     from experiments.models import Experiment, Replication, Run, Status
+    from experiments.services.execution import _insert_records, encode_event_log
     from experiments.specs import product_version, spec_document
     from scheduler_core import timeline as core_timeline
 
@@ -216,6 +217,7 @@ def build_run(user: Any) -> Any:
                 started_at=now,
                 finished_at=now,
                 event_count=len(result.events),
+                event_log=encode_event_log(result),
                 timeline=core_timeline.for_variant(spec, result.variant, result.events).to_json(),
                 **{
                     k: data[k]
@@ -226,70 +228,13 @@ def build_run(user: Any) -> Any:
                         "summary",
                         "distributions",
                         "by_priority_class",
-                        "workloads",
                         "events_processed",
                         "wall_seconds",
                     )
                 },
             )
-            _copy_events(replication.pk, result.events)
+            _insert_records(replication, result)
     return run
-
-
-def _copy_events(replication_id: int, events: Any) -> None:
-    from django.db import connection
-
-    columns = (
-        "replication_id",
-        "seq",
-        "time",
-        "reason",
-        "workload",
-        "pod",
-        "node",
-        "value",
-        "related",
-        "message",
-    )
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            sql = f"COPY experiments_runevent ({', '.join(columns)}) FROM STDIN"
-            with cursor.cursor.copy(sql) as copy:
-                for seq, e in enumerate(events):
-                    copy.write_row(
-                        (
-                            replication_id,
-                            seq,
-                            e.time,
-                            e.reason,
-                            e.workload,
-                            e.pod,
-                            e.node,
-                            float(e.value),
-                            e.related,
-                            e.message,
-                        )
-                    )
-            return
-        cursor.executemany(
-            f"INSERT INTO experiments_runevent ({', '.join(columns)}) VALUES "
-            f"({', '.join(['%s'] * len(columns))})",
-            [
-                (
-                    replication_id,
-                    seq,
-                    e.time,
-                    e.reason,
-                    e.workload,
-                    e.pod,
-                    e.node,
-                    float(e.value),
-                    e.related,
-                    e.message,
-                )
-                for seq, e in enumerate(events)
-            ],
-        )
 
 
 # ----------------------------------------------------------------------- the browser

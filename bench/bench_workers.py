@@ -4,20 +4,21 @@ once per worker concurrency. Not a test: run by hand.
 
     python bench/bench_workers.py [--concurrency 1,2] [--replications 3] [--record]
 
-It builds its own database (``disruption_lab_bench_workers``, dropped and created again
-each time, so the figures never depend on what an earlier run left behind) and its own
-broker queue, imports the trace, stores it as an Experiment and, per concurrency, starts
-a worker, waits until it is ready, then times enqueue -> run succeeded. Between
-concurrencies the event table is emptied, so each run inserts into the same empty table.
+It builds its own database (``disruption_lab_bench_workers``, or ``BENCH_DATABASE``:
+dropped and created again each time, so the figures never depend on what an earlier run
+left behind) and its own broker queue, imports the trace, stores it as an Experiment
+and, per concurrency, starts a worker, waits until it is ready, then times enqueue -> run
+succeeded.
 
 Reported per concurrency: seconds to the last replication and to the run's success,
 speed-ups against the first concurrency, and where the
 worker time goes, from the rows themselves: simulation (``Replication.wall_seconds``,
 measured inside the simulator) versus the rest of each task (parsing the frozen spec,
-resolving the variant, writing the ~70,000-row event log with COPY and the per-workload
-records), plus the chord callback. One replication is also timed phase by phase in this
+resolving the variant, deriving the timeline, encoding the ~70,000-event log and writing
+the result row), plus the chord callback. One replication is also timed phase by phase in this
 process. ``--record`` merges the figures into bench/baselines.json as ``workers_openb``.
-The trace is read from ../shared/traces (not in the repository: licences).
+The trace is read from ../shared/traces, or ``BENCH_TRACE_DIR`` (not in the repository:
+licences).
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-TRACE = ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023"
+TRACE = Path(
+    os.environ.get("BENCH_TRACE_DIR", ROOT.parent / "shared" / "traces" / "alibaba-gpu-v2023")
+)
 FILES = [TRACE / "openb_node_list_all_node.csv", TRACE / "openb_pod_list_default.csv"]
 BASELINES = Path(__file__).with_name("baselines.json")
 SERVER_URL = "postgres://postgres@127.0.0.1:5432"
-DATABASE = "disruption_lab_bench_workers"
+DATABASE = os.environ.get("BENCH_DATABASE", "disruption_lab_bench_workers")
 BROKER_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
 QUEUE = f"bench-workers-{uuid.uuid4().hex[:8]}"
 RUN_TIMEOUT_SECONDS = 3600.0
@@ -194,13 +197,21 @@ def _last_exception(log: Path) -> str:
 
 def breakdown(run: Any) -> dict[str, Any]:
     """Where the workers' time went, from the stored rows."""
-    reps = list(run.replications.all())
+    from django.db.models import F, Func, IntegerField, Sum
+
+    reps = list(run.replications.only("started_at", "finished_at", "wall_seconds", "event_count"))
+    stored = run.replications.aggregate(
+        bytes=Sum(Func(F("event_log"), function="OCTET_LENGTH", output_field=IntegerField()))
+    )["bytes"]
+    events = sum(r.event_count for r in reps)
     busy = sum((r.finished_at - r.started_at).total_seconds() for r in reps)
     simulate = sum(r.wall_seconds for r in reps)
     last = max(r.finished_at for r in reps)
     return {
         "tasks": len(reps),
-        "events_stored": sum(r.event_count for r in reps),
+        "events_stored": events,
+        "event_log_bytes": stored,
+        "event_log_bytes_per_event": round(stored / events, 2) if events and stored else None,
         "task_busy_s": round(busy, 1),
         "simulate_s": round(simulate, 1),
         "store_and_other_s": round(busy - simulate, 1),
@@ -217,13 +228,19 @@ def breakdown(run: Any) -> dict[str, Any]:
 
 def one_replication_phases(experiment: Any) -> dict[str, float]:
     """One replication's phases in this process, as the task runs them: parse the frozen
-    spec (which validates every variant), simulate (+ metrics), write the event log with
-    COPY and the result row. The writes are rolled back."""
+    spec (which validates every variant), simulate (+ metrics), derive the timeline,
+    encode the event log, store the result row with it. The writes are rolled back."""
+    from django.conf import settings
     from django.db import transaction
 
     import scheduler_core as sc
-    from experiments.models import Replication, RunEvent
-    from experiments.services.execution import _insert_events, _set_result  # the task's own
+    from experiments.models import Replication
+    from experiments.services.execution import (  # the task's own
+        _insert_records,
+        _set_result,
+        encode_event_log,
+    )
+    from scheduler_core import timeline as core_timeline
 
     replication = Replication.objects.filter(run__experiment=experiment).first()
     without_variants = {k: v for k, v in experiment.spec.items() if k != "variants"}
@@ -234,14 +251,26 @@ def one_replication_phases(experiment: Any) -> dict[str, float]:
         sc.parse_spec(without_variants)
     with _phase(phases, "simulate_s"):
         result = sc.simulate(spec, replication.variant, 0)
+    with _phase(phases, "timeline_s"):
+        timeline = core_timeline.for_variant(spec, replication.variant, result.events).to_json(
+            max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+        )
+    with _phase(phases, "encode_events_s"):
+        blob = encode_event_log(result)
     with transaction.atomic():
-        RunEvent.objects.filter(replication=replication).delete()
-        with _phase(phases, "copy_events_s"):
-            _insert_events(replication, result)
+        replication.timeline, replication.event_log = timeline, blob
         with _phase(phases, "result_row_s"):
             _set_result(replication, result)
+        with _phase(phases, "workload_records_s"):
+            _insert_records(replication, result)
         transaction.set_rollback(True)
-    return {**phases, "events": len(result.events)}
+    events = len(result.events)
+    return {
+        **phases,
+        "events": events,
+        "event_log_bytes": len(blob),
+        "event_log_bytes_per_event": round(len(blob) / max(1, events), 2),
+    }
 
 
 @contextmanager
@@ -249,13 +278,6 @@ def _phase(phases: dict[str, float], name: str) -> Iterator[None]:
     started = time.perf_counter()
     yield
     phases[name] = round(time.perf_counter() - started, 3)
-
-
-def empty_event_table() -> None:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE experiments_runevent")
 
 
 def main() -> int:
@@ -279,7 +301,6 @@ def main() -> int:
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as var_dir:
         for concurrency in (int(c) for c in args.concurrency.split(",")):
-            empty_event_table()
             runs.append(timed_run(experiment, concurrency, Path(var_dir)))
             print(json.dumps(runs[-1]), file=sys.stderr)
     phases = one_replication_phases(experiment)

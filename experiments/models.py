@@ -1,17 +1,21 @@
 """Experiments, their runs, and the results of every (variant, replication).
 
-Everything hangs off an Experiment with ``on_delete=CASCADE`` down to the event rows,
-so deleting an experiment leaves nothing behind. Event rows have no dependants and no
-signals, so Django deletes them with one DELETE per level, not row by row.
+Everything hangs off an Experiment with ``on_delete=CASCADE`` down to the replications,
+which hold their event log as a column (``Replication.event_log``), so deleting an
+experiment leaves nothing behind, files included: there are none.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 import uuid
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+from scheduler_core.metrics import WorkloadRecord as CoreWorkloadRecord
 
 
 class Experiment(models.Model):
@@ -170,9 +174,15 @@ class Replication(models.Model):
     summary = models.JSONField(default=dict, blank=True)
     distributions = models.JSONField(default=dict, blank=True)
     by_priority_class = models.JSONField(default=dict, blank=True)
-    workloads = models.JSONField(default=list, blank=True, help_text="per-workload records")
     events_processed = models.PositiveIntegerField(default=0)
     event_count = models.PositiveIntegerField(default=0)
+    event_log = models.BinaryField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="the whole event log as one zstd Parquet file (experiments.event_log); "
+        "null until the results are stored",
+    )
     wall_seconds = models.FloatField(default=0.0)
     timeline = models.JSONField(
         null=True,
@@ -205,35 +215,48 @@ class Replication(models.Model):
         return f"{self.variant} #{self.replication} ({self.status})"
 
 
-class RunEvent(models.Model):
-    """One row of a replication's event log, with the columns charts and the event-log
-    API filter on indexed. ``seq`` keeps the simulator's order among equal times."""
+class WorkloadRecord(models.Model):
+    """One workload's record in one replication: ``scheduler_core``'s WorkloadRecord as a
+    row, one column per field (added below from the dataclass, so the two never drift),
+    so the API and the run page filter, sort and page them in the database.
+    ``position`` keeps the simulator's order."""
 
-    replication = models.ForeignKey(Replication, on_delete=models.CASCADE, related_name="events")
-    seq = models.PositiveIntegerField()
-    time = models.FloatField()
-    # Text, not varchar: names come from user specs and must never fail a write.
-    reason = models.TextField()
-    workload = models.TextField(blank=True)
-    pod = models.TextField(blank=True)
-    node = models.TextField(blank=True)
-    value = models.FloatField(default=0.0)
-    related = models.TextField(blank=True)
-    message = models.TextField(blank=True)
-    decision = models.IntegerField(
-        null=True, blank=True, help_text="id of the decision record that explains it"
+    replication = models.ForeignKey(
+        Replication, on_delete=models.CASCADE, related_name="workload_records"
     )
+    position = models.PositiveIntegerField()
 
     class Meta:
-        ordering = ["replication", "seq"]
+        ordering = ["replication", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["replication", "seq"], name="unique_event_seq")
-        ]
-        indexes = [
-            models.Index(fields=["replication", "time"]),
-            models.Index(fields=["replication", "reason", "time"]),
-            models.Index(fields=["replication", "workload", "time"]),
+            models.UniqueConstraint(
+                fields=["replication", "position"], name="unique_record_position"
+            )
         ]
 
     def __str__(self) -> str:
-        return f"{self.time:g}s {self.reason} {self.pod or self.workload}"
+        return f"{self.pk}: record {self.position} of replication {self.replication_id}"
+
+
+def _record_column(annotation: object) -> models.Field:
+    """The column of a WorkloadRecord field: its type, null where the core allows None."""
+    nullable = isinstance(annotation, types.UnionType)
+    kind = (
+        next(a for a in typing.get_args(annotation) if a is not type(None))
+        if nullable
+        else annotation
+    )
+    if kind is str:
+        return models.TextField(blank=True, default="")
+    if kind is bool:
+        return models.BooleanField(default=False)
+    if kind is int:
+        return models.BigIntegerField(
+            null=nullable, blank=nullable, default=None if nullable else 0
+        )
+    return models.FloatField(null=nullable, blank=nullable, default=None if nullable else 0.0)
+
+
+for _name, _annotation in typing.get_type_hints(CoreWorkloadRecord).items():
+    WorkloadRecord.add_to_class(_name, _record_column(_annotation))
+del _name, _annotation

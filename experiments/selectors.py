@@ -7,7 +7,7 @@ sets ``LAB_SHARE_ALL``. Only the owner may change, run, cancel or delete.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,9 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 import scheduler_core as sc
-from experiments.models import PRESET_TAG, Experiment, Replication, Run, RunEvent, Status
+from experiments import event_log
+from experiments.event_log import EventLog
+from experiments.models import PRESET_TAG, Experiment, Replication, Run, Status
 
 
 def experiment_visible_qs(*, user: User | AnonymousUser) -> QuerySet[Experiment]:
@@ -262,41 +264,22 @@ def run_summary_table(*, run: Run) -> list[MetricRow]:
 
 
 def run_replications(*, run: Run) -> QuerySet[Replication]:
-    """The run page's table of replications: without the per-workload records and
-    distributions, which are megabytes on a large run (the charts read them on demand)."""
+    """The run page's table of replications: without the distributions, timelines,
+    decisions and event logs, which are megabytes on a large run (the charts read them
+    on demand)."""
     return run.replications.order_by("variant_index", "replication").defer(
-        "workloads", "distributions", "by_priority_class", "timeline", "decisions"
+        "distributions", "by_priority_class", "timeline", "decisions", "event_log"
     )
 
 
-def replication_events(
-    *,
-    replication: Replication,
-    reason: str = "",
-    workload: str = "",
-    pod: str = "",
-    node: str = "",
-    after_setup: bool = False,
-) -> QuerySet[RunEvent]:
-    """A replication's event log in simulator order, filtered on indexed columns;
-    ``after_setup`` leaves out the setup rows (everything at t <= 0)."""
-    events = replication.events.order_by("seq")
-    if after_setup:
-        events = events.filter(time__gt=0)
-    for field, value in (("reason", reason), ("workload", workload), ("pod", pod), ("node", node)):
-        if value:
-            events = events.filter(**{field: value})
-    return events
-
-
-def replication_setup_count(*, replication: Replication) -> int:
-    """Rows at t <= 0: the initial placement, which the log viewers fold away so that
-    what happened (the preemption) shows first."""
-    return replication.events.filter(time__lte=0).count()
-
-
-def replication_event_reasons(*, replication: Replication) -> list[str]:
-    return sorted(replication.events.order_by().values_list("reason", flat=True).distinct())
+def replication_event_log(
+    *, replication_id: int, columns: Sequence[str] = event_log.COLUMNS
+) -> EventLog:
+    """A replication's whole stored event log in simulator order (``columns`` only),
+    to filter with ``EventLog.filter``; empty for a replication without results. The
+    one read of the stored log: every page, API, export and chart goes through it."""
+    blob = Replication.objects.filter(pk=replication_id).values_list("event_log", flat=True)
+    return EventLog.decode(blob.first(), columns)
 
 
 def users_by_username(*, usernames: Iterable[str]) -> tuple[list[User], list[str]]:

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from django.contrib.auth.models import AnonymousUser, User
-from django.db.models import F, Func, IntegerField, QuerySet
+from django.db.models import F, QuerySet
 
 import scheduler_core as sc
-from experiments import selectors
-from experiments.models import Replication, Run, RunEvent, Status
+from experiments import event_log, selectors
+from experiments.event_log import EventLog
+from experiments.models import Replication, Run, Status, WorkloadRecord
 from scheduler_core.metrics import RECORD_FIELDS
 from scheduler_core.stats import IntervalMethod, difference
 
@@ -35,6 +36,7 @@ SUMMARY_COLUMNS = (
     *REGISTRY_COLUMNS,
 )
 RECORD_COLUMNS = ("variant", "replication", "seed", *RECORD_FIELDS)
+RECORD_CHUNK = 5000
 EVENT_COLUMNS = (
     "variant",
     "replication",
@@ -48,7 +50,6 @@ EVENT_COLUMNS = (
     "related",
     "message",
 )
-EVENT_CHUNK = 5000
 
 
 def run_visible_list(*, user: User | AnonymousUser) -> QuerySet[Run]:
@@ -115,43 +116,87 @@ def run_summary_rows(*, run: Run) -> Iterator[dict[str, Any]]:
             }
 
 
-class _JSONArrayLength(Func):
-    """The length of a JSON array column, on SQLite and PostgreSQL (jsonb)."""
+def run_workload_records(
+    *, run: Run, variant: str = "", replication: int | None = None
+) -> QuerySet[WorkloadRecord]:
+    """The run's per-workload records in (variant, replication, simulator) order, each
+    with its ``variant``, ``replication_number`` and ``seed``; optionally of one variant
+    and/or replication number (the API filters these with django-filter)."""
+    records = WorkloadRecord.objects.filter(replication__run=run)
+    if variant:
+        records = records.filter(replication__variant=variant)
+    if replication is not None:
+        records = records.filter(replication__replication=replication)
+    return records.annotate(
+        variant=F("replication__variant"),
+        replication_number=F("replication__replication"),
+        seed=F("replication__seed"),
+    ).order_by("replication__variant_index", "replication__replication", "position")
 
-    function = "JSON_ARRAY_LENGTH"
-    output_field = IntegerField()
 
-    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
-        return super().as_sql(compiler, connection, function="JSONB_ARRAY_LENGTH", **extra)
+def run_workload_rows(
+    *, run: Run, variant: str = "", replication: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """The records as flat rows of ``RECORD_COLUMNS`` for exports, read in chunks."""
+    records = run_workload_records(run=run, variant=variant, replication=replication)
+    values = records.values_list("variant", "replication_number", "seed", *RECORD_FIELDS)
+    for row in values.iterator(chunk_size=RECORD_CHUNK):
+        yield dict(zip(RECORD_COLUMNS, row, strict=True))
+
+
+def run_event_count(*, run: Run, variant: str = "", replication: int | None = None) -> int:
+    """Stored event rows of the run (of one variant and/or replication number), from the
+    replications' own counts: no event row is read."""
+    replications = run.replications.all()
+    if variant:
+        replications = replications.filter(variant=variant)
+    if replication is not None:
+        replications = replications.filter(replication=replication)
+    return sum(replications.values_list("event_count", flat=True))
+
+
+LOG_FILTERS = ("workload", "pod", "node", "reason", "time_min", "time_max")
+"""The event filters applied inside each replication's log (variant and replication
+choose the replications)."""
 
 
 @dataclass(frozen=True, slots=True)
-class _Block:
-    """One replication's span of rows within the concatenated records."""
+class _LogBlock:
+    """Where one replication's chosen events sit within the run's concatenated log."""
 
     pk: int
     variant: str
     replication: int
-    seed: int | None
     start: int
     length: int
 
 
-class WorkloadRecords(Sequence[dict[str, Any]]):
-    """Per-workload records of many replications as one lazy sequence: its length comes
-    from the database (array lengths, no JSON loaded), a slice loads only the
-    replications it spans, so pagination over a large run stays cheap."""
+class RunEvents(Sequence[dict[str, Any]]):
+    """The filtered event logs of a run's replications as one lazy sequence of rows
+    (each event's fields, ``variant`` and ``replication_number``).
 
-    def __init__(self, replications: QuerySet[Replication]) -> None:
-        rows = replications.annotate(length=_JSONArrayLength("workloads")).values_list(
-            "pk", "variant", "replication", "seed", "length"
-        )
-        self._blocks: list[_Block] = []
+    Its length reads no log without a filter (the replications' ``event_count``) and
+    only the filtered columns with one; a slice decodes the logs it spans, so paging
+    through millions of events stays cheap."""
+
+    def __init__(self, replications: QuerySet[Replication], filters: Mapping[str, Any]) -> None:
+        self._filters = {k: filters[k] for k in LOG_FILTERS if filters.get(k) not in (None, "")}
+        self._blocks: list[_LogBlock] = []
         start = 0
-        for pk, variant, number, seed, length in rows:
-            self._blocks.append(_Block(pk, variant, number, seed, start, length or 0))
-            start += length or 0
+        rows = replications.values_list("pk", "variant", "replication", "event_count")
+        for pk, variant, number, count in rows:
+            length = len(self._filtered(pk)) if self._filters else count
+            self._blocks.append(_LogBlock(pk, variant, number, start, length))
+            start += length
         self._total = start
+
+    def _filtered(self, pk: int, columns: Sequence[str] | None = None) -> EventLog:
+        wanted = columns or list(dict.fromkeys(_column(name) for name in self._filters))
+        log = selectors.replication_event_log(replication_id=pk, columns=wanted)
+        exact = {k: v for k, v in self._filters.items() if k in event_log.TEXT_FILTERS}
+        return log.filter(
+            exact, time_min=self._filters.get("time_min"), time_max=self._filters.get("time_max")
+        )
 
     def __len__(self) -> int:
         return self._total
@@ -180,87 +225,48 @@ class WorkloadRecords(Sequence[dict[str, Any]]):
         for block in self._blocks:
             yield from self._rows(block, 0, block.length)
 
-    @staticmethod
-    def _rows(block: _Block, start: int, stop: int) -> Iterator[dict[str, Any]]:
-        records = Replication.objects.filter(pk=block.pk).values_list("workloads", flat=True)[0]
-        for record in records[max(0, start) : stop]:
+    def _rows(self, block: _LogBlock, start: int, stop: int) -> Iterator[dict[str, Any]]:
+        if block.length == 0:
+            return
+        events = self._filtered(block.pk, event_log.COLUMNS)
+        for event in events[max(0, start) : stop]:
             yield {
                 "variant": block.variant,
-                "replication": block.replication,
-                "seed": block.seed,
-                **record,
+                "replication_number": block.replication,
+                **event.as_dict(),
             }
 
 
-def run_workload_records(
-    *, run: Run, variant: str = "", replication: int | None = None
-) -> WorkloadRecords:
-    """The run's per-workload records in (variant, replication) order, optionally for one
-    variant and/or replication number."""
-    replications = run.replications.order_by("variant_index", "replication").defer("timeline")
-    if variant:
-        replications = replications.filter(variant=variant)
-    if replication is not None:
-        replications = replications.filter(replication=replication)
-    return WorkloadRecords(replications)
+def _column(name: str) -> str:
+    """The log column a filter reads."""
+    return "time" if name.startswith("time_") else name
 
 
-def run_event_count(*, run: Run, variant: str = "", replication: int | None = None) -> int:
-    """Stored event rows of the run (of one variant and/or replication number), from the
-    replications' own counts: no event row is read."""
-    replications = run.replications.all()
-    if variant:
-        replications = replications.filter(variant=variant)
-    if replication is not None:
-        replications = replications.filter(replication=replication)
-    return sum(replications.values_list("event_count", flat=True))
-
-
-def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> QuerySet[RunEvent]:
-    """The run's event log in (variant, replication, simulator) order, each row annotated
-    with its variant name and replication number. ``filters``: ``variant``,
-    ``replication``, ``workload``, ``pod``, ``node``, ``reason`` (exact),
-    ``time_min``/``time_max`` (inclusive seconds)."""
+def run_events(*, run: Run, filters: Mapping[str, Any] | None = None) -> RunEvents:
+    """The run's event log in (variant, replication, simulator) order, each row with its
+    variant name and replication number. ``filters``: ``variant``, ``replication``,
+    ``workload``, ``pod``, ``node``, ``reason`` (exact), ``time_min``/``time_max``
+    (inclusive seconds)."""
     filters = filters or {}
-    events = RunEvent.objects.filter(replication__run=run)
-    lookups = {
-        "variant": "replication__variant",
-        "replication": "replication__replication",
-        "workload": "workload",
-        "pod": "pod",
-        "node": "node",
-        "reason": "reason",
-        "time_min": "time__gte",
-        "time_max": "time__lte",
-    }
-    for key, lookup in lookups.items():
-        value = filters.get(key)
-        if value not in (None, ""):
-            events = events.filter(**{lookup: value})
-    return events.annotate(
-        variant=F("replication__variant"), replication_number=F("replication__replication")
-    ).order_by("replication__variant_index", "replication__replication", "seq")
+    replications = run.replications.filter(status=Status.SUCCEEDED).order_by(
+        "variant_index", "replication"
+    )
+    if filters.get("variant") not in (None, ""):
+        replications = replications.filter(variant=filters["variant"])
+    if filters.get("replication") is not None:
+        replications = replications.filter(replication=filters["replication"])
+    return RunEvents(replications, filters)
 
 
 def run_event_rows(
     *, run: Run, filters: Mapping[str, Any] | None = None
 ) -> Iterator[dict[str, Any]]:
-    """The filtered event log as flat rows for exports, read in chunks."""
-    values = run_events(run=run, filters=filters).values_list(  # type: ignore[misc]  # annotated by run_events
-        "variant",
-        "replication_number",
-        "seq",
-        "time",
-        "reason",
-        "workload",
-        "pod",
-        "node",
-        "value",
-        "related",
-        "message",
-    )
-    for row in values.iterator(chunk_size=EVENT_CHUNK):
-        yield dict(zip(EVENT_COLUMNS, row, strict=True))
+    """The filtered event log as flat rows for exports, one replication's log at a time."""
+    for row in run_events(run=run, filters=filters):
+        yield {
+            column: row["replication_number" if column == "replication" else column]
+            for column in EVENT_COLUMNS
+        }
 
 
 @dataclass(frozen=True, slots=True)

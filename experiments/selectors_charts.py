@@ -15,12 +15,13 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
-from django.db.models import QuerySet
+from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
 
 import scheduler_core as sc
 from experiments import selectors
+from experiments.charts import tables
 from experiments.charts.data import ROW_FIELDS, Row, VariantResults
-from experiments.models import Replication, Run, RunEvent, Status
+from experiments.models import Replication, Run, Status, WorkloadRecord
 from scheduler_core.spec_diff import parameter_diff, variant_parameters
 from scheduler_core.timeline import (
     TIMELINE_REASONS,
@@ -130,28 +131,55 @@ def _rows(
     reasons: Sequence[str],
 ) -> dict[int, list[tuple[int, Row]]]:
     """(seq, row) per replication, in log order."""
-    out: dict[int, list[tuple[int, Row]]] = defaultdict(list)
-    events = RunEvent.objects.filter(
-        replication_id__in=list(replication_ids), reason__in=[str(r) for r in reasons]
-    )
-    rows = events.order_by("replication_id", "seq").values_list(
-        "replication_id", "seq", *ROW_FIELDS
-    )
-    for replication_id, seq, *fields in rows.iterator(chunk_size=20_000):
-        out[replication_id].append((seq, Row(*fields)))
+    wanted = [str(r) for r in reasons]
+    out: dict[int, list[tuple[int, Row]]] = {}
+    for pk in dict.fromkeys(replication_ids):
+        log = selectors.replication_event_log(replication_id=pk, columns=ROW_FIELDS)
+        rows = log.filter(reasons=wanted).columns(ROW_FIELDS)
+        found = [(seq, Row(*fields)) for seq, *fields in rows]
+        if found:
+            out[pk] = found
     return out
 
 
-def replication_workloads(*, replication_id: int) -> list[dict[str, Any]]:
-    return (
-        Replication.objects.filter(pk=replication_id).values_list("workloads", flat=True).first()
-        or []
-    )
+def replication_workload_records(
+    *, replication_id: int, query: str = "", sort: str = tables.DEFAULT_SORT
+) -> tuple[QuerySet[WorkloadRecord], str]:
+    """A replication's records whose text fields contain every word of ``query`` (any
+    case; ``urgent`` also matches the preemptor), sorted by ``sort`` (``-`` for
+    descending; blanks last either way; equal values in the simulator's order), with
+    the sort applied (an unknown column falls back to the default)."""
+    records = WorkloadRecord.objects.filter(replication_id=replication_id)
+    for word in query.lower().split():
+        matches = Q()
+        for field in tables.TEXT_FIELDS:
+            matches |= Q(**{f"{field}__icontains": word})
+        if word in "urgent":
+            matches |= Q(urgent=True)
+        records = records.filter(matches)
+    if sort.lstrip("-") not in tables.SORTABLE:
+        sort = tables.DEFAULT_SORT
+    field = sort.lstrip("-")
+    blank = Q(**{f"{field}__isnull": True})
+    if field in tables.TEXT_FIELDS:
+        blank |= Q(**{field: ""})
+    value = F(field).desc() if sort.startswith("-") else F(field).asc()
+    last = Case(When(blank, then=Value(1)), default=Value(0), output_field=IntegerField())
+    return records.order_by(last, value, "position"), sort
+
+
+def replication_workload_count(*, replication_id: int) -> int:
+    return WorkloadRecord.objects.filter(replication_id=replication_id).count()
 
 
 def replication_of_run(*, run: Run, pk: int) -> Replication | None:
     """A succeeded replication of ``run`` (the caller has checked the run)."""
-    return _succeeded(run).filter(pk=pk).defer("workloads", "distributions", "timeline").first()
+    return (
+        _succeeded(run)
+        .filter(pk=pk)
+        .defer("distributions", "timeline", "event_log", "decisions")
+        .first()
+    )
 
 
 # ----------------------------------------------------------------------- compare

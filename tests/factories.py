@@ -6,8 +6,11 @@ import factory
 from django.contrib.auth import get_user_model
 
 import scheduler_core as sc
-from experiments.models import Experiment, Replication, Run, Status
+from experiments import selectors
+from experiments.event_log import EventLog
+from experiments.models import Experiment, Replication, Run, Status, WorkloadRecord
 from experiments.specs import product_version, spec_document
+from scheduler_core.metrics import RECORD_FIELDS
 
 PRESET = "s3-grace-period"
 
@@ -62,3 +65,21 @@ class ReplicationFactory(factory.django.DjangoModelFactory):
     variant_index = 0
     variant = factory.LazyAttribute(lambda rep: sc.variant_names(sc.parse_spec(rep.run.spec))[0])
     replication = 0
+
+
+def stored_events(replication: Replication) -> EventLog:
+    """The event log stored with ``replication`` (empty when none is)."""
+    return selectors.replication_event_log(replication_id=replication.pk)
+
+
+def events_stored(**filters: object) -> int:
+    """Events stored with the replications matching ``filters`` (every one without)."""
+    pks = Replication.objects.filter(**filters).values_list("pk", flat=True)
+    return sum(len(selectors.replication_event_log(replication_id=pk)) for pk in pks)
+
+
+def stored_records(replication: Replication) -> list[dict]:
+    """The per-workload records stored with ``replication``, in the simulator's order,
+    as the core's ``WorkloadRecord`` dicts."""
+    rows = WorkloadRecord.objects.filter(replication=replication).order_by("position")
+    return list(rows.values(*RECORD_FIELDS))

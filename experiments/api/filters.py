@@ -9,7 +9,7 @@ import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
 
-from experiments.models import Experiment, Run, Status
+from experiments.models import Experiment, Run, Status, WorkloadRecord
 
 MAX_ID = 2**63 - 1
 
@@ -53,3 +53,21 @@ class RunFilter(django_filters.FilterSet):
     class Meta:
         model = Run
         fields = ("experiment", "status")
+
+
+class WorkloadRecordFilter(django_filters.FilterSet):
+    """A run's per-workload records: of one variant and/or replication number."""
+
+    variant = django_filters.CharFilter(
+        field_name="replication__variant", max_length=200, help_text="the variant's name"
+    )
+    replication = django_filters.NumberFilter(
+        field_name="replication__replication",
+        min_value=0,
+        max_value=2**31 - 1,
+        help_text="the replication number",
+    )
+
+    class Meta:
+        model = WorkloadRecord
+        fields = ("variant", "replication")

@@ -1,13 +1,15 @@
-"""The per-workload table: filter, sort and page the stored records on the server, so
-a run with thousands of workloads sends the browser one page at a time."""
+"""The per-workload table: the stored records filtered, sorted and paged in the
+database, so a run with thousands of workloads sends the browser one page at a time."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.core.paginator import Paginator
+from django.db.models import QuerySet
+
 import scheduler_core as sc
+from experiments.models import WorkloadRecord
 
 _RECORD_COLUMNS = (
     ("workload", "Workload", "text"),
@@ -33,56 +35,32 @@ COLUMNS: tuple[tuple[str, str, str], ...] = tuple(
     (name, label or sc.REGISTRY[name].title, kind) for name, label, kind in _RECORD_COLUMNS
 )
 SORTABLE = frozenset(name for name, _, _ in COLUMNS)
+ROW_FIELDS = (*(name for name, _, _ in COLUMNS), "urgent")
 TEXT_FIELDS = ("workload", "kind", "priority_class", "recovery")
 PER_PAGE = 50
 DEFAULT_SORT = "-lost_work"
 
 
 def workload_page(
-    records: Sequence[Mapping[str, Any]],
+    records: QuerySet[WorkloadRecord],
     *,
+    every: int,
     query: str = "",
     sort: str = DEFAULT_SORT,
     page: int = 1,
     per_page: int = PER_PAGE,
 ) -> dict[str, Any]:
-    """Records whose text fields contain every word of ``query`` (case-insensitive;
-    ``urgent`` matches the preemptor), sorted by ``sort`` (``-`` for descending, blanks
-    always last), one page of them."""
-    chosen = [r for r in records if _matches(r, query.lower().split())]
-    if sort.lstrip("-") not in SORTABLE:
-        sort = DEFAULT_SORT
-    field, descending = sort.lstrip("-"), sort.startswith("-")
-    chosen = _sorted(chosen, field, descending)
-    pages = max(1, math.ceil(len(chosen) / per_page))
-    page = min(max(1, page), pages)
-    rows = chosen[(page - 1) * per_page : page * per_page]
+    """One page of ``records`` (already filtered by ``query`` and sorted by ``sort``:
+    ``selectors_charts.replication_workload_records``) in the table's columns;
+    ``every`` is how many records the replication has."""
+    shown = Paginator(records, per_page).get_page(max(1, page))
     return {
         "columns": [{"name": n, "label": label, "kind": kind} for n, label, kind in COLUMNS],
-        "rows": [
-            {n: r.get(n) for n, _, _ in COLUMNS} | {"urgent": bool(r.get("urgent"))} for r in rows
-        ],
-        "total": len(chosen),
-        "all": len(records),
-        "page": page,
-        "pages": pages,
-        "sort": ("-" if descending else "") + field,
+        "rows": [{n: getattr(r, n) for n in ROW_FIELDS} for r in shown],
+        "total": shown.paginator.count,
+        "all": every,
+        "page": shown.number,
+        "pages": shown.paginator.num_pages,
+        "sort": sort,
         "query": query,
     }
-
-
-def _matches(record: Mapping[str, Any], words: list[str]) -> bool:
-    text = " ".join(str(record.get(f) or "") for f in TEXT_FIELDS).lower()
-    text += " urgent" if record.get("urgent") else ""
-    return all(word in text for word in words)
-
-
-def _sorted(
-    records: list[Mapping[str, Any]],
-    field: str,
-    descending: bool,
-) -> list[Mapping[str, Any]]:
-    """Blanks last in both directions; equal values keep the records' order."""
-    present = [r for r in records if r.get(field) not in (None, "")]
-    blank = [r for r in records if r.get(field) in (None, "")]
-    return sorted(present, key=lambda r: r[field], reverse=descending) + blank

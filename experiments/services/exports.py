@@ -130,13 +130,11 @@ def _row_estimate(run: Run, export: Export) -> int:
     if export.table == "summary":
         return 0
     if export.table == "workloads":
-        return len(
-            selectors_api.run_workload_records(
-                run=run,
-                variant=export.filters.get("variant", ""),
-                replication=export.filters.get("replication"),
-            )
-        )
+        return selectors_api.run_workload_records(
+            run=run,
+            variant=export.filters.get("variant", ""),
+            replication=export.filters.get("replication"),
+        ).count()
     return selectors_api.run_event_count(
         run=run,
         variant=export.filters.get("variant", ""),
@@ -227,7 +225,7 @@ def export_table(
             exports.SUMMARY_SCHEMA,
         )
     if table == "workloads":
-        records = selectors_api.run_workload_records(
+        records = selectors_api.run_workload_rows(
             run=run, variant=filters.get("variant", ""), replication=filters.get("replication")
         )
         return records, selectors_api.RECORD_COLUMNS, exports.RECORD_SCHEMA

@@ -27,8 +27,8 @@ from experiments.models import (
     Experiment,
     Replication,
     Run,
-    RunEvent,
     Status,
+    WorkloadRecord,
 )
 from experiments.services.outcome import Outcome
 from experiments.specs import product_version, spec_document, spec_parse
@@ -127,9 +127,9 @@ def _stop(*, run_id: int, status: Status, reason: str) -> bool:
     if run is None or run.is_terminal:
         return False
     now = timezone.now()
-    RunEvent.objects.filter(replication__run_id=run_id).delete()
+    WorkloadRecord.objects.filter(replication__run_id=run_id).delete()
     run.replications.update(
-        summary={}, distributions={}, by_priority_class={}, workloads=[], event_count=0
+        summary={}, distributions={}, by_priority_class={}, event_count=0, event_log=None
     )
     run.replications.filter(status__in=ACTIVE_STATUSES).update(status=status, finished_at=now)
     Run.objects.filter(pk=run_id).update(status=status, error=reason, finished_at=now, aggregate=[])

@@ -264,10 +264,12 @@ def _busiest(groups: Sequence[spans.NodeGroup], marks: Sequence[spans.Preemption
 def workload_table(
     *, replication_id: int, query: str = "", sort: str = "-lost_work", page: int = 1
 ) -> dict[str, Any]:
-    records = selectors_charts.replication_workloads(replication_id=replication_id)
-    return tables.workload_page(records, query=query, sort=sort, page=page) | {
-        "replication": replication_id
-    }
+    records, sort = selectors_charts.replication_workload_records(
+        replication_id=replication_id, query=query, sort=sort
+    )
+    every = selectors_charts.replication_workload_count(replication_id=replication_id)
+    page_data = tables.workload_page(records, every=every, query=query, sort=sort, page=page)
+    return page_data | {"replication": replication_id}
 
 
 def event_page(
@@ -277,24 +279,22 @@ def event_page(
     The setup rows (t <= 0) are folded away unless ``setup`` or a filter is set, so the
     first page shows what happened rather than the initial placement."""
     fold = not setup and not any(filters.values())
-    events = selectors.replication_events(replication=replication, **filters, after_setup=fold)
-    total = events.count()
+    log = selectors.replication_event_log(replication_id=replication.pk)
+    events = log.filter(filters, after_setup=fold)
+    total = len(events)
     pages = max(1, -(-total // EVENTS_PER_PAGE))
     page = min(max(1, page), pages)
-    rows = events.values(
-        "time", "reason", "workload", "pod", "node", "value", "related", "message", "decision"
-    )
-    rows = rows[(page - 1) * EVENTS_PER_PAGE : page * EVENTS_PER_PAGE]
+    rows = events[(page - 1) * EVENTS_PER_PAGE : page * EVENTS_PER_PAGE]
     return {
-        "rows": [{**kubectl.describe(row), "decision": row["decision"]} for row in rows],
+        "rows": [{**kubectl.describe(row.as_dict()), "decision": row.decision} for row in rows],
         "total": total,
         "page": page,
         "pages": pages,
         "filters": filters,
         "replication": replication.pk,
         "setup": not fold,
-        "setup_hidden": selectors.replication_setup_count(replication=replication) if fold else 0,
-        "reasons": selectors.replication_event_reasons(replication=replication),
+        "setup_hidden": log.setup_count() if fold else 0,
+        "reasons": log.reasons(),
     }
 
 

@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from experiments import selectors_api
+from experiments import selectors, selectors_api
 from experiments.charts import kubectl
 from experiments.models import Replication, Run
 from experiments.views.common import visible_run
@@ -25,7 +25,7 @@ POD_PLACEHOLDER = "__pod__"
 
 
 def _replication(run: Run, replication_pk: int) -> Replication:
-    replication = run.replications.filter(pk=replication_pk).first()
+    replication = run.replications.filter(pk=replication_pk).defer("event_log", "timeline").first()
     if replication is None:
         raise Http404("No such replication")
     return replication
@@ -68,7 +68,9 @@ def replication_decisions(request: HttpRequest, pk: int, replication_pk: int) ->
 def pod_detail(request: HttpRequest, pk: int, replication_pk: int, pod: str) -> HttpResponse:
     run = visible_run(request, pk)
     replication = _replication(run, replication_pk)
-    rows = list(replication.events.filter(pod=pod).order_by("seq")[:MAX_POD_EVENTS])
+    rows = selectors.replication_event_log(replication_id=replication.pk).filter({"pod": pod})[
+        :MAX_POD_EVENTS
+    ]
     if not rows:
         raise Http404("No such pod in this replication")
     described = describe_pod(rows, pod)
@@ -80,11 +82,7 @@ def pod_detail(request: HttpRequest, pk: int, replication_pk: int, pod: str) -> 
             "pod": pod,
         },
     )
-    values = ("time", "reason", "workload", "pod", "node", "value", "related", "message")
-    events = [
-        {**kubectl.describe({k: getattr(e, k) for k in values}), "decision": e.decision}
-        for e in rows
-    ]
+    events = [{**kubectl.describe(e.as_dict()), "decision": e.decision} for e in rows]
     return render(
         request,
         "experiments/pod_detail.html",

@@ -118,7 +118,11 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> HttpResponse:
     run = visible_run(request, pk)
-    replication = run.replications.filter(pk=replication_pk).defer("timeline").first()
+    replication = (
+        run.replications.filter(pk=replication_pk)
+        .only("pk", "run_id", "variant", "replication", "variant_index", "status")
+        .first()
+    )
     if replication is None:
         raise Http404("No such replication")
     filters = {
@@ -126,7 +130,8 @@ def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> Ht
     }
     # The setup rows (t <= 0) are folded away unless asked for or a filter is set.
     fold = request.GET.get("setup") != "1" and not any(filters.values())
-    events = selectors.replication_events(replication=replication, **filters, after_setup=fold)
+    log = selectors.replication_event_log(replication_id=replication.pk)
+    events = log.filter(filters, after_setup=fold)
     page = Paginator(events, EVENTS_PER_PAGE).get_page(request.GET.get("page"))
     shown = {key: value for key, value in filters.items() if value}
     return render(
@@ -137,10 +142,8 @@ def replication_events(request: HttpRequest, pk: int, replication_pk: int) -> Ht
             "replication": replication,
             "page": page,
             "filters": filters,
-            "reasons": selectors.replication_event_reasons(replication=replication),
-            "setup_hidden": selectors.replication_setup_count(replication=replication)
-            if fold
-            else 0,
+            "reasons": log.reasons(),
+            "setup_hidden": log.setup_count() if fold else 0,
             "query": urlencode(shown if fold or shown else {"setup": "1"}),
         },
     )

@@ -10,8 +10,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from experiments.models import RunEvent
+from experiments.models import Replication
 from experiments.selectors_api import DECISION_COLUMNS
+from tests.factories import stored_events
 
 
 def url(run, tail: str) -> str:
@@ -78,7 +79,14 @@ def test_each_victim_event_links_to_its_decision(alice_api, finished_run):
         ).json()["results"]
         assert len(found) == 1
         assert event["pod"] in found[0]["victims"]
-    assert RunEvent.objects.filter(reason="Ready", decision__isnull=False).count() == 0
+    ready = [
+        e
+        for replication in Replication.objects.all()
+        for e in stored_events(replication)
+        if e.reason == "Ready"
+    ]
+    assert ready
+    assert all(e.decision is None for e in ready)
 
 
 def test_a_failed_scheduling_event_links_to_kube_scheduler_wording(alice_api, finished_run):

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from experiments.models import RunEvent
 from tests.e2e.conftest import SCREENSHOTS
 from tests.e2e.test_charts import Visit, _finished_run, alice  # noqa: F401 (fixture)
-from tests.factories import preset_document
+from tests.factories import preset_document, stored_events
 from tests.gang_case import gang_document, stranded_interval_from_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -40,8 +39,7 @@ def test_the_gang_s_stranded_band_spans_exactly_the_interval_the_events_give(
     alice,  # noqa: F811
 ):
     run = _finished_run(alice, gang_document())
-    events = RunEvent.objects.filter(replication__run=run).order_by("seq")
-    start, end = stranded_interval_from_events(events)
+    start, end = stranded_interval_from_events(stored_events(run.replications.get()))
     visit = Visit(browser, server, "alice")
 
     visit.open(f"/runs/{run.pk}/")
@@ -65,7 +63,7 @@ def test_the_gang_s_stranded_band_spans_exactly_the_interval_the_events_give(
 def test_s1_pod_draws_no_stranded_band_because_its_events_give_none(browser, server, alice):  # noqa: F811
     run = _finished_run(alice, preset_document("s1-training-vs-shards"))
     pod = run.replications.get(variant="pod")
-    assert not RunEvent.objects.filter(replication=pod, reason="Stranded").exists()
+    assert not [e for e in stored_events(pod) if e.reason == "Stranded"]
     visit = Visit(browser, server, "alice")
 
     visit.open(f"/runs/{run.pk}/")

@@ -9,7 +9,10 @@ import scheduler_core as sc
 from experiments.charts import kubectl
 from experiments.charts.assumptions import OURS, PLACEMENT, PREEMPTION, UPSTREAM, assumptions
 from experiments.charts.compare import compare_table
-from experiments.charts.tables import PER_PAGE, workload_page
+from experiments.charts.tables import PER_PAGE
+from experiments.models import WorkloadRecord
+from experiments.views.chart_data import workload_table
+from tests.factories import ReplicationFactory
 from tests.web.charts_support import simulated, variant
 
 METRICS = ("lost_work", "goodput", "restarts")
@@ -113,7 +116,12 @@ RECORDS = [
     ids=["descending", "ascending-stable", "blanks-last", "text", "unknown-column"],
 )
 def test_workload_table_sorts(sort, order):
-    assert [r["workload"] for r in workload_page(RECORDS, sort=sort)["rows"]] == order
+    replication = _stored(RECORDS)
+
+    page = workload_table(replication_id=replication.pk, sort=sort)
+
+    assert [r["workload"] for r in page["rows"]] == order
+    assert page["sort"] == (sort if sort != "nonsense" else "-lost_work")
 
 
 @pytest.mark.parametrize(
@@ -127,20 +135,30 @@ def test_workload_table_sorts(sort, order):
     ids=["kind", "urgent-flag", "every-word-any-case", "no-match"],
 )
 def test_workload_table_filters(query, found):
-    page = workload_page(RECORDS, query=query)
+    page = workload_table(replication_id=_stored(RECORDS).pk, query=query)
 
     assert [r["workload"] for r in page["rows"]] == found
     assert (page["total"], page["all"]) == (len(found), 3)
 
 
 def test_workload_table_pages():
-    records = [{"workload": f"w{i:03d}", "lost_work": float(i)} for i in range(120)]
+    replication = _stored([{"workload": f"w{i:03d}", "lost_work": float(i)} for i in range(120)])
 
-    last = workload_page(records, sort="workload", page=99)
+    last = workload_table(replication_id=replication.pk, sort="workload", page=99)
 
-    assert (last["page"], last["pages"]) == (3, 3)
+    assert (last["page"], last["pages"], last["total"], last["all"]) == (3, 3, 120, 120)
     assert [r["workload"] for r in last["rows"]] == [f"w{i:03d}" for i in range(2 * PER_PAGE, 120)]
-    assert workload_page(records, page=0)["page"] == 1
+    assert workload_table(replication_id=replication.pk, page=0)["page"] == 1
+
+
+def _stored(records):
+    """A replication whose stored records are ``records``, in that order."""
+    replication = ReplicationFactory()
+    WorkloadRecord.objects.bulk_create(
+        WorkloadRecord(replication=replication, position=i, **record)
+        for i, record in enumerate(records)
+    )
+    return replication
 
 
 def _event(reason, **fields):

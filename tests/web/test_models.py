@@ -6,7 +6,8 @@ from django.contrib.auth import get_user_model
 
 import scheduler_core as sc
 from experiments import services
-from experiments.models import Experiment, ExperimentTag, Replication, Run, RunEvent
+from experiments.models import Experiment, ExperimentTag, Replication, Run
+from tests.factories import events_stored
 
 
 def test_deleting_an_experiment_deletes_everything_that_hangs_off_it(
@@ -21,13 +22,13 @@ def test_deleting_an_experiment_deletes_everything_that_hangs_off_it(
     )
     with django_capture_on_commit_callbacks(execute=True):
         services.run_enqueue(experiment=experiment, user=alice)
-    assert RunEvent.objects.filter(replication__run__experiment=experiment).count() > 0
+    assert events_stored(run__experiment=experiment) > 0
 
     services.experiment_delete(experiment=experiment)
 
     assert not Run.objects.filter(experiment_id=experiment.pk).exists()
     assert not Replication.objects.filter(run__experiment_id=experiment.pk).exists()
-    assert RunEvent.objects.count() == 0
+    assert events_stored() == 0
     assert not ExperimentTag.objects.filter(experiment_id=experiment.pk).exists()
     assert not Experiment.shared_with.through.objects.filter(experiment_id=experiment.pk).exists()
     assert get_user_model().objects.filter(username__in=["alice", "bob"]).count() == 2

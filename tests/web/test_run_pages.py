@@ -11,7 +11,8 @@ from django.urls import reverse
 import scheduler_core as sc
 from experiments import services
 from experiments.models import Run, Status
-from tests.factories import ReplicationFactory, RunFactory
+from scheduler_core.events import Reason
+from tests.factories import ReplicationFactory, RunFactory, stored_events
 from tests.web.pages import element_text
 
 
@@ -190,12 +191,14 @@ def test_the_event_log_is_paginated_and_filtered(alice_client, finished_run, mon
     everything = alice_client.get(url, {"setup": "1"}).content.decode()
     scheduled = alice_client.get(url, {"reason": "Scheduled"}).content.decode()
 
-    total = replication.events.count()
+    log = stored_events(replication)
+    total = len(log)
     pages = -(-total // 5)
     assert f"{total} events, page 1 of {pages}." in everything
-    first_page = [e.reason for e in replication.events.order_by("seq")[:5]]
+    first_page = [e.reason for e in log[:5]]
     assert [row.split(" ")[1] for row in _rows(everything)] == first_page
-    expected = list(replication.events.filter(reason="Scheduled").values_list("pod", flat=True))
+    expected = [e.pod for e in log if e.reason == Reason.SCHEDULED]
+    assert expected
     assert [row.split(" ")[1] for row in _rows(scheduled)] == ["Scheduled"] * len(expected)
     assert "?setup=1&amp;page=2" in everything  # the pager keeps the setup rows shown
     last = alice_client.get(url, {"page": pages, "setup": "1"}).content.decode()

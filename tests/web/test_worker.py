@@ -17,7 +17,7 @@ import pytest
 
 import scheduler_core as sc
 from experiments.models import Replication, Run, Status
-from tests.factories import ExperimentFactory
+from tests.factories import ExperimentFactory, stored_events
 from tests.web.live import Stack, live_stack, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -54,7 +54,7 @@ def test_a_worker_process_runs_every_replication_then_aggregates(alice, stack):
     replications = list(run.replications.order_by("variant_index"))
     assert [r.status for r in replications] == [Status.SUCCEEDED, Status.SUCCEEDED]
     assert [r.attempt for r in replications] == [1, 1]
-    assert [r.events.count() for r in replications] == [len(r.events) for r in expected]
+    assert [len(stored_events(r)) for r in replications] == [len(r.events) for r in expected]
     assert run.error == ""
     assert run.progress == 1.0
 
@@ -113,7 +113,7 @@ def test_a_pool_process_killed_mid_task_hands_the_task_back(alice, stack):
     )
     victim.refresh_from_db()
     assert (victim.status, victim.attempt) == (Status.SUCCEEDED, 2)
-    assert victim.events.count() == victim.event_count > 0
+    assert len(stored_events(victim)) == victim.event_count > 0
     assert worker.poll() is None
 
 
@@ -182,7 +182,7 @@ def _a_second_worker_completes_the_run(stack: Stack, run: Run, victim: Replicati
     victim.refresh_from_db()
     assert victim.status == Status.SUCCEEDED
     assert victim.attempt == 2
-    assert victim.events.count() == victim.event_count > 0
+    assert len(stored_events(victim)) == victim.event_count > 0
     assert run.error == ""
     assert run.replications.filter(status=Status.SUCCEEDED).count() == run.replications.count()
 
@@ -209,4 +209,4 @@ def _the_sweep_fails_the_run_with_the_reason(stack: Stack, run: Run, victim: Rep
     )
     victim.refresh_from_db()
     assert victim.status == Status.FAILED
-    assert victim.events.count() == 0
+    assert len(stored_events(victim)) == 0

@@ -12,11 +12,13 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from django.db.models import QuerySet
 from django.http import Http404
 from django.http.response import HttpResponseBase
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,10 +28,12 @@ import scheduler_core as sc
 from experiments import selectors_api, selectors_cache
 from experiments.api import exports
 from experiments.api.exceptions import ApiError, conflict
-from experiments.api.pagination import paginated_response, paginated_schema
+from experiments.api.filters import WorkloadRecordFilter
+from experiments.api.pagination import Pagination, paginated_response, paginated_schema
 from experiments.api.schema import ERROR_REF
 from experiments.api.views.common import readable_run
 from experiments.models import Run
+from experiments.models import WorkloadRecord as WorkloadRecordRow
 from experiments.services import exports as export_services
 from scheduler_core.metrics import WorkloadRecord
 from scheduler_core.stats import IntervalMethod
@@ -77,11 +81,6 @@ class VariantSummarySerializer(serializers.Serializer):
     replications = ReplicationSummarySerializer(many=True)
 
 
-class RecordFilterSerializer(serializers.Serializer):
-    variant = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    replication = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
-
-
 def _record_field(annotation: Any) -> serializers.Field:
     """A serializer field for a WorkloadRecord attribute: its type, null where allowed."""
     nullable = isinstance(annotation, types.UnionType)
@@ -101,11 +100,8 @@ def _record_field(annotation: Any) -> serializers.Field:
 
 class _RecordBase(serializers.Serializer):
     variant = serializers.CharField()
-    replication = serializers.IntegerField()
+    replication = serializers.IntegerField(source="replication_number")
     seed = serializers.IntegerField(allow_null=True)
-
-    def to_representation(self, instance: dict[str, Any]) -> dict[str, Any]:
-        return dict(instance)  # as stored: a field an older simulator lacked stays absent
 
 
 RecordSerializer = type(
@@ -122,30 +118,36 @@ RecordSerializer = type(
 )
 
 
-class RunWorkloadsApi(APIView):
+@extend_schema(responses={200: RecordSerializer(many=True), 409: ERROR_REF})
+class RunWorkloadsApi(generics.ListAPIView):
     """Per-workload records (``scheduler_core``'s WorkloadRecord fields), one per
-    workload per replication, in (variant, replication) order."""
+    workload per replication, in (variant, replication, simulator) order; filter by
+    ``variant`` and ``replication``."""
 
-    @extend_schema(
-        parameters=[RecordFilterSerializer],
-        responses={
-            200: paginated_schema(RecordSerializer, "PaginatedWorkloadRecords"),
-            409: ERROR_REF,
-        },
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        run = run_with_results(request, pk)
-        filters = _query(RecordFilterSerializer, request)
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = WorkloadRecordFilter
+    pagination_class = Pagination
+    serializer_class = RecordSerializer
+
+    def get_queryset(self) -> QuerySet[Any]:
+        if getattr(self, "swagger_fake_view", False):  # the schema generator: no run
+            return WorkloadRecordRow.objects.none()
+        return selectors_api.run_workload_records(run=self._run())
+
+    _found: Run | None = None
+
+    def _run(self) -> Run:
+        """The run, checked once per request (the queryset and the cache key need it)."""
+        if self._found is None:
+            self._found = run_with_results(self.request, self.kwargs["pk"])
+        return self._found
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return cached_page(
             request,
-            run,
+            self._run(),
             "api-workloads",
-            lambda: paginated_response(
-                items=selectors_api.run_workload_records(run=run, **filters),
-                serializer_class=RecordSerializer,
-                request=request,
-                view=self,
-            ),
+            lambda: super(RunWorkloadsApi, self).list(request),
         )
 
 
