@@ -11,7 +11,7 @@ from typing import Any
 
 import scheduler_core as sc
 from experiments import selectors_cache
-from experiments.models import Experiment, Run, Status
+from experiments.models import Experiment, Run, Status, WorkloadRecord
 from scheduler_core.checkpoint_planner import (
     Observation,
     PlanResult,
@@ -48,26 +48,25 @@ def _build(run: Run) -> PlanResult | None:
     if workload is None:
         return None
     intervals = variant_intervals(spec)
-    rows = run.replications.filter(status=Status.SUCCEEDED).values_list(
-        "variant", "seed", "workloads"
-    )
-    return plan_result(spec, workload, list(_observations(rows, intervals, workload)))
+    rows = WorkloadRecord.objects.filter(
+        replication__run=run, replication__status=Status.SUCCEEDED, workload=workload
+    ).values_list("replication__variant", "replication__seed", "completion_time", "ettr")
+    return plan_result(spec, workload, list(_observations(rows, intervals)))
 
 
 def _observations(
-    rows: Iterable[tuple[str, int | None, list[Mapping[str, Any]]]],
+    rows: Iterable[tuple[str, int | None, float | None, float | None]],
     intervals: Mapping[str, float],
-    workload: str,
 ) -> Iterable[Observation]:
-    for variant, seed, records in rows:
-        record = next((r for r in records if r.get("workload") == workload), None)
-        if record is None or variant not in intervals:
+    """One observation per replication of a swept variant: the swept job's record."""
+    for variant, seed, completion_time, ettr in rows:
+        if variant not in intervals:
             continue
         yield Observation(
             interval_seconds=intervals[variant],
             seed=seed or 0,
-            completion_time=record.get("completion_time"),
-            ettr=record.get("ettr"),
+            completion_time=completion_time,
+            ettr=ettr,
         )
 
 
