@@ -356,7 +356,7 @@ def open_page(context: Any, url: str) -> dict[str, Any]:
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url)
+    page.goto(url, timeout=180_000)
     page.wait_for_function(
         "document.documentElement.dataset.chartsReady === 'true' || "
         "document.documentElement.dataset.chartsError",

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-import plotly
 from django import template
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -15,6 +14,7 @@ from django.utils.safestring import SafeString
 from experiments import selectors_cache
 from experiments.models import Run
 from experiments.views import chart_data
+from experiments.views import charts as chart_views
 
 register = template.Library()
 
@@ -52,4 +52,5 @@ def _context(run: Run, chosen: str = "") -> dict[str, Any]:
 
 @register.simple_tag
 def plotly_version() -> str:
-    return plotly.__version__
+    """The served bundle's digest, for its URL (a new bundle is never read from a cache)."""
+    return chart_views.plotly_digest()

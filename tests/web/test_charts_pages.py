@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from pathlib import Path
 
 import plotly
 import pytest
@@ -15,7 +16,9 @@ from django.urls import reverse
 import scheduler_core as sc
 from experiments import services
 from experiments.charts.metrics import HEADLINE_METRICS
+from experiments.charts.style import BUNDLED_TRACES
 from experiments.models import Replication, Status
+from experiments.views import charts as chart_views
 from tests.factories import ExperimentFactory, ReplicationFactory, RunFactory, preset_document
 from tests.web.charts_support import big_cluster_spec
 from tests.web.pages import element_text
@@ -98,7 +101,7 @@ def test_charts_come_before_the_summary_and_use_the_local_plotly(alice_client, s
     assert html.index('id="charts-glance"') < html.index('id="summary"')
     sources = re.findall(r'<script src="([^"]+)"', html)
     assert sources == [
-        f"/charts/plotly.min.js?v={plotly.__version__}",
+        f"/charts/plotly.min.js?v={chart_views.plotly_digest()}",
         "/static/js/charts.js",
         "/static/js/decisions.js",
     ]
@@ -242,7 +245,9 @@ def test_a_stranger_sees_nothing_of_the_run(charlie_client, bob_client, s1_run, 
     assert _get(bob_client, name, s1_run, replication=replication.pk).status_code == 200
 
 
-def test_plotly_js_is_served_from_the_plotly_package(client):
+def test_plotly_js_is_our_bundle_of_the_plotly_package_version(client):
+    """The served bundle (tools/plotly/build.mjs) is the plotly.js the installed plotly
+    package validates figures against, with exactly the trace types the builders use."""
     url = reverse("experiments:plotly-js")
 
     packed = client.get(url, HTTP_ACCEPT_ENCODING="gzip, br")
@@ -252,6 +257,20 @@ def test_plotly_js_is_served_from_the_plotly_package(client):
     assert packed.status_code == plain.status_code == 200
     assert packed["Content-Encoding"] == "gzip"
     assert gzip.decompress(packed.content) == plain.content
-    assert plain.content.startswith(b"/**\n* plotly.js v")
+    package_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    version = re.search(rb"plotly\.js (v[\d.]+)", package_js.read_bytes()[:200]).group(1)
+    header = plain.content[:200].decode()
+    assert header.startswith(f"/**\n* plotly.js {version.decode()} (Disruption Lab bundle: ")
+    assert re.search(r"bundle: ([a-z, ]+)\)", header).group(1).split(", ") == list(BUNDLED_TRACES)
+    assert len(plain.content) < 1_300_000  # the full plotly.min.js is 4.8 MB
     assert packed["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert packed["ETag"] == f'"plotly-{chart_views.plotly_digest()}"'
     assert again.status_code == 304
+
+
+def test_the_run_page_draws_only_trace_types_the_bundle_holds(alice_client, s1_run):
+    data = chart_data(_get(alice_client, "run", s1_run).content.decode())
+
+    figures = [*data["figures"].values(), *data["timeline"]["figures"].values()]
+    drawn = {trace["type"] for figure in figures for trace in figure["data"]}
+    assert {"bar", "scatter"} <= drawn <= set(BUNDLED_TRACES)  # heatmap: large clusters
