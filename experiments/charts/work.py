@@ -135,12 +135,13 @@ def _curves_trace(
     xs: list[float | None] = []
     ys: list[float | None] = []
     text: list[str | None] = []
-    for (cx, cy), alike in shapes.items():
+    for (shape_x, shape_y), alike in shapes.items():
         first = alike[0]
         more = f" (and {len(alike) - 1:,} more alike)" if len(alike) > 1 else ""
-        xs += [*cx, None]
-        ys += [*cy, None]
-        text += [f"{first.workload} disrupted at {first.time:,.0f}s{more}"] * len(cx) + [None]
+        xs += [*shape_x, None]
+        ys += [*shape_y, None]
+        text += [f"{first.workload} disrupted at {first.time:,.0f}s{more}"] * len(shape_x)
+        text.append(None)
     return trace(
         "scatter",
         x=xs,

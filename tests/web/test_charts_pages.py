@@ -274,3 +274,52 @@ def test_the_run_page_draws_only_trace_types_the_bundle_holds(alice_client, s1_r
     figures = [*data["figures"].values(), *data["timeline"]["figures"].values()]
     drawn = {trace["type"] for figure in figures for trace in figure["data"]}
     assert {"bar", "scatter"} <= drawn <= set(BUNDLED_TRACES)  # heatmap: large clusters
+
+
+# ------------------------------------------------------------ precomputed by the worker
+def _refuse(*args, **kwargs):
+    raise AssertionError("built on the request path: the worker's cache entry was not read")
+
+
+def test_the_worker_precomputes_the_run_page_so_a_view_builds_nothing(
+    alice_client, s1_run, monkeypatch
+):
+    """Issue #16 §5: the page of a run the worker finished only reads the shared cache:
+    with every builder of its charts and reads refused, it still answers in full, and so
+    does the timeline of each variant's first replication (its variant menu)."""
+    from experiments import selectors
+    from experiments.views import chart_data as views_chart_data
+
+    for name in ("_run_charts", "replication_timeline", "workload_table", "event_page"):
+        monkeypatch.setattr(views_chart_data, name, _refuse)
+    for name in ("run_status", "run_replication_count"):
+        monkeypatch.setattr(selectors, name, _refuse)
+
+    page = _get(alice_client, "run", s1_run)
+    data = chart_data(page.content.decode())
+
+    assert page.status_code == 200
+    assert set(data["figures"]) == RUN_FIGURES
+    firsts = {v["replication"] for v in data["variants"]}
+    assert len(firsts) == len(s1_run.aggregate) > 1
+    for replication in firsts:
+        answer = _get(alice_client, "run-chart-timeline", s1_run, replication=replication)
+        assert answer.status_code == 200
+        assert answer.json()["replication"] == replication
+
+
+def test_a_failed_precompute_still_finishes_the_run_and_the_first_view_builds_it(
+    alice, alice_client, django_capture_on_commit_callbacks, monkeypatch
+):
+    from experiments.views import chart_data as views_chart_data
+
+    built = views_chart_data._run_charts
+    monkeypatch.setattr(views_chart_data, "_run_charts", _refuse)
+    experiment = ExperimentFactory(owner=alice, spec=preset_document("s1-training-vs-shards"))
+    run = _finished(experiment, alice, django_capture_on_commit_callbacks)
+    monkeypatch.setattr(views_chart_data, "_run_charts", built)
+
+    data = chart_data(_get(alice_client, "run", run).content.decode())
+
+    assert run.status == Status.SUCCEEDED and run.aggregate
+    assert set(data["figures"]) == RUN_FIGURES
