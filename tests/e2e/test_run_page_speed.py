@@ -45,7 +45,8 @@ def test_the_run_page_draws_what_the_worker_precomputed(browser, server, stack, 
     visit.page.screenshot(path=SCREENSHOTS / "pagespeed-2-precomputed-timeline.png")
 
     charts = visit.charts()
-    assert len(charts) == 11 and all(charts.values()), charts
+    assert len(charts) == 11
+    assert all(charts.values()), charts
     victims = next(t for t in visit.figure("chart-gantt")["data"] if t["name"] == "victim")
     assert sorted(c[0] for c in victims["customdata"]) == [f"train-{i}" for i in range(4)]
     served = [u for u in visit.requests if "/charts/plotly.min.js" in u]

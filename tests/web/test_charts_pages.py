@@ -321,5 +321,6 @@ def test_a_failed_precompute_still_finishes_the_run_and_the_first_view_builds_it
 
     data = chart_data(_get(alice_client, "run", run).content.decode())
 
-    assert run.status == Status.SUCCEEDED and run.aggregate
+    assert run.status == Status.SUCCEEDED
+    assert run.aggregate
     assert set(data["figures"]) == RUN_FIGURES
