@@ -10,7 +10,7 @@ PORT   ?= 8000
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/disruption_lab
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: install run test test-core test-fast typecheck lint format bench clean chromium
+.PHONY: install run test test-core test-fast typecheck lint format bench clean chromium plotly-bundle
 
 # pytest exits 5 when it ran no test (nothing collected, or a -m/-k that deselects all);
 # make would report that as a bare "Error 5" and a green-looking log. Say so and fail.
@@ -75,6 +75,13 @@ lint: $(STAMP)
 # Rewrites files in place (ruff's formatter, settings in pyproject.toml).
 format: $(STAMP)
 	$(PY) -m ruff format .
+
+# The plotly.js the app serves (static/vendor/plotly/plotly-lab.min.js, committed): the
+# trace types our charts draw, built from the pinned plotly.js sources with esbuild
+# (tools/plotly; Node 20 or later and the npm registry). Only for a plotly upgrade or a
+# new trace type: the package's plotly.js version must stay the plotly package's.
+plotly-bundle:
+	cd tools/plotly && npm ci --ignore-scripts --no-audit --no-fund && node build.mjs
 
 # Benchmarks (not tests): the scheduler core, the openb replay; figures in bench/baselines.json.
 bench: $(STAMP)

@@ -11,9 +11,11 @@
    time from navigation to every chart drawn (``data-charts-ready-ms``, set by
    static/js/charts.js), the server's time to first byte, and the page weight (bytes
    transferred, HTML, plotly.js) with an empty browser cache.
-3. Cold server = the first view after start (figures computed); warm = cached figures;
-   first visit = a fresh browser profile; returning = a profile on disk that has seen
-   the page twice (plotly.js cached, and compiled by V8 once, not on every visit).
+3. Before the server starts, the run page is precomputed into the shared cache as the
+   worker does when a run finishes (``worker_precompute_s``). First view after a
+   restart = the server's first request (its process cold, the cache warm); first
+   visit = a fresh browser profile; returning = a profile on disk that has seen the
+   page twice (plotly.js cached, and compiled by V8 once, not on every visit).
    ``--record`` merges the figures into bench/baselines.json under ``run_page``.
 """
 
@@ -49,7 +51,7 @@ CHROMIUM_ARGS = [
 ]
 USER, PASSWORD = "bench", "bench-run-page-password"
 NAME = "bench: run page at 10,000 nodes (v1)"
-TARGET_SECONDS = 2.0
+TARGET_SECONDS = 1.5
 
 
 def bench_spec(
@@ -147,6 +149,15 @@ def setup_django(url: str, var_dir: str) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+
+
+def precompute(run_id: int) -> float:
+    """What the worker does when a run finishes: the run page into the shared cache
+    (this invocation's var/ directory, which the server reads). Seconds taken."""
+    from experiments.models import Run
+    from experiments.selectors_run_page import run_page_precompute
+
+    return run_page_precompute(run=Run.objects.get(pk=run_id))
 
 
 def ensure_run() -> tuple[int, int]:
@@ -277,7 +288,7 @@ MEASURE = """() => {
   const nav = performance.getEntriesByType("navigation")[0];
   const resources = performance.getEntriesByType("resource");
   const all = [nav, ...resources];
-  const plotly = resources.find(r => r.name.includes("plotly.min.js"));
+  const plotly = resources.find(r => r.name.includes("/charts/plotly.min.js"));
   return {
     ready_ms: Number(document.documentElement.dataset.chartsReadyMs),
     charts_start_ms: Number(document.documentElement.dataset.chartsStartMs),
@@ -298,18 +309,28 @@ MEASURE = """() => {
 def open_page(context: Any, url: str) -> dict[str, Any]:
     """One visit: navigate, wait for every chart, read the timings; no console error."""
     page = context.new_page()
+    devtools = context.new_cdp_session(page)
+    devtools.send("Performance.enable")
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.goto(url)
+    page.goto(url, timeout=180_000)
     page.wait_for_function(
         "document.documentElement.dataset.chartsReady === 'true' || "
         "document.documentElement.dataset.chartsError",
         timeout=120_000,
     )
     figures = page.evaluate(MEASURE)
+    # The page's main-thread work (tasks, of which script): less bent by other load on
+    # the machine than the wall clock, though a preempted task still counts its wait.
+    metrics = {m["name"]: m["value"] for m in devtools.send("Performance.getMetrics")["metrics"]}
     page.close()
-    return {**figures, "console_errors": errors}
+    return {
+        **figures,
+        "main_thread_ms": round(metrics.get("TaskDuration", 0.0) * 1000),
+        "script_ms": round(metrics.get("ScriptDuration", 0.0) * 1000),
+        "console_errors": errors,
+    }
 
 
 def login(context: Any, base: str) -> None:
@@ -384,6 +405,8 @@ def summarize(visits: dict[str, Any], events: int, run_id: int) -> dict[str, Any
         "plotly_bytes": warm[0]["plotly_bytes"],
         "charts_drawn": warm[0]["charts"],
         "median_visit_ms": {
+            "main_thread": typical["main_thread_ms"],
+            "script": typical["script_ms"],
             "ttfb": round(typical["ttfb_ms"]),
             "plotly_loaded": round(typical["plotly_loaded_ms"]),
             "charts_start": typical["charts_start_ms"],
@@ -410,6 +433,7 @@ def main() -> int:
     setup_django(args.database_url, var_dir)
     run_id, events = ensure_run()
     load_before = os.getloadavg()[0]
+    precompute_seconds = precompute(run_id)
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DB_CONN_MAX_AGE": "60"}
     server = start_server(port, env, Path(var_dir) / "web.log")
@@ -420,6 +444,7 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    figures["worker_precompute_s"] = round(precompute_seconds, 3)
     figures["load_average_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     figures["cpus"] = os.cpu_count()
     print(json.dumps(figures, indent=2))

@@ -45,20 +45,27 @@ def read_key(*, run: Run, kind: str, params: str = "") -> str:
     return f"run-read:{CACHE_VERSION}:{kind}:{run_state(run=run)}:{digest}"
 
 
-def run_cached(*, run: Run, kind: str, build: Callable[[], T], params: str = "") -> T:
+def run_cached(
+    *,
+    run: Run,
+    kind: str,
+    build: Callable[[], T],
+    params: str = "",
+    timeout: float | None = None,
+) -> T:
     """``build()``'s value for this run in its current state, from the shared cache when
     another request (of any process) already built it. ``params`` names the variant of
     the read (a query string); an exception in ``build`` is raised and nothing is kept.
+    ``timeout`` overrides how long a finished run's entry lives (seconds).
 
     One request builds a missing entry while the others that want it at the same moment
     wait for it (while its builder holds the lock, up to ``WAIT_SECONDS``): fifty
     clients opening a run page at once must not draw its charts fifty times. With the
     cache down, every read is built."""
-    timeout = (
-        settings.LAB_READ_CACHE_SECONDS
-        if run.is_terminal
-        else settings.LAB_READ_CACHE_ACTIVE_SECONDS
-    )
+    if not run.is_terminal:
+        timeout = settings.LAB_READ_CACHE_ACTIVE_SECONDS
+    elif timeout is None:
+        timeout = settings.LAB_READ_CACHE_SECONDS
     if timeout <= 0:
         return build()
     key = read_key(run=run, kind=kind, params=params)

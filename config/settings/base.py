@@ -206,6 +206,11 @@ LAB_EXPORT_BUILD_SECONDS = env_int("LAB_EXPORT_BUILD_SECONDS", 120, minimum=10)
 # run's (its progress moves) for LAB_READ_CACHE_ACTIVE_SECONDS.
 LAB_READ_CACHE_SECONDS = env_int("LAB_READ_CACHE_SECONDS", 3600, minimum=0)
 LAB_READ_CACHE_ACTIVE_SECONDS = env_float("LAB_READ_CACHE_ACTIVE_SECONDS", 1.0, minimum=0.0)
+# A finished run's page (its charts, a megabyte on a large run) is precomputed by the
+# worker into that cache and kept this long; a view after that builds it again.
+LAB_CHART_CACHE_SECONDS = env_int(
+    "LAB_CHART_CACHE_SECONDS", 7 * 24 * 3600 if LAB_READ_CACHE_SECONDS else 0, minimum=0
+)
 
 # Login form: at most LAB_LOGIN_FAILURES wrong passwords per (username, address) in
 # LAB_LOGIN_WINDOW_SECONDS, counted in the shared cache.

@@ -13,10 +13,12 @@ sends. The builders skip ``plotly.graph_objects`` validation at request time (it
 more than the drawing for a large run); the tests validate every builder's output
 through ``plotly.graph_objects.Figure`` instead, which rejects any unknown property."""
 
-WEBGL_MIN_POINTS = 5000
-"""Below this many points in one figure, SVG draws faster than WebGL can start: a WebGL
-context costs ~0.5 s in software-rendered (headless) Chromium, a few thousand SVG
-points far less. Above it, WebGL (scattergl) wins."""
+BUNDLED_TRACES = ("scatter", "bar", "heatmap")
+"""The trace types in the plotly.js the app serves (tools/plotly/build.mjs builds it with
+exactly these): every chart is cartesian SVG. No WebGL: a WebGL context costs ~0.5 s to
+start in software-rendered Chromium, and the builders bound every figure's points (lines
+thinned, markers binned) so SVG draws them faster; ``scattergl`` alone would have added
+about a megabyte of script to every first visit."""
 
 # Okabe-Ito, then Tableau: distinguishable by most colour-blind readers, in this order.
 # The light members are darkened until each has WCAG's 3:1 contrast for graphics on the
@@ -79,11 +81,6 @@ def figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> Figure:
 def trace(kind: str, **properties: Any) -> dict[str, Any]:
     """A trace of ``kind`` ("bar", "scatter", ...) with Plotly's property names."""
     return {"type": kind, **properties}
-
-
-def scatter_kind(points: int) -> str:
-    """ "scattergl" for a figure with many points, else "scatter" (see WEBGL_MIN_POINTS)."""
-    return "scattergl" if points > WEBGL_MIN_POINTS else "scatter"
 
 
 def variant_color(name: str) -> str:

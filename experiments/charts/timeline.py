@@ -26,7 +26,6 @@ from experiments.charts.style import (
     base_layout,
     category_ticks,
     figure,
-    scatter_kind,
     short_label,
     trace,
     workload_color,
@@ -360,20 +359,26 @@ def _heatmap_height(rows: int) -> int:
     return min(1000, 160 + 12 * min(rows, 30) + 3 * rows)
 
 
+MAX_DOTS = 2000
+"""Preemption markers on the heatmap at most: each is an SVG element. Above, the dots
+count victims over wider time slices (2, 4, ... heatmap slices), so none is lost."""
+
+
 def _preemption_dots(
     marks: Sequence[Preemption], rows: dict[str, int], names: list[str], edges: list[float]
 ) -> dict[str, Any]:
-    width, bins = edges[1] - edges[0], len(edges) - 1
-    counts: dict[tuple[int, int], int] = {}
-    for m in marks:
-        row = rows.get(m.victim_node)
-        if row is not None and edges[0] <= m.time <= edges[-1]:
-            key = (row, min(bins - 1, int((m.time - edges[0]) / width)))
-            counts[key] = counts.get(key, 0) + 1
+    bins = len(edges) - 1
+    merge = 1
+    while True:
+        width = (edges[1] - edges[0]) * merge
+        counts = _victims_per_cell(marks, rows, edges[0], edges[-1], width, -(-bins // merge))
+        if len(counts) <= MAX_DOTS or merge >= bins:
+            break
+        merge *= 2
     keys = sorted(counts)
     return trace(
-        scatter_kind(len(keys)),
-        x=[round(edges[b] + width / 2, 1) for _, b in keys],
+        "scatter",
+        x=[round(edges[0] + (b + 0.5) * width, 1) for _, b in keys],
         y=[names[r] for r, _ in keys],
         mode="markers",
         name="preemptions",
@@ -385,6 +390,24 @@ def _preemption_dots(
         customdata=[counts[k] for k in keys],
         hovertemplate="%{y}<br>%{customdata} victim(s) near %{x:,.0f}s<extra></extra>",
     )
+
+
+def _victims_per_cell(
+    marks: Sequence[Preemption],
+    rows: dict[str, int],
+    start: float,
+    end: float,
+    width: float,
+    bins: int,
+) -> dict[tuple[int, int], int]:
+    """Victims per (group row, time slice of ``width``)."""
+    counts: dict[tuple[int, int], int] = {}
+    for m in marks:
+        row = rows.get(m.victim_node)
+        if row is not None and start <= m.time <= end:
+            key = (row, min(bins - 1, int((m.time - start) / width)))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 # ------------------------------------------------------------ the whole cluster by state

@@ -14,7 +14,6 @@ from experiments.charts.style import (
     axis,
     base_layout,
     figure,
-    scatter_kind,
     trace,
     variant_colors,
 )
@@ -60,7 +59,7 @@ def cumulative(
 
 def cumulative_cost_figure(variants: Sequence[VariantCosts], *, end: float) -> Figure:
     """Per variant, lost work (solid) and wasted GPU-seconds (dotted) summed over the
-    run, each line at most ``MAX_LINE_POINTS`` points (WebGL when they add up)."""
+    run, each line at most ``MAX_LINE_POINTS`` points."""
     traces = []
     colors = variant_colors([v.color_key for v in variants])
     for i, variant in enumerate(variants):
@@ -85,7 +84,7 @@ def cumulative_cost_figure(variants: Sequence[VariantCosts], *, end: float) -> F
                 )
             )
     return figure(
-        _webgl_if_large(traces),
+        traces,
         {
             **base_layout(
                 title="Cumulative lost work and wasted GPU-seconds (mean over replications)",
@@ -97,17 +96,10 @@ def cumulative_cost_figure(variants: Sequence[VariantCosts], *, end: float) -> F
     )
 
 
-def _webgl_if_large(traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One kind for the whole figure: WebGL once its points outnumber what SVG draws
-    faster (``style.WEBGL_MIN_POINTS``)."""
-    kind = scatter_kind(sum(len(t["x"]) for t in traces))
-    return [{**t, "type": kind} for t in traces]
-
-
 # ---------------------------------------------------------------- recovery curves
 def recovery_figure(variants: Sequence[VariantCosts], *, end: float) -> Figure:
     """Every disruption's curve, one trace per variant (the ``MAX_CURVES`` costliest per
-    variant when there are more; WebGL when the curves add up)."""
+    variant when there are more; curves of the same shape drawn once)."""
     traces, thinned = [], False
     colors = variant_colors([v.color_key for v in variants])
     for i, variant in enumerate(variants):
@@ -117,7 +109,7 @@ def recovery_figure(variants: Sequence[VariantCosts], *, end: float) -> Figure:
         traces.append(_curves_trace(found[:MAX_CURVES], variant.label, colors[i], end))
     note = f" (the {MAX_CURVES} costliest per variant)" if thinned else ""
     return figure(
-        _webgl_if_large(traces),
+        traces,
         {
             **base_layout(title="Recovery after each disruption" + note, height=340),
             "xaxis": axis("seconds since the disruption", rangemode="tozero", ticksuffix="s"),
@@ -132,14 +124,24 @@ def _curves_trace(
     color: str,
     end: float,
 ) -> dict[str, Any]:
+    """One trace of every curve, gaps between them. Curves that coincide on the chart
+    (the same shape to a tenth of a second and GPU·s: jobs alike, disrupted alike) are
+    drawn once, their hover naming the first and how many more: the page does not
+    carry points nobody can see."""
+    shapes: dict[tuple[tuple[float, ...], tuple[float, ...]], list[Recovery]] = {}
+    for r in found:
+        cx, cy = recovery_curve(r, end=end)
+        shapes.setdefault((tuple(round_all(cx)), tuple(round_all(cy))), []).append(r)
     xs: list[float | None] = []
     ys: list[float | None] = []
     text: list[str | None] = []
-    for r in found:
-        cx, cy = recovery_curve(r, end=end)
-        xs += [*round_all(cx), None]
-        ys += [*round_all(cy), None]
-        text += [f"{r.workload} disrupted at {r.time:,.0f}s"] * len(cx) + [None]
+    for (shape_x, shape_y), alike in shapes.items():
+        first = alike[0]
+        more = f" (and {len(alike) - 1:,} more alike)" if len(alike) > 1 else ""
+        xs += [*shape_x, None]
+        ys += [*shape_y, None]
+        text += [f"{first.workload} disrupted at {first.time:,.0f}s{more}"] * len(shape_x)
+        text.append(None)
     return trace(
         "scatter",
         x=xs,

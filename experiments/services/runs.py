@@ -150,8 +150,20 @@ def run_finalize(*, run_id: int) -> Outcome:
     run.status = Status.SUCCEEDED
     run.progress = 1.0
     run.finished_at = timezone.now()
+    _precompute_run_page(run)
     run.save(update_fields=["aggregate", "status", "progress", "finished_at"])
     return Outcome.DONE
+
+
+def _precompute_run_page(run: Run) -> None:
+    """The run page's charts, into the shared cache under the state about to be saved
+    (issue #16 §5): the first browser to see the run succeeded reads them rather than
+    drawing them. Before the save, so no viewer ever finds the run finished and its
+    charts missing; a failure costs the page its head start only."""
+    from experiments.selectors_run_page import run_page_precompute  # reads the views' glue
+
+    seconds = run_page_precompute(run=run)
+    logger.info("run %s: run page precomputed in %.2f s", run.pk, seconds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """What the chart pages send the browser: stored results read through
 ``selectors_charts``, drawn by the pure builders of ``experiments.charts``, serialized
-once. A finished run never changes, so its figures are cached by run id.
+once. The run page's section is cached whole (``selectors_run_page``), the spans a
+timeline group click re-reads here.
 
 The glue between the two lives here so that views stay thin and the builders stay pure.
 """
@@ -41,16 +42,12 @@ def run_charts(*, run: Run, replication: str = "") -> dict[str, Any] | None:
     """Everything the run page's charts need, or None until the run has succeeded.
     ``replication`` (the page's ``?replication=`` query parameter, a replication id)
     picks the replication the timeline, workload table and event log open on; the
-    first replication when it names none of this run's."""
+    first replication when it names none of this run's. Not cached here: its one
+    caller, the run page's charts section, is (``selectors_run_page``)."""
     if run.status != Status.SUCCEEDED or not run.aggregate:
         return None
     chosen = int(replication) if replication.isdigit() else None
-    key = f"run-charts:{_run_key(run)}:{chosen}"
-    payload = cache.get(key)
-    if payload is None:
-        payload = _run_charts(run, chosen)
-        cache.set(key, payload, CACHE_SECONDS)
-    return payload or None
+    return _run_charts(run, chosen) or None
 
 
 def _run_key(run: Run) -> str:

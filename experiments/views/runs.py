@@ -15,12 +15,11 @@ from experiments import (
     selectors,
     selectors_api,
     selectors_cache,
-    selectors_k8s,
     selectors_planner,
+    selectors_run_page,
     services,
 )
-from experiments.models import Run, Status
-from experiments.specs import spec_yaml
+from experiments.models import Status
 from experiments.views.common import owned_experiment, readable_run, visible_run
 
 EVENTS_PER_PAGE = 200
@@ -48,29 +47,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "run": run,
             "experiment": run.experiment,
             "can_edit": selectors.experiment_can_edit(user=request.user, experiment=run.experiment),
-            "status": selectors_cache.run_cached(
-                run=run, kind="page-status", build=lambda: selectors.run_status(run=run)
-            ),
             "table": selectors.run_summary_table(run=run),
-            "replications": selectors_cache.run_cached(
-                run=run,
-                kind="page-replications",
-                build=lambda: list(selectors.run_replications(run=run)),
-            ),
-            "replication_count": selectors_cache.run_cached(
-                run=run,
-                kind="page-replication-count",
-                build=lambda: selectors.run_replication_count(run=run),
-            ),
             "metric_names": sc.METRIC_NAMES,
-            "manifest_variants": selectors_cache.run_cached(
-                run=run,
-                kind="page-manifest-variants",
-                build=lambda: selectors_k8s.manifest_variants(spec_document=run.spec),
-            ),
-            "spec_yaml": selectors_cache.run_cached(
-                run=run, kind="page-spec-yaml", build=lambda: _shown_spec(run)
-            ),
+            **selectors_run_page.run_page_reads(run=run),
             "download_tables": DOWNLOAD_TABLES,
             "download_formats": DOWNLOAD_FORMATS,
             "diagnoses": selectors_api.variant_diagnoses(run=run),
@@ -81,16 +60,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             ),
         },
     )
-
-
-SPEC_SHOWN_CHARS = 200_000
-"""Above this the frozen spec is offered as a download only: inline it would make the
-page megabytes (a spec of thousands of workloads)."""
-
-
-def _shown_spec(run: Run) -> str:
-    text = spec_yaml(run.spec)
-    return text if len(text) <= SPEC_SHOWN_CHARS else ""
 
 
 @require_GET

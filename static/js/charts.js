@@ -15,28 +15,11 @@
                    toImageButtonOptions: { format: "png", scale: 2 },
                    modeBarButtonsToAdd: [SVG_BUTTON],
                    modeBarButtonsToRemove: ["select2d", "lasso2d", "sendDataToCloud", "sendChartToCloud"] };
-  const hasWebGL = (function () {
-    try {
-      const canvas = document.createElement("canvas");
-      return !!(canvas.getContext("webgl") || canvas.getContext("experimental-webgl"));
-    } catch (error) { return false; }
-  })();
-
-  // Without WebGL (some locked-down browsers) scattergl falls back to SVG: the server
-  // already bounded every trace, so SVG copes.
-  function prepare(figure) {
-    if (!hasWebGL) {
-      figure.data.forEach(function (trace) { if (trace.type === "scattergl") trace.type = "scatter"; });
-    }
-    return figure;
-  }
-
   function draw(element, figure) {
     if (!figure) { element.hidden = true; Plotly.purge(element); return Promise.resolve(); }
     element.hidden = false;
-    const prepared = prepare(figure);
     const started = performance.now();
-    const drawn = Plotly.react(element, prepared.data, prepared.layout, CONFIG);
+    const drawn = Plotly.react(element, figure.data, figure.layout, CONFIG);
     // How long each chart held the main thread: the benchmark names the slowest.
     (window.chartTimings = window.chartTimings || {})[element.id] = Math.round(performance.now() - started);
     return drawn;

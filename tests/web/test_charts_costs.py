@@ -11,7 +11,7 @@ import scheduler_core as sc
 from experiments.charts import work
 from experiments.charts.data import Row
 from experiments.charts.downsample import thin_steps, time_edges
-from experiments.charts.style import WEBGL_MIN_POINTS
+from experiments.charts.style import BUNDLED_TRACES
 from scheduler_core import timeline as core_timeline
 from tests.web.charts_support import costs_of, simulated, validated
 
@@ -132,19 +132,39 @@ def test_every_summary_metric_has_a_direction():
     assert set(HIGHER_IS_BETTER) <= set(sc.SUMMARY_NAMES)
 
 
-def test_figures_with_many_points_switch_to_webgl():
-    """WebGL only pays for its start-up above WEBGL_MIN_POINTS points per figure."""
+def test_recovery_figures_stay_svg_with_bounded_points():
+    """The served plotly.js has no WebGL traces: the most curves the figure keeps per
+    variant (MAX_CURVES) still draw as one SVG line per variant."""
     events = [
         Row(float(i), "Disrupted", f"w{i}", "p", "n", float(i), "preemption")
-        for i in range(1, work.MAX_CURVES + 1)
+        for i in range(1, work.MAX_CURVES + 50)
     ]
-    one = [costs_of("v", [events])]
     three = [costs_of(f"v{k}", [events]) for k in range(3)]
 
-    small = validated(work.recovery_figure(one, end=10_000.0))
-    large = validated(work.recovery_figure(three, end=10_000.0))
+    figure = validated(work.recovery_figure(three, end=10_000.0))
 
-    assert sum(len(t.x) for t in small.data) <= WEBGL_MIN_POINTS
-    assert {t.type for t in small.data} == {"scatter"}
-    assert sum(len(t.x) for t in large.data) > WEBGL_MIN_POINTS
-    assert {t.type for t in large.data} == {"scattergl"}
+    assert {t.type for t in figure.data} == {"scatter"} <= set(BUNDLED_TRACES)
+    assert [t.mode for t in figure.data] == ["lines"] * 3
+    assert [sum(x is None for x in t.x) for t in figure.data] == [work.MAX_CURVES] * 3
+
+
+def test_recovery_curves_of_the_same_shape_are_drawn_once():
+    """Five jobs that lose 50 GPU·s, resume 30 s later and recover 90 s after the
+    disruption draw one curve (its hover counts the others); a sixth that recovers later
+    draws its own."""
+    rows = []
+    for i in range(6):
+        t = 100.0 * (i + 1)
+        recovered = 90.0 if i < 5 else 200.0
+        rows += [
+            Row(t, "Disrupted", f"w{i}", "p", "n", 50.0, "preemption"),
+            Row(t + 30.0, "Resumed", f"w{i}", "p", "n", t, ""),
+            Row(t + recovered, "Recovered", f"w{i}", "p", "n", t, ""),
+        ]
+
+    (curves,) = validated(work.recovery_figure([costs_of("v", [rows])], end=5_000.0)).data
+
+    assert list(curves.x) == [0.0, 30.0, 90.0, None, 0.0, 30.0, 200.0, None]
+    assert list(curves.y) == [-50.0, -50.0, 0.0, None, -50.0, -50.0, 0.0, None]
+    assert curves.text[0] == "w0 disrupted at 100s (and 4 more alike)"
+    assert curves.text[4] == "w5 disrupted at 600s"

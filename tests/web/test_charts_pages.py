@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from pathlib import Path
 
 import plotly
 import pytest
@@ -15,7 +16,9 @@ from django.urls import reverse
 import scheduler_core as sc
 from experiments import services
 from experiments.charts.metrics import HEADLINE_METRICS
+from experiments.charts.style import BUNDLED_TRACES
 from experiments.models import Replication, Status
+from experiments.views import charts as chart_views
 from tests.factories import (
     ExperimentFactory,
     ReplicationFactory,
@@ -104,7 +107,7 @@ def test_charts_come_before_the_summary_and_use_the_local_plotly(alice_client, s
     assert html.index('id="charts-glance"') < html.index('id="summary"')
     sources = re.findall(r'<script src="([^"]+)"', html)
     assert sources == [
-        f"/charts/plotly.min.js?v={plotly.__version__}",
+        f"/charts/plotly.min.js?v={chart_views.plotly_digest()}",
         "/static/js/charts.js",
         "/static/js/decisions.js",
     ]
@@ -248,7 +251,9 @@ def test_a_stranger_sees_nothing_of_the_run(charlie_client, bob_client, s1_run, 
     assert _get(bob_client, name, s1_run, replication=replication.pk).status_code == 200
 
 
-def test_plotly_js_is_served_from_the_plotly_package(client):
+def test_plotly_js_is_our_bundle_of_the_plotly_package_version(client):
+    """The served bundle (tools/plotly/build.mjs) is the plotly.js the installed plotly
+    package validates figures against, with exactly the trace types the builders use."""
     url = reverse("experiments:plotly-js")
 
     packed = client.get(url, HTTP_ACCEPT_ENCODING="gzip, br")
@@ -258,6 +263,70 @@ def test_plotly_js_is_served_from_the_plotly_package(client):
     assert packed.status_code == plain.status_code == 200
     assert packed["Content-Encoding"] == "gzip"
     assert gzip.decompress(packed.content) == plain.content
-    assert plain.content.startswith(b"/**\n* plotly.js v")
+    package_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    version = re.search(rb"plotly\.js (v[\d.]+)", package_js.read_bytes()[:200]).group(1)
+    header = plain.content[:200].decode()
+    assert header.startswith(f"/**\n* plotly.js {version.decode()} (Disruption Lab bundle: ")
+    assert re.search(r"bundle: ([a-z, ]+)\)", header).group(1).split(", ") == list(BUNDLED_TRACES)
+    assert len(plain.content) < 1_300_000  # the full plotly.min.js is 4.8 MB
     assert packed["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert packed["ETag"] == f'"plotly-{chart_views.plotly_digest()}"'
     assert again.status_code == 304
+
+
+def test_the_run_page_draws_only_trace_types_the_bundle_holds(alice_client, s1_run):
+    data = chart_data(_get(alice_client, "run", s1_run).content.decode())
+
+    figures = [*data["figures"].values(), *data["timeline"]["figures"].values()]
+    drawn = {trace["type"] for figure in figures for trace in figure["data"]}
+    assert {"bar", "scatter"} <= drawn <= set(BUNDLED_TRACES)  # heatmap: large clusters
+
+
+# ------------------------------------------------------------ precomputed by the worker
+def _refuse(*args, **kwargs):
+    raise AssertionError("built on the request path: the worker's cache entry was not read")
+
+
+def test_the_worker_precomputes_the_run_page_so_a_view_builds_nothing(
+    alice_client, s1_run, monkeypatch
+):
+    """Issue #16 §5: the page of a run the worker finished only reads the shared cache:
+    with every builder of its charts and reads refused, it still answers in full, and so
+    does the timeline of each variant's first replication (its variant menu)."""
+    from experiments import selectors
+    from experiments.views import chart_data as views_chart_data
+
+    for name in ("_run_charts", "replication_timeline", "workload_table", "event_page"):
+        monkeypatch.setattr(views_chart_data, name, _refuse)
+    for name in ("run_status", "run_replication_count"):
+        monkeypatch.setattr(selectors, name, _refuse)
+
+    page = _get(alice_client, "run", s1_run)
+    data = chart_data(page.content.decode())
+
+    assert page.status_code == 200
+    assert set(data["figures"]) == RUN_FIGURES
+    firsts = {v["replication"] for v in data["variants"]}
+    assert len(firsts) == len(s1_run.aggregate) > 1
+    for replication in firsts:
+        answer = _get(alice_client, "run-chart-timeline", s1_run, replication=replication)
+        assert answer.status_code == 200
+        assert answer.json()["replication"] == replication
+
+
+def test_a_failed_precompute_still_finishes_the_run_and_the_first_view_builds_it(
+    alice, alice_client, django_capture_on_commit_callbacks, monkeypatch
+):
+    from experiments.views import chart_data as views_chart_data
+
+    built = views_chart_data._run_charts
+    monkeypatch.setattr(views_chart_data, "_run_charts", _refuse)
+    experiment = ExperimentFactory(owner=alice, spec=preset_document("s1-training-vs-shards"))
+    run = _finished(experiment, alice, django_capture_on_commit_callbacks)
+    monkeypatch.setattr(views_chart_data, "_run_charts", built)
+
+    data = chart_data(_get(alice_client, "run", run).content.decode())
+
+    assert run.status == Status.SUCCEEDED
+    assert run.aggregate
+    assert set(data["figures"]) == RUN_FIGURES

@@ -201,6 +201,30 @@ def test_a_10000_node_run_becomes_a_bounded_heatmap():
     assert len(json.dumps(figure.to_plotly_json(), default=str)) < 300_000
 
 
+def test_heatmap_dots_merge_time_slices_rather_than_exceed_the_svg_bound():
+    """Victims in every slice of 157 groups would be 18,840 SVG markers: the dots count
+    them over wider slices instead, and every victim is still counted once."""
+    horizon = 7200.0
+    groups = sp.node_groups({"nodePools": [{"name": "gpu", "count": 10_000, "gpus": 8}]})
+    width = horizon / tl.HEATMAP_BINS
+    marks = [
+        core_timeline.Preemption(
+            (b + 0.5) * width, f"v{g}-{b}", group.nodes[0], "urgent", group.nodes[1]
+        )
+        for g, group in enumerate(groups)
+        for b in range(tl.HEATMAP_BINS)
+    ]
+
+    figure = validated(tl.occupancy_figure([], marks, groups, start=0.0, end=horizon, title="t"))
+
+    _, dots = figure.data
+    # By 8: 157 x 15 cells is still over 2,000; by 16: 157 x 8 (the last 8 slices wide).
+    assert len(dots.x) == 157 * 8 <= tl.MAX_DOTS
+    assert sum(dots.customdata) == len(marks) == 157 * tl.HEATMAP_BINS
+    assert sorted(set(dots.customdata)) == [8, 16]
+    assert sorted(set(dots.x))[:2] == [480.0, 1440.0]  # centres of 960 s slices
+
+
 def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
     s1, _, found = _s1_pod()
     marks = core_timeline.preemptions(s1.results["pod"].events)
