@@ -13,7 +13,12 @@ from typing import Any
 
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.request import Request
@@ -39,6 +44,12 @@ from scheduler_core.checkpoint_planner import (
 )
 
 
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "number"}, {"type": "string"}],
+        "description": "seconds, or a duration such as 30m, 32h or 1d 8h",
+    }
+)
 class DurationSecondsField(serializers.Field):
     """Seconds as a number or as people write them (``"32h"``, ``"1d 8h"``)."""
 
