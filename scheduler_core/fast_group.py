@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP, NodeArrays
-from scheduler_core.fast_preemption import BIG, FEW, FIRST_CHUNK, INT32_OFFSET
+from scheduler_core.fast_preemption import (
+    BIG,
+    FEW,
+    INT32_OFFSET,
+    first_candidates,
+    pick_in_chunks,
+)
 from scheduler_core.model import Node, Pod, Workload
 
 if TYPE_CHECKING:
@@ -55,44 +61,19 @@ def choose(host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod) -> C
     rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
     if len(rotated) <= FEW:
         return _few(host, policy, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
-    found: list[np.ndarray] = []
-    features: list[tuple[np.ndarray, ...]] = []
-    count, start, size = 0, 0, max(FIRST_CHUNK, limit)
-    while start < len(rotated) and count < limit:
-        chunk = rotated[start : start + size]
-        ok, scores = _evaluate(host, policy, pod, chunk, limit - count)
-        found.append(chunk[ok])
-        features.append(tuple(s[ok] for s in scores))
-        count += int(ok.sum())
-        start += size
-        size = max(FIRST_CHUNK, 2 * (limit - count))
-    if count == 0:
-        return None
-    chosen = np.concatenate(found)[:limit]
-    top, total, victims, latest = (
-        np.concatenate(parts)[:limit] for parts in zip(*features, strict=True)
+    best = pick_in_chunks(
+        rotated, limit, lambda chunk, wanted: _evaluate(host, policy, pod, chunk, wanted)
     )
-    # §4.4 rules 2-6 (rule 1, PDB violations, is 0 for all). lexsort: last key first.
-    best = np.lexsort((np.arange(len(chosen)), -latest, victims, total, top))[0]
-    return policy.select_victims(host, pod, cluster.nodes[int(chosen[best])])
+    if best is None:
+        return None
+    return policy.select_victims(host, pod, cluster.nodes[best])
 
 
 def _few(
     host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod, nodes: list[Node], limit: int
 ) -> Candidate | None:
     """The reference steps on a short visit order (the same stop rule, no PDBs)."""
-    from scheduler_core.plugins.default_preemption import pick_one_node
-
-    candidates = []
-    for node in nodes:
-        found = policy.select_victims(host, pod, node)
-        if found is not None:
-            candidates.append(found)
-            if len(candidates) >= limit:
-                break
-    if not candidates:
-        return None
-    return candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
+    return first_candidates(nodes, limit, lambda node: policy.select_victims(host, pod, node))
 
 
 def _free(host: PreemptionHost, pod: Pod, rows: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -20,6 +20,7 @@ no candidate violates one) and no decision recorder asking for every candidate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,9 +36,14 @@ INT32_OFFSET = 2**31
 BIG = np.iinfo(np.int64).max
 FIRST_CHUNK = 256
 FEW = 48
+"""Up to this many nodes that could help, the Python steps are faster than the arrays."""
 MARGIN = 1e-6
 """Rounding slack of the CPU and memory reach sums (far below any request's size)."""
-"""Up to this many nodes that could help, the Python steps are faster than the arrays."""
+
+Evaluate = Callable[[np.ndarray, int], tuple[np.ndarray, tuple[np.ndarray, ...]]]
+"""``(chunk, wanted) -> (fits, (top, total, victims, latest))``: which of the chunk's nodes
+can take the preemptor with victims, and the §4.4 keys of each (``wanted`` is how many
+more candidates the stop rule asks for)."""
 
 
 def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candidate | None:
@@ -61,12 +67,26 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     rotated = rotated[_may_reach(cluster, k, pod, rotated, need)]
     if len(rotated) <= FEW:
         return _few(host, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
+    best = pick_in_chunks(
+        rotated, limit, lambda chunk, _: _evaluate(cluster.arrays, pod, chunk, need)
+    )
+    if best is None:
+        return None
+    return select_victims_on_node(host, pod, cluster.nodes[best])
+
+
+def pick_in_chunks(rotated: np.ndarray, limit: int, evaluate: Evaluate) -> int | None:
+    """The row pickOneNodeForPreemption chooses among the first ``limit`` rows of
+    ``rotated`` that can help, or None. The rotation is evaluated in growing chunks, so
+    rows past the numCandidates stop (§4.2) are never looked at; the §4.4 rules 2-6 are one
+    ``lexsort`` (rule 1, PDB violations, is 0 for all). Shared by every array path, which
+    differ only in how a chunk is evaluated."""
     found: list[np.ndarray] = []
     features: list[tuple[np.ndarray, ...]] = []
     count, start, size = 0, 0, max(FIRST_CHUNK, limit)
     while start < len(rotated) and count < limit:
         chunk = rotated[start : start + size]
-        ok, scores = _evaluate(cluster.arrays, pod, chunk, need)
+        ok, scores = evaluate(chunk, limit - count)
         found.append(chunk[ok])
         features.append(tuple(s[ok] for s in scores))
         count += int(ok.sum())
@@ -78,19 +98,21 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     top, total, victims, latest = (
         np.concatenate(parts)[:limit] for parts in zip(*features, strict=True)
     )
-    # §4.4 rules 2-6; rule 1 (PDB violations) is 0 for all. lexsort: last key first.
+    # lexsort: last key first.
     best = np.lexsort((np.arange(len(chosen)), -latest, victims, total, top))[0]
-    node = cluster.nodes[int(chosen[best])]
-    return select_victims_on_node(host, pod, node)
+    return int(chosen[best])
 
 
-def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Candidate | None:
-    """The reference steps on a short visit order (the same stop rule, no PDBs)."""
-    from scheduler_core.plugins.default_preemption import pick_one_node, select_victims_on_node
+def first_candidates(
+    nodes: list[Node], limit: int, select: Callable[[Node], Candidate | None]
+) -> Candidate | None:
+    """The reference steps on a short visit order: candidates in order until ``limit``
+    (the same stop rule, no PDBs), then pickOneNodeForPreemption."""
+    from scheduler_core.plugins.default_preemption import pick_one_node
 
     candidates = []
     for node in nodes:
-        found = select_victims_on_node(host, pod, node)
+        found = select(node)
         if found is not None:
             candidates.append(found)
             if len(candidates) >= limit:
@@ -98,6 +120,13 @@ def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Candi
     if not candidates:
         return None
     return candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
+
+
+def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Candidate | None:
+    """The reference steps on a short visit order (the same stop rule, no PDBs)."""
+    from scheduler_core.plugins.default_preemption import select_victims_on_node
+
+    return first_candidates(nodes, limit, lambda node: select_victims_on_node(host, pod, node))
 
 
 def _may_reach(
