@@ -280,23 +280,6 @@ _ENTRIES = (
         "Victims beyond the fewest that would have made room.",
     ),
     _m(
-        "standby_activations",
-        "Spares called in",
-        "count",
-        Group.ACCOUNTING,
-        "Standby nodes that entered service in place of a failed node (spare pools).",
-        workloads="count of StandbyInService node events",
-    ),
-    _m(
-        "workloads_failed",
-        "Workloads out of retries",
-        "count",
-        Group.ACCOUNTING,
-        "Workloads that ran out of retries: a Job past its backoffLimit, or a workload "
-        "Kueue deactivated after backoffLimitCount requeues.",
-        workloads="count of workloads",
-    ),
-    _m(
         "groups_broken",
         "Groups broken",
         "count",
@@ -319,6 +302,23 @@ _ENTRIES = (
         "Urgent workloads that never became useful before the horizon. A variant with any "
         "is flagged everywhere and is never named best.",
         workloads="count of urgent workloads",
+    ),
+    _m(
+        "standby_activations",
+        "Spares called in",
+        "count",
+        Group.ACCOUNTING,
+        "Standby nodes that entered service in place of a failed node (spare pools).",
+        workloads="count of StandbyInService node events",
+    ),
+    _m(
+        "workloads_failed",
+        "Workloads out of retries",
+        "count",
+        Group.ACCOUNTING,
+        "Workloads that ran out of retries: a Job past its backoffLimit, or a workload "
+        "Kueue deactivated after backoffLimitCount requeues.",
+        workloads="count of workloads",
     ),
 )
 

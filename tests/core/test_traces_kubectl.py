@@ -28,7 +28,9 @@ def test_nodes_keep_allocatable_labels_taints_and_lose_daemon_overhead(imported)
     a = nodes["gpu-node-a"]
     # 96 CPU / 1024Gi / 110 pods, less the device-plugin DaemonSet pod (100m, 128Mi)
     assert (a["gpus"], a["cpu"], a["memory"], a["maxPods"]) == (8, 95.9, 1023.875, 109)
-    assert a["labels"]["nvidia.com/gpu.product"] == "NVIDIA-A100-SXM4-80GB"
+    # GPU Feature Discovery's model label becomes the node's gpuModel (docs/shared-gpus.md)
+    assert a["gpuModel"] == "NVIDIA-A100-SXM4-80GB"
+    assert "nvidia.com/gpu.product" not in a["labels"]
     assert (nodes["gpu-node-b"]["cpu"], nodes["gpu-node-b"]["memory"]) == (64.0, 512.0)
     assert nodes["cpu-node"]["cpu"] == 15.75  # the static kube-proxy pod's 250m
     assert nodes["cpu-node"]["gpus"] == 0
