@@ -31,6 +31,7 @@ from scheduler_core.fast_preemption import (
     INT32_OFFSET,
     first_candidates,
     pick_in_chunks,
+    visit_order,
 )
 from scheduler_core.model import Node, Pod, Workload
 
@@ -47,17 +48,10 @@ def choose(host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod) -> C
     """The candidate ``find_candidates`` + ``pick_one_node`` would choose under
     `workload-aware` when no PDB exists, or None; makes the same random draw."""
     cluster = host.cluster
-    potential, _ = cluster.eligible_nodes(pod.workload)
-    n = len(potential)
-    if n == 0:
+    visit = visit_order(host, policy, pod)
+    if visit is None:
         return None
-    offset = host.random_offset(n)
-    k = cluster.threshold(pod.priority)
-    if not cluster.below[k]:
-        return None
-    limit = policy.num_candidates(n)
-    rows = cluster.eligible_rows(pod.workload)
-    rotated = np.concatenate((rows[offset:], rows[:offset]))
+    rotated, k, limit = visit
     rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
     if len(rotated) <= FEW:
         return _few(host, policy, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)

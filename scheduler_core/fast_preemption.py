@@ -52,17 +52,10 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     from scheduler_core.plugins.default_preemption import select_victims_on_node
 
     cluster = host.cluster
-    potential, _ = cluster.eligible_nodes(pod.workload)
-    n = len(potential)
-    if n == 0:
+    visit = visit_order(host, policy, pod)
+    if visit is None:
         return None
-    offset = host.random_offset(n)
-    k = cluster.threshold(pod.priority)
-    if not cluster.below[k]:
-        return None
-    limit = policy.num_candidates(n)
-    rows = cluster.eligible_rows(pod.workload)
-    rotated = np.concatenate((rows[offset:], rows[:offset]))
+    rotated, k, limit = visit
     need = _needs(host, pod)
     rotated = rotated[_may_reach(cluster, k, pod, rotated, need)]
     if len(rotated) <= FEW:
@@ -73,6 +66,25 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     if best is None:
         return None
     return select_victims_on_node(host, pod, cluster.nodes[best])
+
+
+def visit_order(
+    host: PreemptionHost, policy: DefaultPreemption, pod: Pod
+) -> tuple[np.ndarray, int, int] | None:
+    """The eligible rows rotated from the seeded offset (§4.2, the reference's random draw
+    made at the same point), the pod's priority threshold and the numCandidates limit;
+    None when no node is eligible or nothing runs below the pod's priority."""
+    cluster = host.cluster
+    potential, _ = cluster.eligible_nodes(pod.workload)
+    n = len(potential)
+    if n == 0:
+        return None
+    offset = host.random_offset(n)
+    k = cluster.threshold(pod.priority)
+    if not cluster.below[k]:
+        return None
+    rows = cluster.eligible_rows(pod.workload)
+    return np.concatenate((rows[offset:], rows[:offset])), k, policy.num_candidates(n)
 
 
 def pick_in_chunks(rotated: np.ndarray, limit: int, evaluate: Evaluate) -> int | None:

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from django.conf import settings
 from django.http import FileResponse
 
+from experiments import event_log
 from scheduler_core.metrics import WorkloadRecord
 
 PARQUET_BATCH_ROWS = 20_000
@@ -193,20 +194,11 @@ SUMMARY_SCHEMA = pa.schema(
     ]
 )
 EVENT_SCHEMA = pa.schema(
-    [
-        ("variant", pa.string()),
-        ("replication", pa.int64()),
-        ("seq", pa.int64()),
-        ("time", pa.float64()),
-        ("reason", pa.string()),
-        ("workload", pa.string()),
-        ("pod", pa.string()),
-        ("node", pa.string()),
-        ("value", pa.float64()),
-        ("related", pa.string()),
-        ("message", pa.string()),
-    ]
+    [("variant", pa.string()), ("replication", pa.int64()), ("seq", pa.int64())]
+    + [field for field in event_log.SCHEMA if field.name != "decision"]
 )
+"""An exported event: where it ran, then the stored columns (the decision link is an
+internal id, left out)."""
 _ARROW_TYPES = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_()}
 
 
