@@ -230,7 +230,7 @@ def _cache(url: str, var_dir: Path) -> dict[str, Any]:
             "TIMEOUT": 300,
         }
     return {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "BACKEND": "experiments.cache_backends.AtomicAddFileCache",
         "LOCATION": str(var_dir / "cache"),
         "TIMEOUT": 300,
         "OPTIONS": {"MAX_ENTRIES": 5000},

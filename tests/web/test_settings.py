@@ -165,7 +165,7 @@ def test_the_development_key_signs_only_under_debug(tmp_path):
     [
         ({"CELERY_BROKER_URL": "redis://127.0.0.1:6379/5"}, "RedisCache redis://127.0.0.1:6379/5"),
         ({"CACHE_URL": "redis://127.0.0.1:6379/7"}, "RedisCache redis://127.0.0.1:6379/7"),
-        ({}, "FileBasedCache {var}/cache"),
+        ({}, "AtomicAddFileCache {var}/cache"),
     ],
     ids=["broker", "cache-url", "local"],
 )
