@@ -13,12 +13,13 @@ from typing import Any
 
 from celery import Task, chord, shared_task
 from django.conf import settings
+from django.core.cache import cache
 from django.db import InterfaceError, OperationalError, close_old_connections
 
 from experiments import services
 from experiments.models import Run
 from experiments.services import Outcome
-from experiments.services.exports import export_build
+from experiments.services.exports import export_build, exports_sweep
 
 logger = logging.getLogger(__name__)
 AGGREGATE_RETRY_SECONDS = 5
@@ -90,8 +91,12 @@ def build_export(
 
 @shared_task(name="experiments.tasks.sweep_stale_runs")
 def sweep_stale_runs() -> list[int]:
-    """Periodic watchdog (Celery beat): fail runs whose worker vanished."""
-    return services.runs_sweep_stale()
+    """Periodic watchdog (Celery beat): fail runs whose worker vanished, and, at most
+    once per ``LAB_EXPORT_SWEEP_SECONDS``, remove export files no run owns."""
+    changed = services.runs_sweep_stale()
+    if cache.add("export-sweep", 1, settings.LAB_EXPORT_SWEEP_SECONDS):
+        exports_sweep()
+    return changed
 
 
 def enqueue_run(*, run: Run, replication_ids: list[int]) -> None:

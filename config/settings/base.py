@@ -201,6 +201,8 @@ LAB_EXPORT_DIR = Path(env_str("LAB_EXPORT_DIR", str(VAR_DIR / "exports")))
 LAB_EXPORT_INLINE_ROWS = env_int("LAB_EXPORT_INLINE_ROWS", 20_000, minimum=0)
 LAB_EXPORT_BUILDS_PER_USER = env_int("LAB_EXPORT_BUILDS_PER_USER", 2, minimum=1)
 LAB_EXPORT_BUILD_SECONDS = env_int("LAB_EXPORT_BUILD_SECONDS", 120, minimum=10)
+# How often the watchdog looks for export files no run owns (a crash, a recreated database).
+LAB_EXPORT_SWEEP_SECONDS = env_int("LAB_EXPORT_SWEEP_SECONDS", 3600, minimum=1)
 # Hot reads of a run (detail, summary, event pages, chart data) are kept in the shared
 # cache under the run's state; a finished run's for LAB_READ_CACHE_SECONDS, an active
 # run's (its progress moves) for LAB_READ_CACHE_ACTIVE_SECONDS.

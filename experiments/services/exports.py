@@ -18,12 +18,16 @@ Who writes it:
 The worker keeps its lock and slot fresh while it writes; a build that stopped (its
 worker killed, its message lost) lets go of both within ``LAB_EXPORT_BUILD_SECONDS``,
 and the next request starts it again. A run's files are removed when the run is
-deleted.
+deleted; ``exports_sweep`` (from the watchdog) removes what a crash or a recreated
+database left behind.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import shutil
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +57,8 @@ EVENT_FILTERS = (
 )
 WORKLOAD_FILTERS = ("variant", "replication")
 DECISION_FILTERS = ("variant", "replication", "workload", "pod", "node", "reason")
+RUN_FOLDER = re.compile(r"^run-(?P<run_id>\d+)-(?P<task_token>.+)$")
+"""The folder name ``exports.run_directory`` gives a run."""
 ROWS_PER_SECOND = 20_000
 """A rough writing speed, for the ``Retry-After`` of a build in progress."""
 
@@ -252,3 +258,44 @@ def run_files_remove(*, run: Run) -> None:
 def run_deleted(sender: type[Run], instance: Run, **_: Any) -> None:
     """The ``post_delete`` receiver of Run (connected in ``apps``)."""
     run_files_remove(run=instance)
+
+
+def exports_sweep(*, now: float | None = None) -> list[str]:
+    """Remove export files that no run owns any more, and return their names.
+
+    Deleting a run removes its folder once the delete commits, but a process killed in
+    between, a database recreated under the same ``LAB_EXPORT_DIR``, or a build killed
+    mid-write (its ``.tmp``) leaves files nothing would ever serve or delete. A folder
+    goes when no run has its (id, task token); a temporary file when it is older than
+    ``LAB_EXPORT_BUILD_SECONDS``, the time after which its build counts as dead anyway.
+    """
+    root = Path(settings.LAB_EXPORT_DIR)
+    if not root.is_dir():
+        return []
+    folders: dict[Path, tuple[int, str]] = {}
+    for entry in root.iterdir():
+        match = RUN_FOLDER.match(entry.name)
+        if match and entry.is_dir():
+            folders[entry] = (int(match["run_id"]), match["task_token"])
+    owned = set(
+        Run.objects.filter(pk__in={run_id for run_id, _ in folders.values()}).values_list(
+            "pk", "task_token"
+        )
+    )
+    dead_before = (time.time() if now is None else now) - settings.LAB_EXPORT_BUILD_SECONDS
+    removed: list[str] = []
+    for folder, owner in sorted(folders.items()):
+        if owner not in owned:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+            continue
+        for partial in folder.glob(".*.tmp"):
+            try:
+                if partial.stat().st_mtime < dead_before:
+                    partial.unlink()
+                    removed.append(f"{folder.name}/{partial.name}")
+            except FileNotFoundError:  # its build finished or was cleaned meanwhile
+                continue
+    if removed:
+        logger.info("removed %d orphaned export file(s): %s", len(removed), ", ".join(removed))
+    return removed

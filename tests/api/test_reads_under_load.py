@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -242,6 +244,63 @@ def test_a_rolled_back_delete_keeps_the_files(alice_api, finished_run):
 
     assert Run.objects.filter(pk=pk).exists()
     assert folder.exists()
+
+
+def test_the_sweep_removes_folders_no_run_owns_and_dead_partial_files(
+    alice_api, finished_run, settings
+):
+    """A crash between a delete's commit and its file removal, or a recreated database,
+    leaves folders nothing would serve or delete: the watchdog's sweep takes them."""
+    assert alice_api.get(url(finished_run, "export/summary.csv")).status_code == 200
+    kept = exports.run_directory(run_id=finished_run.pk, task_token=finished_run.task_token)
+    orphan = exports.run_directory(run_id=finished_run.pk + 1000, task_token="gone")
+    old_token = exports.run_directory(run_id=finished_run.pk, task_token="an-older-database")
+    for folder in (orphan, old_token):
+        folder.mkdir(parents=True)
+        (folder / "events-v1.csv").write_text("time,reason\n")
+    dead = kept / ".events-v1.csv.abc.tmp"
+    fresh = kept / ".events-v1.csv.def.tmp"
+    dead.write_text("half")
+    fresh.write_text("half")
+    now = time.time()
+    long_ago = now - settings.LAB_EXPORT_BUILD_SECONDS - 5
+    os.utime(dead, (long_ago, long_ago))
+    stranger = Path(settings.LAB_EXPORT_DIR) / "notes.txt"  # not ours to judge
+    stranger.write_text("kept")
+
+    removed = export_services.exports_sweep(now=now)
+
+    assert sorted(removed) == sorted([orphan.name, old_token.name, f"{kept.name}/{dead.name}"])
+    assert not orphan.exists()
+    assert not old_token.exists()
+    assert not dead.exists()
+    assert fresh.exists()
+    assert stranger.exists()
+    assert (kept / "summary-v1.csv").exists()
+    assert alice_api.get(url(finished_run, "export/summary.csv")).status_code == 200
+
+
+def test_the_watchdog_sweeps_export_files_at_most_once_per_period(monkeypatch, settings, tmp_path):
+    from experiments import tasks
+
+    cache.delete("export-sweep")
+    sweeps: list[int] = []
+    monkeypatch.setattr(tasks, "exports_sweep", lambda: sweeps.append(1) or [])
+    settings.LAB_EXPORT_SWEEP_SECONDS = 3600
+
+    tasks.sweep_stale_runs()
+    tasks.sweep_stale_runs()
+
+    assert sweeps == [1]
+    cache.delete("export-sweep")
+    tasks.sweep_stale_runs()
+    assert sweeps == [1, 1]
+
+
+def test_the_sweep_of_a_missing_export_folder_does_nothing(settings, tmp_path):
+    settings.LAB_EXPORT_DIR = tmp_path / "never-made"
+
+    assert export_services.exports_sweep() == []
 
 
 def test_a_deleted_runs_build_writes_nothing(alice, finished_run, settings):
