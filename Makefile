@@ -46,7 +46,7 @@ test: $(STAMP) chromium
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
-	$(call pytest,DATABASE_URL=$(TEST_DATABASE_URL))
+	$(call pytest,DATABASE_URL=$(TEST_DATABASE_URL),--durations=25)
 	$(call pytest,$(LOCAL),tests/web -p no:cacheprovider)
 
 # The scheduler core's tests alone (no database, broker or browser): seconds.
