@@ -194,7 +194,7 @@ class App(ABC):
         spec: WorkloadSpec = workload.spec
         self.spec = spec
         self.ckpt = spec.checkpoint
-        self.member_gpus = spec.gpus
+        self.member_gpus = spec.gpu_amount
 
     # ---------------------------------------------------------------- helpers
     def _new_progress(self) -> Progress:
@@ -216,9 +216,9 @@ class App(ABC):
         """What evicting ``pod`` now is expected to cost (our model, for checkpoint-aware):
         GPU-seconds of lost work, stranded capacity and startup thrown away, GPU-seconds
         to get back to speed, and sessions a user would lose."""
-        recovery = self.spec.startup_seconds * pod.gpus
+        recovery = self.spec.startup_seconds * pod.gpu_amount
         if pod.state is PodState.STARTING:
-            return {"startup": (now - pod.bound_at) * pod.gpus, "recovery": recovery}
+            return {"startup": (now - pod.bound_at) * pod.gpu_amount, "recovery": recovery}
         cost = {"lostWork": self.lost_if_evicted(pod, now), "recovery": recovery}
         if self.spec.recovery.model is RecoveryModel.INTERACTIVE:
             cost["session"] = 1.0
@@ -228,7 +228,7 @@ class App(ABC):
         """GPU-seconds of progress that an eviction now would throw away."""
         return 0.0
 
-    def _unsaved(self, progress: Progress, now: float, gpus: int) -> float:
+    def _unsaved(self, progress: Progress, now: float, gpus: float) -> float:
         grace = self.spec.termination_grace_period_seconds
         if self._sigterm_checkpoint_fits(grace):
             return 0.0
@@ -246,12 +246,14 @@ class App(ABC):
 
     def _loading_loss(self, pod: Pod, cause: str) -> None:
         spent = self.host.now - pod.bound_at
-        self.host.emit(ev.LOADING_LOST, self.workload, pod, value=spent * pod.gpus, related=cause)
+        self.host.emit(
+            ev.LOADING_LOST, self.workload, pod, value=spent * pod.gpu_amount, related=cause
+        )
         self.host.emit(
             ev.DISRUPTED,
             self.workload,
             pod,
-            value=spent * pod.gpus,
+            value=spent * pod.gpu_amount,
             related=cause,
             message=f"evicted after {spent:.0f}s of {self.spec.startup_seconds:.0f}s startup",
         )
@@ -274,7 +276,7 @@ class App(ABC):
                 self.host.emit(ev.RESUMED, self.workload, time=t, value=item[0])
 
     def _disrupted_progress(
-        self, progress: Progress, pod: Pod, grace: float, gpus: int, cause: str
+        self, progress: Progress, pod: Pod, grace: float, gpus: float, cause: str
     ) -> bool:
         """Stop ``progress`` at a disruption, checkpoint on SIGTERM when it fits, roll back
         to the last durable checkpoint and log the lost work. Returns True if a SIGTERM
@@ -347,14 +349,14 @@ class PerMemberApp(App):
             self.host.pod_completed(pod)
 
     def lost_if_evicted(self, pod: Pod, now: float) -> float:
-        return self._unsaved(self.units[pod.member], now, pod.gpus)
+        return self._unsaved(self.units[pod.member], now, pod.gpu_amount)
 
     def interrupt(self, pod: Pod, grace: float, cause: str) -> float:
         if pod.state is PodState.STARTING:
             self._loading_loss(pod, cause)
             return self.stop_seconds(grace, False)
         checkpointing = self._disrupted_progress(
-            self.units[pod.member], pod, grace, pod.gpus, cause
+            self.units[pod.member], pod, grace, pod.gpu_amount, cause
         )
         if self.spec.recovery.model is RecoveryModel.INTERACTIVE:
             self.host.emit(ev.SESSION_LOST, self.workload, pod, value=1, related=cause)
@@ -401,7 +403,7 @@ class ServingApp(App):
         else:
             since = self.ready_since[pod.member]
             if since is not None:
-                self.served += (now - since) * pod.gpus
+                self.served += (now - since) * pod.gpu_amount
             self.ready_since[pod.member] = None
             self.host.emit(
                 ev.DISRUPTED,
@@ -444,7 +446,7 @@ class GroupApp(App):
         self.elastic = self.spec.recovery.model is RecoveryModel.ELASTIC
         self.needed = (self.spec.recovery.min_members or 1) if self.elastic else self.spec.members
         self.stranded_since = 0.0
-        self.stranded_gpus = 0
+        self.stranded_gpus: float = 0
         self.finished = False
 
     def _rate(self) -> float:
@@ -461,11 +463,11 @@ class GroupApp(App):
                 self.workload,
                 time=now,
                 value=self.stranded_gpus * (now - self.stranded_since),
-                message=f"{self.stranded_gpus} GPU(s) held while the group waits",
+                message=f"{self.stranded_gpus:g} GPU(s) held while the group waits",
             )
         self.stranded_since = now
         idle = not self.unit.running and not self.finished
-        self.stranded_gpus = sum(p.gpus for p in self.live.values()) if idle else 0
+        self.stranded_gpus = sum(p.gpu_amount for p in self.live.values()) if idle else 0
 
     def _restart_segment(self) -> None:
         now = self.host.now
@@ -490,14 +492,14 @@ class GroupApp(App):
         strands the survivors until a replacement is Ready."""
         cost = super().eviction_cost(pod, now)
         if pod.state is not PodState.STARTING and not self.elastic and self.unit.running:
-            survivors = self.workload.gpus_total - pod.gpus
+            survivors = self.workload.gpu_amount_total - pod.gpu_amount
             cost["strandedCapacity"] = survivors * self.spec.startup_seconds
         return cost
 
     def lost_if_evicted(self, pod: Pod, now: float) -> float:
         if not self.unit.running:
             return 0.0
-        return self._unsaved(self.unit, now, self.workload.gpus_total)
+        return self._unsaved(self.unit, now, self.workload.gpu_amount_total)
 
     def _done(self, token: int) -> None:
         if token != self.unit.token:
@@ -520,7 +522,7 @@ class GroupApp(App):
         checkpointing = False
         if self.unit.running:
             checkpointing = self._disrupted_progress(
-                self.unit, pod, grace, self.workload.gpus_total, cause
+                self.unit, pod, grace, self.workload.gpu_amount_total, cause
             )
         elif cause != "group-restart":
             self.host.emit(
@@ -542,14 +544,14 @@ class GroupApp(App):
         return self.stop_seconds(grace, checkpointing)
 
     def kept(self, t: float) -> float:
-        return self.unit.at(t) * self.workload.gpus_total
+        return self.unit.at(t) * self.workload.gpu_amount_total
 
     def finish(self) -> tuple[float, float, float]:
         now = self.host.now
         self._close_pending(self.unit, now)
         self._log_checkpoints(self.unit.stop(now), None)
         self._account_stranded()
-        g = self.workload.gpus_total
+        g = self.workload.gpu_amount_total
         required = self.unit.required
         remaining = 0.0 if required is None else max(0.0, required - self.unit.p0)
         return self.unit.p0 * g, remaining * g, self.unit.computed * g

@@ -142,6 +142,7 @@ def workload_infos(spec: ExperimentSpec) -> list[WorkloadInfo]:
                 min_count,
                 w.urgent,
                 w.recovery.model.value,
+                w.gpu_amount,
             )
         )
     return infos

@@ -80,6 +80,9 @@ class WorkloadInfo:
     min_count: int
     urgent: bool
     recovery: str
+    gpu_amount: float | None = None
+    """GPUs per member with a share as its fraction (None: ``gpus``), the divisor of
+    ETTR: a workload of 200 milli-GPU shares makes progress on GPUs too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,7 +427,7 @@ class _Reader:
         """Useful progress over wall-clock in the window since submission; None before
         submission or for a workload without GPUs."""
         wall = self._wall(a)
-        gpus = info.members * info.gpus
+        gpus = info.members * (info.gpus if info.gpu_amount is None else info.gpu_amount)
         if wall is None or gpus == 0:
             return None
         return max(0.0, a.useful - a.useful_at_start) / gpus / wall

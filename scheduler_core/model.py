@@ -250,6 +250,11 @@ class Workload:
         return self.spec.gpus * self.spec.members
 
     @property
+    def gpu_amount_total(self) -> float:
+        """GPUs all members hold, shares as fractions: the factor of GPU-seconds."""
+        return self.spec.gpu_amount * self.spec.members
+
+    @property
     def in_group(self) -> bool:
         return self.spec.pod_group is not None
 

@@ -639,6 +639,13 @@ class Workload(Model):
         """A member holds a fraction of one device, not whole devices."""
         return self.gpu_milli is not None
 
+    @property
+    def gpu_amount(self) -> float:
+        """GPUs one member holds, a share counted as its fraction (600 milli: 0.6), so
+        GPU-seconds of useful, lost or stranded work count shared devices too. A MIG
+        profile counts 0: its fraction of a GPU depends on the model."""
+        return self.gpu_milli / MILLI_PER_GPU if self.gpu_milli is not None else self.gpus
+
     @model_validator(mode="after")
     def _consistent(self) -> Workload:
         if self.gpu_milli is not None and self.gpus:

@@ -318,3 +318,41 @@ def test_a_share_preemptor_evicts_one_victim_where_one_suffices() -> None:
     result = sc.simulate(spec_of([{"name": "n", "gpus": 2}], workloads), "default")
     assert preempted(result) == ["a-1"]
     assert result.summary["over_evicted_pods"] == 0
+
+
+# ------------------------------------------------------------- GPU-seconds of shares
+
+
+def test_s16_counts_each_share_as_its_fraction_of_a_gpu_second() -> None:
+    """Eight 600-milli serving replicas for 900 s are 4,320 GPU-seconds of useful work,
+    eight 200-milli batch shards from t=10 are 8 x 0.2 x 890 = 1,424; a share counted as
+    0 GPUs would give 0 and no ETTR."""
+    spec = sc.get_preset("s16-shared-gpus").spec()
+    result = sc.simulate(spec, "share-of-400")
+    by_name = {r.workload: r for r in result.workloads}
+    assert by_name["serving"].useful_work == pytest.approx(4320.0)
+    assert by_name["batch"].useful_work == pytest.approx(1424.0)
+    # The 400-milli notebook starts at t=100 and loads for 10 s: 0.4 x 790 s.
+    assert by_name["notebook"].useful_work == pytest.approx(316.0)
+    assert by_name["serving"].ettr == pytest.approx(1.0)
+    assert by_name["batch"].ettr == pytest.approx(1.0)
+    timeline = sc.timeline.for_variant(spec, "share-of-400", result.events)
+    held = sum(s.gpus * (s.end - s.start) for s in timeline.spans if s.workload == "batch")
+    assert held == pytest.approx(1424.0)
+
+
+def test_an_evicted_share_loses_its_fraction_of_the_unsaved_gpu_seconds() -> None:
+    """A 500-milli job without checkpoints runs 100 s, then a high-priority 1-GPU pod
+    evicts it from the only device: 0.5 GPU x 100 s = 50 GPU-seconds lost (0 if shares
+    counted no GPU), also in the event log and the summary."""
+    workloads = [
+        {"name": "low", "gpuMilli": 500, "durationSeconds": 10_000},
+        {"name": "u", "gpus": 1, "arrival": 100, "priorityClassName": "high", "urgent": True},
+    ]
+    result = sc.simulate(spec_of([{"name": "n", "gpus": 1}], workloads), "default")
+    assert preempted(result) == ["low-0"]
+    low = next(r for r in result.workloads if r.workload == "low")
+    assert low.lost_work == pytest.approx(50.0)
+    lost = [e.value for e in result.events if e.reason == ev.DISRUPTED and e.workload == "low"]
+    assert sum(lost) == pytest.approx(50.0)
+    assert result.summary["lost_work"] == pytest.approx(50.0)

@@ -32,6 +32,10 @@ class GpuScorer(ABC):
     """A placement policy: Score plus the device rule used when the pod binds."""
 
     name: ClassVar[str]
+    per_node: ClassVar[bool] = True
+    """A node's score depends on that node and the pod alone (not on the other nodes,
+    nor on a draw), so a run may keep it until the node is bound again
+    (``placement_study.IncrementalSelect``). Random and BestFit say False."""
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)

@@ -21,6 +21,8 @@ from scheduler_core.plugins.gpu_scoring.base import (
 
 class BestFitScore(GpuScorer):
     name = "BestFit"
+    per_node = False
+    """NormalizeScore maps onto the range of all scored nodes."""
 
     def score(self, cluster: DeviceCluster, pod: StudyPod, nodes: IntArray) -> IntArray:
         cpu = (cluster.cpu_left[nodes] - pod.cpu) / MAX_SPEC_CPU * 0.5

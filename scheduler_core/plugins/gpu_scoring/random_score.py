@@ -17,6 +17,8 @@ from scheduler_core.plugins.gpu_scoring.base import MAX_NODE_SCORE, GpuScorer
 
 class RandomScore(GpuScorer):
     name = "Random"
+    per_node = False
+    """One draw per Score call."""
 
     def score(self, cluster: DeviceCluster, pod: StudyPod, nodes: IntArray) -> IntArray:
         scores = np.zeros(len(nodes), np.int64)
