@@ -27,6 +27,7 @@ from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
 from scheduler_core.fast import skip_randrange
 from scheduler_core.fragmentation import FragmentationMeter, target_workload
+from scheduler_core.gc_pause import gc_paused
 from scheduler_core.guards import Guards
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
@@ -355,7 +356,14 @@ class Engine:
         return None if share is None else float(share)
 
     def run(self) -> list[Event]:
-        """Run to the horizon; returns the event log in time order."""
+        """Run to the horizon; returns the event log in time order. The cyclic collector
+        is paused meanwhile (:mod:`scheduler_core.gc_pause`): nothing it could free is
+        made during a run, and its full passes over the growing log cost more per pod
+        the longer the run."""
+        with gc_paused():
+            return self._run()
+
+    def _run(self) -> list[Event]:
         self.now = min(
             [
                 0.0,

@@ -17,13 +17,12 @@ A web view passes uploaded file objects: ``import_uploads("openb", [(f, f.name),
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
+from scheduler_core.gc_pause import gc_paused
 from scheduler_core.traces.build import ImportResult, Provenance, finish
 from scheduler_core.traces.defaults import DEFAULT_TABLE, KindDefaults
 from scheduler_core.traces.errors import ErrorLimitError, ErrorLog, ImportErrorItem, TraceError
@@ -157,23 +156,6 @@ def import_trace(
             draft.kinds,
             checked=draft.checked and options.nodes is None,
         )
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while an import builds its objects.
-
-    A snapshot of 140,000 pods is millions of dicts and lists, none of them in a cycle;
-    every few thousand allocations the collector would walk all of them again, which
-    tripled the import's time (bench/bench_k8s.py). Reference counting still frees
-    everything; the collector resumes (if it was on) however the import ends."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def import_experiment(

@@ -385,3 +385,39 @@ def test_a_release_elsewhere_keeps_a_verdict_that_one_node_cannot_change() -> No
     epoch_only._hint = None
     assert epoch_only.run() == log
     assert narrow.popped < epoch_only.popped, (narrow.popped, epoch_only.popped)
+
+
+# ----------------------------------------------------------------------------- collector
+def test_the_collector_is_paused_during_a_run_and_restored_after() -> None:
+    """Engine.run pauses the cyclic collector (its passes over the growing log grew
+    faster than the run) and gives it back as it was, also when a run stops on its event
+    limit; a caller that had it off keeps it off. The log is the same either way."""
+    import gc
+
+    spec = sc.parse_spec(random_cluster(3, "pod"))
+    seen: list[bool] = []
+    original = Engine._scheduling_pass
+
+    def watching(self: Engine) -> None:
+        seen.append(gc.isenabled())
+        original(self)
+
+    assert gc.isenabled()
+    Engine._scheduling_pass = watching  # type: ignore[method-assign]
+    try:
+        paused = sc.simulate(spec, "default").events
+        assert seen
+        assert not any(seen), "the collector ran during the run"
+        assert gc.isenabled(), "the collector was not given back"
+        with pytest.raises(sc.SimulationLimitError):
+            sc.simulate(spec, "default", max_events=5)
+        assert gc.isenabled(), "a run that stopped on its limit kept the collector off"
+        gc.disable()
+        try:
+            assert sc.simulate(spec, "default").events == paused
+            assert not gc.isenabled(), "a caller's paused collector was switched on"
+        finally:
+            gc.enable()
+    finally:
+        Engine._scheduling_pass = original  # type: ignore[method-assign]
+    assert paused  # a run with events, not an empty one
