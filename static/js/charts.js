@@ -30,6 +30,7 @@
   function draw(element, figure) {
     if (!figure) { element.hidden = true; Plotly.purge(element); return Promise.resolve(); }
     element.hidden = false;
+    element.style.minHeight = "";  // the space reserved for it (reserve): Plotly sizes it now
     const started = performance.now();
     const drawn = Plotly.react(element, figure.data, figure.layout, CONFIG);
     // How long each chart held the main thread: the benchmark names the slowest.
@@ -45,6 +46,10 @@
   const queue = [];
   const queued = new Map();  // element -> the promise of its first draw
   const near = new Set();
+  // The first viewport's charts keep their place even when one drawn above pushes
+  // another out of view: the page waits for them before drawing anything off-screen.
+  const pinned = new Set();
+  function wanted(element) { return near.has(element) || pinned.has(element); }
   let scheduled = false;
   let viewportDone = false;  // off-screen charts wait until the first viewport is done
   const observer = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
@@ -70,13 +75,22 @@
     return drawn;
   }
 
+  function reserve(root, figures) {
+    // Each chart's box takes its figure's height before it is drawn: the page does not
+    // jump as charts arrive, and the first viewport is known before any is drawn.
+    root.querySelectorAll("[data-chart]").forEach(function (el) {
+      const figure = figures[el.dataset.chart];
+      if (figure && figure.layout && figure.layout.height) el.style.minHeight = figure.layout.height + "px";
+    });
+  }
+
   function whenDrawn(elements) {
     return Promise.all(elements.map(function (el) { return queued.get(el) || Promise.resolve(); }));
   }
 
   function schedule() {
     if (scheduled || !queue.length) return;
-    const urgent = queue.some(function (job) { return near.has(job.element); });
+    const urgent = queue.some(function (job) { return wanted(job.element); });
     if (!urgent && !viewportDone) return;
     scheduled = true;
     if (urgent) window.setTimeout(drawNext, 0); else idle(drawNext);
@@ -84,12 +98,13 @@
 
   function drawNext() {
     scheduled = false;
-    let index = queue.findIndex(function (job) { return near.has(job.element); });
+    let index = queue.findIndex(function (job) { return wanted(job.element); });
     if (index < 0) index = 0;
     const job = queue.splice(index, 1)[0];
     if (!job) return;
     if (observer) observer.unobserve(job.element);
     near.delete(job.element);
+    pinned.delete(job.element);
     let drawn;
     try { drawn = draw(job.element, job.figure); } catch (error) { drawn = Promise.reject(error); }
     drawn.then(job.resolve, job.reject).then(schedule, schedule);
@@ -386,6 +401,8 @@
     document.documentElement.dataset.chartsStartMs = String(Math.round(performance.now()));
     const data = JSON.parse(script.textContent);
     const root = script.closest("[data-charts-root]") || document;
+    reserve(root, data.figures);
+    if (data.timeline) reserve(root, data.timeline.figures);
     // A link to a section (#charts-timeline) opens there: scroll now, as the browser
     // would a moment later, so that section's charts are the ones drawn first.
     const target = window.location.hash && document.getElementById(window.location.hash.slice(1));
@@ -393,19 +410,19 @@
     // The charts the first viewport shows, before anything is drawn: their marks tell
     // the benchmark when the page looks finished to someone who has not scrolled.
     const first = Array.prototype.filter.call(root.querySelectorAll("[data-chart]"), inViewport);
-    first.forEach(function (el) { near.add(el); });
+    first.forEach(function (el) { pinned.add(el); });
     document.documentElement.dataset.chartsViewport = String(first.length);
     const drawn = [drawAll(root, data.figures, null, true)];
     if (data.timeline) drawn.push(timeline(root, data));
     if (data.workloads) workloads(data);
     if (data.events) events(data);
-    whenDrawn(first).then(function () {
+    whenDrawn(first).catch(failed).then(function () {
       idle(function () {
         document.documentElement.dataset.chartsViewportMs = String(Math.round(performance.now()));
         viewportDone = true;
         schedule();
       });
-    }).catch(failed);
+    });
     Promise.all(drawn).then(function () {
       // Milliseconds since navigation began: what the benchmark reports.
       document.documentElement.dataset.chartsReadyMs = String(Math.round(performance.now()));

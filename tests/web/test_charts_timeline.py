@@ -273,8 +273,8 @@ def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
         "terminating": "-",
     }
     for name, hatch in hatches.items():
-        bars = by_name[name]
-        assert (hatch.y, hatch.x, hatch.base) == (bars.y, bars.x, bars.base)
+        under = by_name[name]
+        assert (hatch.y, hatch.x, hatch.base) == (under.y, under.x, under.base)
         assert hatch.marker.pattern.fillmode == "overlay"
     victims = next(t for t in figure.data if t.name == "victim")
     assert sorted(c[0] for c in victims.customdata) == ["train-0", "train-1", "train-2", "train-3"]
