@@ -4,6 +4,7 @@ per group and time slice (a heatmap) for the whole of a large cluster."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ from experiments.charts.style import (
 MAX_OVERLAYS = 1500
 HEATMAP_BINS = 120
 VICTIM_COLOR = "#cf222e"
+HATCH = "rgba(0,0,0,0.55)"
+"""The strokes of a state's pattern (loading /, terminating -) over a bar."""
 HELD_COLORS = [[0.0, "#f7fbff"], [0.5, "#6baed6"], [1.0, "#08306b"]]
 """Idle GPUs light, held GPUs dark (plotly's own "Blues" runs the other way)."""
 
@@ -79,12 +82,14 @@ def gantt_figure(
     colors = workload_colors(s.workload for s in spans)
     overlays, thinned = _bounded_overlays([s for s in spans if s.state in OVERLAY_STATES])
     traces = [
-        _state_bars([s for s in spans if s.state == state], state, rows, colors)
+        bars
         for state in BASE_STATES
+        for bars in _state_bars([s for s in spans if s.state == state], state, rows, colors)
     ]
     traces += [
-        _state_bars([s for s in overlays if s.state == state], state, rows, None)
+        bars
         for state in OVERLAY_STATES
+        for bars in _state_bars([s for s in overlays if s.state == state], state, rows, None)
     ]
     traces += _preemption_traces(marks, spans, rows)
     traces += _legend_keys(colors)
@@ -136,7 +141,7 @@ def _legend_keys(colors: dict[str, str]) -> list[dict[str, Any]]:
             name=name,
             legendgroup=group,
             orientation="h",
-            marker={"color": color, "pattern": {"shape": pattern, "fgcolor": "rgba(0,0,0,0.55)"}},
+            marker={"color": color, "pattern": {"shape": pattern, "fgcolor": HATCH}},
         )
 
     states = [
@@ -176,35 +181,51 @@ def contiguous_runs(slots: Sequence[int]) -> list[tuple[int, int]]:
 
 def _state_bars(
     spans: list[Span], state: str, rows: _Rows, colors: dict[str, str] | None
-) -> dict[str, Any]:
+) -> list[dict[str, Any]]:
+    """The bars of one state, coloured by workload (``colors``) or by the state; a
+    patterned state adds its hatch as a second bar trace over the same bars. One
+    pattern for the whole trace: a pattern on bars of many colours is one SVG pattern
+    per bar, which took half of a large Gantt's drawing time."""
     pieces = [
         (s, rows.band(s.node, first, count))
         for s in spans
         for first, count in contiguous_runs(s.slots)
     ]
+    shape = {
+        "y": [round(y, 4) for _, (y, _) in pieces],
+        "width": [round(w, 4) for _, (_, w) in pieces],
+        "x": round_all([s.end - s.start for s, _ in pieces]),
+        "base": round_all([s.start for s, _ in pieces]),
+        "orientation": "h",
+        "name": state,
+        "legendgroup": state,
+        "showlegend": False,
+    }
     fill = [colors[s.workload] for s, _ in pieces] if colors else STATE_COLORS[state]
-    # Overlays are told apart by colour; an SVG pattern per bar costs drawing time.
-    pattern = (
-        {"shape": STATE_PATTERNS[state], "fgcolor": "rgba(0,0,0,0.55)", "solidity": 0.35}
-        if colors and STATE_PATTERNS[state]
-        else {}
-    )
-    return trace(
+    bars = trace(
         "bar",
-        y=[round(y, 4) for _, (y, _) in pieces],
-        width=[round(w, 4) for _, (_, w) in pieces],
-        x=round_all([s.end - s.start for s, _ in pieces]),
-        base=round_all([s.start for s, _ in pieces]),
-        orientation="h",
-        name=state,
-        legendgroup=state,
-        showlegend=False,
-        marker={"color": fill, "line": {"width": 0}, **({"pattern": pattern} if pattern else {})},
+        **shape,
+        marker={"color": fill, "line": {"width": 0}},
         customdata=[[s.pod, s.workload, s.gpus, s.node] for s, _ in pieces],
         hovertemplate="%{customdata[0]} (%{customdata[1]}, %{customdata[2]} GPU) on "
         "%{customdata[3]}<br>" + state + " from %{base:,.1f}s for %{x:,.1f}s"
         "<extra></extra>",
     )
+    if not (colors and STATE_PATTERNS[state] and pieces):
+        return [bars]
+    # Overlays are told apart by colour; the base states by their pattern, drawn here as
+    # dark strokes on a clear ground (``overlay``: the marker colour is the strokes').
+    hatch = trace(
+        "bar",
+        **shape,
+        marker={
+            "color": HATCH,
+            "line": {"width": 0},
+            "pattern": {"shape": STATE_PATTERNS[state], "fillmode": "overlay", "solidity": 0.35},
+        },
+        hoverinfo="skip",
+    )
+    return [bars, hatch]
 
 
 def _victim_position(mark: Preemption, by_pod: dict[str, list[Span]], rows: _Rows) -> float:
@@ -328,6 +349,7 @@ def occupancy_figure(
     ]
     centers = slice_centers(edges)
     names = [g.name for g in groups]
+    height = _heatmap_height(len(groups))
     heatmap = trace(
         "heatmap",
         z=share,
@@ -344,12 +366,17 @@ def occupancy_figure(
         {
             **base_layout(
                 title=title,
-                height=_heatmap_height(len(groups)),
+                height=height,
                 margin={"l": 170, "r": 20, "t": 40, "b": 50},
                 showlegend=False,
             ),
             "xaxis": axis("", range=[start, end], ticksuffix="s"),
-            "yaxis": axis("", type="category", autorange="reversed", **category_ticks(names)),
+            "yaxis": axis(
+                "",
+                type="category",
+                autorange="reversed",
+                **category_ticks(names[:: _label_step(len(groups), height)]),
+            ),
         },
     )
 
@@ -357,6 +384,18 @@ def occupancy_figure(
 def _heatmap_height(rows: int) -> int:
     """Readable rows for a few groups, a bounded canvas for hundreds."""
     return min(1000, 160 + 12 * min(rows, 30) + 3 * rows)
+
+
+LABEL_PITCH = 15
+"""Pixels between two row labels at least: a 12 px label needs that much not to overlap."""
+
+
+def _label_step(rows: int, height: int) -> int:
+    """Label every ``step``-th row: 250 groups on a 1,000 px canvas are 3.6 px each, and a
+    label on every row piled 250 illegible names on top of each other (each one measured
+    by the browser, a third of the chart's drawing time). The hover names every row."""
+    pitch = (height - 90) / max(1, rows)  # the plot area: height less the top and bottom margins
+    return max(1, math.ceil(LABEL_PITCH / pitch))
 
 
 MAX_DOTS = 2000

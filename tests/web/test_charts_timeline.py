@@ -201,6 +201,24 @@ def test_a_10000_node_run_becomes_a_bounded_heatmap():
     assert len(json.dumps(figure.to_plotly_json(), default=str)) < 300_000
 
 
+@pytest.mark.parametrize("count", [12, 157, 250])
+def test_heatmap_row_labels_never_overlap_and_rows_keep_their_names(count):
+    """Every row keeps its group's name (the hover and a click read it); the axis labels
+    every row while they fit, else every k-th, never closer than LABEL_PITCH pixels."""
+    groups = [sp.NodeGroup(f"rack r{i:03d}", (f"n{i}",), 8) for i in range(count)]
+
+    figure = validated(tl.occupancy_figure([], [], groups, start=0.0, end=100.0, title="t"))
+
+    names = [g.name for g in groups]
+    assert list(figure.data[0].y) == names
+    labels = list(figure.layout.yaxis.tickvals)
+    step = names.index(labels[1]) if len(labels) > 1 else 1
+    assert labels == names[::step]
+    assert step == 1 or (figure.layout.height - 90) / count * step >= tl.LABEL_PITCH
+    assert (figure.layout.height - 90) / count * (step - 1) < tl.LABEL_PITCH
+    assert list(figure.layout.yaxis.ticktext) == labels
+
+
 def test_heatmap_dots_merge_time_slices_rather_than_exceed_the_svg_bound():
     """Victims in every slice of 157 groups would be 18,840 SVG markers: the dots count
     them over wider slices instead, and every victim is still counted once."""
@@ -242,11 +260,22 @@ def test_the_gantt_of_one_group_draws_its_pods_on_their_gpus():
         )
     )
 
-    by_name = {t.name: t for t in figure.data if t.showlegend is False}
+    bars = [t for t in figure.data if t.showlegend is False and t.hoverinfo != "skip"]
+    by_name = {t.name: t for t in bars}
+    assert len(by_name) == len(bars)
     assert set(by_name) == {"loading", "running", "terminating", "checkpointing", "stranded"}
     assert all(t.type == "bar" and t.orientation == "h" for t in by_name.values())
-    assert by_name["terminating"].marker.pattern.shape == "-"
     assert len(by_name["terminating"].x) == 4
+    # A patterned state's hatch: one trace over exactly its bars, never hovered.
+    hatches = {t.name: t for t in figure.data if t.type == "bar" and t.hoverinfo == "skip"}
+    assert {name: t.marker.pattern.shape for name, t in hatches.items()} == {
+        "loading": "/",
+        "terminating": "-",
+    }
+    for name, hatch in hatches.items():
+        under = by_name[name]
+        assert (hatch.y, hatch.x, hatch.base) == (under.y, under.x, under.base)
+        assert hatch.marker.pattern.fillmode == "overlay"
     victims = next(t for t in figure.data if t.name == "victim")
     assert sorted(c[0] for c in victims.customdata) == ["train-0", "train-1", "train-2", "train-3"]
     links = next(t for t in figure.data if t.name == "preemption link")
