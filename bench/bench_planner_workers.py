@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from bench import bench_workers as bw  # noqa: E402 (after the path is set)
 
 PRESET = "s14-checkpoint-planner"
-DATABASE = "disruption_lab_bench_planner"
+DATABASE = os.environ.get("BENCH_DATABASE", "disruption_lab_bench_planner")
 BROKER_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 LIMITS = {"LAB_MAX_TASKS": "5000"}  # the default: 2,400 tasks (openb's bench lowers it)
 ENV = {
