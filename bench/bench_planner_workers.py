@@ -53,6 +53,14 @@ def store_experiment(replications: int) -> Any:
     return experiment_create(owner=owner, spec=spec_parse(document=document))
 
 
+def celery_tasks(experiment: Any) -> int:
+    """How many tasks the last run was sent as (chunks of replications)."""
+    from experiments import tasks
+
+    run = experiment.runs.order_by("-created_at").first()
+    return len(tasks.chunks(list(run.replications.values_list("pk", flat=True))))
+
+
 def read_plan(experiment: Any) -> dict[str, Any]:
     """The planner's result of the last run, built once (cold) as the page does."""
     from experiments import selectors_planner
@@ -91,9 +99,8 @@ def main() -> int:
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-planner-") as var_dir:
         for concurrency in (int(c) for c in args.concurrency.split(",")):
-            bw.empty_event_table()
             runs.append(bw.timed_run(experiment, concurrency, Path(var_dir)))
-            runs[-1].update(read_plan(experiment))
+            runs[-1].update(read_plan(experiment), celery_tasks=celery_tasks(experiment))
             print(json.dumps(runs[-1]), file=sys.stderr)
     figures = {
         "preset": PRESET,
