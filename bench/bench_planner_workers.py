@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from bench import bench_workers as bw  # noqa: E402 (after the path is set)
 
 PRESET = "s14-checkpoint-planner"
-DATABASE = "disruption_lab_bench_planner"
+DATABASE = os.environ.get("BENCH_DATABASE", "disruption_lab_bench_planner")
 BROKER_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 LIMITS = {"LAB_MAX_TASKS": "5000"}  # the default: 2,400 tasks (openb's bench lowers it)
 ENV = {
@@ -51,6 +51,14 @@ def store_experiment(replications: int) -> Any:
     document = {**spec_document(sc.get_preset(PRESET).spec()), "replications": replications}
     owner, _ = get_user_model().objects.get_or_create(username="bench")
     return experiment_create(owner=owner, spec=spec_parse(document=document))
+
+
+def celery_tasks(experiment: Any) -> int:
+    """How many tasks the last run was sent as (chunks of replications)."""
+    from experiments import tasks
+
+    run = experiment.runs.order_by("-created_at").first()
+    return len(tasks.chunks(list(run.replications.values_list("pk", flat=True))))
 
 
 def read_plan(experiment: Any) -> dict[str, Any]:
@@ -91,9 +99,8 @@ def main() -> int:
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-planner-") as var_dir:
         for concurrency in (int(c) for c in args.concurrency.split(",")):
-            bw.empty_event_table()
             runs.append(bw.timed_run(experiment, concurrency, Path(var_dir)))
-            runs[-1].update(read_plan(experiment))
+            runs[-1].update(read_plan(experiment), celery_tasks=celery_tasks(experiment))
             print(json.dumps(runs[-1]), file=sys.stderr)
     figures = {
         "preset": PRESET,

@@ -1,14 +1,19 @@
 """Celery tasks: ids in, one service call, nothing else.
 
-A run is a chord: one ``simulate_replication`` per (variant, replication), then
-``aggregate_run``. Task ids are derived from the run (its id and random token) and the
-row ids, so a cancel can revoke them without storing anything, and no id ever meets a
-stale result of another run in the result backend (row ids restart with a database).
+A run is a chord: ``simulate_replications`` tasks, each for a chunk of consecutive
+(variant, replication) rows, then ``aggregate_run``. A run of many small replications
+(the checkpoint planner's 2,400) would otherwise pay a task round trip per replication;
+a run of a few large ones still gets one task per replication (:func:`chunks`). Task ids
+are derived from the run (its id and random token) and the rows' ids, so a cancel can
+revoke them without storing anything, and no id ever meets a stale result of another run
+in the result backend (row ids restart with a database).
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import time
 from typing import Any
 
 from celery import Task, chord, shared_task
@@ -35,6 +40,20 @@ def replication_task_id(run: Run, replication_id: int) -> str:
     return f"run-{run.pk}-{run.task_token}-replication-{replication_id}"
 
 
+def chunk_task_id(run: Run, chunk: list[int]) -> str:
+    return f"run-{run.pk}-{run.task_token}-replications-{chunk[0]}-{chunk[-1]}"
+
+
+def chunks(replication_ids: list[int], tasks: int | None = None) -> list[list[int]]:
+    """The rows in id order (variant by variant), cut into at most ``tasks`` chunks of
+    equal size (``LAB_TASKS_PER_RUN``): a run with no more rows than that gets one task
+    per replication, as before, so large replications still spread over every worker;
+    beyond it, each task takes several and the per-task cost is paid once per chunk."""
+    ordered = sorted(replication_ids)
+    size = max(1, math.ceil(len(ordered) / (tasks or settings.LAB_TASKS_PER_RUN)))
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
 def aggregate_task_id(run: Run) -> str:
     return f"run-{run.pk}-{run.task_token}-aggregate"
 
@@ -48,7 +67,9 @@ def aggregate_task_id(run: Run) -> str:
 )
 def simulate_replication(self: Task, replication_id: int) -> int:
     """Simulate one (variant, replication). A duplicate delivery that finds the work in
-    progress elsewhere waits and looks again, so the chord only counts it when done."""
+    progress elsewhere waits and looks again, so the chord only counts it when done.
+    Runs are now sent as chunks (``simulate_replications``); this one stays for the
+    messages an earlier version queued."""
     outcome = services.replication_execute(replication_id=replication_id)
     if outcome is Outcome.BUSY:
         raise self.retry(countdown=max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2))
@@ -59,12 +80,43 @@ def simulate_replication(self: Task, replication_id: int) -> int:
 
 @shared_task(
     bind=True,
+    name="experiments.tasks.simulate_replications",
+    max_retries=None,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def simulate_replications(self: Task, replication_ids: list[int]) -> list[int]:
+    """Simulate a chunk of replications one after another (each reports its own progress
+    and is stored on its own, exactly as ``simulate_replication`` does it). The rows
+    still to do go back to the queue as a retry of this task, so the chord counts the
+    chunk once all are done: after ``LAB_TASK_CHUNK_SECONDS`` (no delivery outlives the
+    broker's visibility timeout or the task time limit), with the database down (with
+    back-off), or for rows another delivery is running (they are looked at again later)."""
+    started = time.monotonic()
+    busy: list[int] = []
+    for position, replication_id in enumerate(replication_ids):
+        if position and time.monotonic() - started > settings.LAB_TASK_CHUNK_SECONDS:
+            raise self.retry(args=[busy + replication_ids[position:]], countdown=0)
+        outcome = services.replication_execute(replication_id=replication_id)
+        if outcome is Outcome.DATABASE_DOWN:
+            rest = busy + replication_ids[position:]
+            raise self.retry(args=[rest], countdown=database_backoff(self.request.retries))
+        if outcome is Outcome.BUSY:
+            busy.append(replication_id)
+    if busy:
+        countdown = max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2)
+        raise self.retry(args=[busy], countdown=countdown)
+    return replication_ids
+
+
+@shared_task(
+    bind=True,
     name="experiments.tasks.aggregate_run",
     max_retries=None,
     acks_late=True,
     reject_on_worker_lost=True,
 )
-def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
+def aggregate_run(self: Task, _chunks: list[Any], run_id: int) -> int:
     """The chord's callback: aggregate the run once every replication has its result.
     A database blip is waited out (with back-off) rather than losing the run."""
     try:
@@ -102,19 +154,25 @@ def sweep_stale_runs() -> list[int]:
 def enqueue_run(*, run: Run, replication_ids: list[int]) -> None:
     """Send a run's chord. Called by ``run_enqueue`` once its rows are committed."""
     header = [
-        simulate_replication.si(rid).set(task_id=replication_task_id(run, rid))
-        for rid in replication_ids
+        simulate_replications.si(chunk).set(task_id=chunk_task_id(run, chunk))
+        for chunk in chunks(replication_ids)
     ]
     body = aggregate_run.s(run.pk).set(task_id=aggregate_task_id(run))
     chord(header)(body)
+
+
+def run_task_ids(*, run: Run, replication_ids: list[int]) -> list[str]:
+    """The ids of every task ``enqueue_run`` sent for the run, the callback last."""
+    return [chunk_task_id(run, chunk) for chunk in chunks(replication_ids)] + [
+        aggregate_task_id(run)
+    ]
 
 
 def revoke_run(*, run: Run, replication_ids: list[int]) -> None:
     """Best effort: drop a cancelled run's tasks that no worker has started. Workers
     already running one stop on their own (the run's status says so), so a broker
     that cannot be reached only costs a little wasted work."""
-    ids = [replication_task_id(run, rid) for rid in replication_ids]
-    ids.append(aggregate_task_id(run))
+    ids = run_task_ids(run=run, replication_ids=replication_ids)
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
     try:

@@ -6,16 +6,20 @@ the costs that a count of killed pods hides come from.
 Progress is measured in seconds of work at full strength. A running segment alternates
 ``interval`` seconds of work with ``write`` seconds of checkpoint writing, so progress,
 the last durable checkpoint and the completion time follow in closed form: no event per
-checkpoint is needed while the run goes on; the checkpoints are logged when the segment
-closes.
+checkpoint is needed while the run goes on. When the segment closes, its periodic writes
+are logged as one ``CheckpointWritten`` row (:class:`Written`): the last write's time and
+durable progress, and in ``related`` how many writes the row stands for; the others came
+every ``interval + write`` seconds before it, so the timeline derives them. A write the
+pattern does not predict (on SIGTERM) is a row of its own. Per-member units name their
+pod; a group's unit is the workload's, so its rows name no pod (docs/events.md).
 """
 
 from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from scheduler_core import events as ev
 from scheduler_core.model import Pod, PodState, Workload
@@ -50,6 +54,16 @@ class Host(Protocol):
     def pod_completed(self, pod: Pod) -> None: ...
 
     def restart_group(self, workload: Workload, cause: str) -> None: ...
+
+
+class Written(NamedTuple):
+    """The periodic checkpoints one running segment wrote: ``writes`` of them, the last
+    completed at ``last`` and holding ``progress``; one every ``cycle`` seconds before it."""
+
+    writes: int
+    last: float
+    progress: float
+    cycle: float
 
 
 class Progress:
@@ -125,11 +139,11 @@ class Progress:
             return None
         return t + self._wall_for(max(0.0, self.required - self.p0))
 
-    def stop(self, t: float) -> Iterator[tuple[float, float]]:
-        """End the segment at ``t``; returns the checkpoints written in it (time, progress),
-        computed one at a time as they are read: nothing is allocated per checkpoint."""
+    def stop(self, t: float) -> Written | None:
+        """End the segment at ``t``; returns the checkpoints written in it (None: none),
+        in closed form: nothing is computed per checkpoint."""
         if not self.running:
-            return iter(())
+            return None
         start, p0, rate, interval = self.seg_start, self.p0, self.rate, self.interval
         count = self._written_in(t - start)
         if count:
@@ -139,11 +153,10 @@ class Progress:
         self.p0 = progress
         self.running = False
         self.token += 1
+        if not count:
+            return None
         cycle = (interval or 0.0) + self.write
-        return (
-            (start + j * cycle, p0 + rate * j * interval)  # type: ignore[operator]
-            for j in range(1, count + 1)
-        )
+        return Written(count, start + count * cycle, self.durable, cycle)
 
     def _written(self, j: int) -> bool:
         """Whether checkpoint ``j`` of the running segment comes before the work is done
@@ -240,9 +253,18 @@ class App(ABC):
         needed = self.spec.stop_seconds + (self.ckpt.write_seconds if checkpointing else 0.0)
         return min(needed, grace)
 
-    def _log_checkpoints(self, written: Iterable[tuple[float, float]], pod: Pod | None) -> None:
-        for time, progress in written:
-            self.host.emit(ev.CHECKPOINT, self.workload, pod, time=time, value=progress)
+    def _log_checkpoints(self, written: Written | None, pod: Pod | None) -> None:
+        """One row for a segment's periodic writes: ``related`` counts them when there
+        is more than one (the series of ``kubectl``'s aggregated events)."""
+        if written is not None:
+            self.host.emit(
+                ev.CHECKPOINT,
+                self.workload,
+                pod,
+                time=written.last,
+                value=written.progress,
+                related=str(written.writes) if written.writes > 1 else "",
+            )
 
     def _loading_loss(self, pod: Pod, cause: str) -> None:
         spent = self.host.now - pod.bound_at
@@ -280,18 +302,20 @@ class App(ABC):
     ) -> bool:
         """Stop ``progress`` at a disruption, checkpoint on SIGTERM when it fits, roll back
         to the last durable checkpoint and log the lost work. Returns True if a SIGTERM
-        checkpoint is being written."""
+        checkpoint is being written. Checkpoint rows name ``pod`` only when the unit is
+        its own (:meth:`_unit_pod`)."""
         now = self.host.now
+        owner = self._unit_pod(pod)
         at_disruption = progress.at(now)
         self._close_pending(progress, now)
-        self._log_checkpoints(progress.stop(now), pod)
+        self._log_checkpoints(progress.stop(now), owner)
         checkpointing = self._sigterm_checkpoint_fits(grace)
         if checkpointing:
             progress.durable = progress.p0
             self.host.emit(
                 ev.CHECKPOINT,
                 self.workload,
-                pod,
+                owner,
                 time=now + self.ckpt.write_seconds,
                 value=progress.p0,
                 message="checkpoint on SIGTERM",
@@ -308,6 +332,10 @@ class App(ABC):
         if progress.required is None or at_disruption < progress.required - EPS:
             progress.pending.append([now, at_disruption, 0.0])
         return checkpointing
+
+    def _unit_pod(self, pod: Pod) -> Pod | None:
+        """The pod a checkpoint of ``pod``'s unit of work is logged on: its own."""
+        return pod
 
     # ---------------------------------------------------------------- interface
     @abstractmethod
@@ -368,9 +396,9 @@ class PerMemberApp(App):
     def finish(self) -> tuple[float, float, float]:
         now = self.host.now
         useful = remaining = computed = 0.0
-        for unit in self.units:
+        for unit, pod in zip(self.units, self.workload.slots, strict=True):
             self._close_pending(unit, now)
-            self._log_checkpoints(unit.stop(now), None)
+            self._log_checkpoints(unit.stop(now), pod)  # a running unit's pod is its slot's
             useful += unit.p0
             computed += unit.computed
             if unit.required is not None:
@@ -448,6 +476,11 @@ class GroupApp(App):
         self.stranded_since = 0.0
         self.stranded_gpus: float = 0
         self.finished = False
+
+    def _unit_pod(self, pod: Pod) -> Pod | None:
+        """The group's progress is one unit written by every member: its checkpoints
+        name no pod, and the timeline draws each on the members holding GPUs then."""
+        return None
 
     def _rate(self) -> float:
         if len(self.live) < self.needed:

@@ -150,9 +150,11 @@ REASONS: dict[Reason, ReasonInfo] = {
     R.CHECKPOINT: _i(
         NORMAL,
         MODEL,
-        "a checkpoint became durable",
+        "a checkpoint became durable; one row stands for a running segment's periodic "
+        "writes, the others one interval + write earlier each",
         "durable progress, in seconds of full-strength work",
         "s",
+        related="how many periodic writes the row stands for (empty: one)",
     ),
     R.DISRUPTED: _i(
         WARNING, MODEL, "work lost to an interruption", "lost work", "GPU·s", related="the cause"

@@ -186,7 +186,13 @@ def recoveries_from_json(rows: Iterable[Sequence[Any]]) -> list[Recovery]:
 # ----------------------------------------------------------------------- the whole
 def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
     """The timeline of one replication of ``spec`` (the variant's resolved spec)."""
-    reader = _read(events, spec.horizon_seconds, write_seconds(spec), node_capacity(spec))
+    reader = _read(
+        events,
+        spec.horizon_seconds,
+        write_seconds(spec),
+        node_capacity(spec),
+        checkpoint_cycles(spec),
+    )
     return Timeline(
         spans=reader.spans + reader.overlays,
         preemptions=preemptions(events),
@@ -212,6 +218,16 @@ def node_capacity(spec: ExperimentSpec) -> dict[str, int]:
 def write_seconds(spec: ExperimentSpec) -> dict[str, float]:
     """How long each workload's checkpoint write takes (what a write overlay covers)."""
     return {w.name: float(w.checkpoint.write_seconds) for w in spec.workloads}
+
+
+def checkpoint_cycles(spec: ExperimentSpec) -> dict[str, float]:
+    """Seconds from one periodic write's end to the next (interval + write), by workload:
+    how the writes a ``CheckpointWritten`` row stands for are spaced before it."""
+    return {
+        w.name: float(w.checkpoint.interval_seconds) + float(w.checkpoint.write_seconds)
+        for w in spec.workloads
+        if w.checkpoint.interval_seconds is not None
+    }
 
 
 # ----------------------------------------------------------------------- pod spans
@@ -263,8 +279,14 @@ class _Slots:
 class _SpanReader:
     """One pass over the log; the state machine of every pod that held GPUs."""
 
-    def __init__(self, write_seconds: Mapping[str, float], capacity: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        write_seconds: Mapping[str, float],
+        capacity: Mapping[str, int],
+        cycles: Mapping[str, float] | None = None,
+    ) -> None:
         self.write_seconds = write_seconds
+        self.cycles = cycles or {}
         self.slots = _Slots(capacity)
         self.open: dict[str, _Open] = {}
         self.by_workload: dict[str, set[str]] = defaultdict(set)
@@ -337,18 +359,33 @@ class _SpanReader:
             )
 
     def _checkpoint(self, e: EventLike) -> None:
-        """A write ends at the event's time; it covers the pod named, or every member
-        of the workload that is running."""
+        """Writes end at the event's time and, when ``related`` counts several, every
+        cycle (interval + write) before it (app.py logs a segment's periodic writes as
+        one row). They cover the pod named, or, for a group's checkpoint (no pod), every
+        member running then, and one whose SIGTERM started the write. Each is drawn
+        within the pod's current span: a segment's writes never outlive it."""
         write = self.write_seconds.get(e.workload, 0.0)
         if write <= 0 or (not e.pod and (e.workload, e.time) in self.written):
             return
-        if not e.pod:  # members log the same write once each: one pass covers them all
+        if not e.pod:  # an older log named no pod per member: one pass covers them all
             self.written.add((e.workload, e.time))
+        count = int(e.related) if e.related else 1
+        cycle = self.cycles.get(e.workload, 0.0)
+        ends = [e.time - k * cycle for k in range(count - 1, -1, -1)] if cycle > 0 else [e.time]
         pods = [e.pod] if e.pod else sorted(self.by_workload[e.workload])
         for pod in pods:
             current = self.open.get(pod)
-            if current is not None and (e.pod or current.state == "running"):
-                self._overlay(pod, current, "checkpointing", e.time - write, e.time, current.state)
+            if current is None:
+                continue
+            writing = e.pod or current.state == "running"
+            if not writing and current.state == "terminating" and count == 1:
+                writing = abs(current.since - (e.time - write)) < 1e-6  # SIGTERM's write
+            if writing:
+                for end in ends:
+                    if end - write >= current.since - 1e-9 or count == 1:
+                        self._overlay(
+                            pod, current, "checkpointing", end - write, end, current.state
+                        )
 
     def _stranded(self, e: EventLike) -> None:
         """The application model closes a stranded interval whenever the set of live
@@ -409,8 +446,9 @@ def _read(
     end: float,
     write_seconds: Mapping[str, float] | None,
     capacity: Mapping[str, int] | None,
+    cycles: Mapping[str, float] | None = None,
 ) -> _SpanReader:
-    reader = _SpanReader(write_seconds or {}, capacity or {})
+    reader = _SpanReader(write_seconds or {}, capacity or {}, cycles)
     for event in events:
         reader.read(event)
     reader.finish(end)
@@ -423,11 +461,13 @@ def pod_spans(
     end: float,
     write_seconds: Mapping[str, float] | None = None,
     capacity: Mapping[str, int] | None = None,
+    cycles: Mapping[str, float] | None = None,
 ) -> list[Span]:
     """Every pod's spans by state, in time order of the log; pods still holding GPUs at
     the end of the log are closed at ``end`` (the horizon). ``capacity``: GPUs per node,
-    ``write_seconds``: checkpoint write time per workload."""
-    reader = _read(events, end, write_seconds, capacity)
+    ``write_seconds``: checkpoint write time per workload, ``cycles``: seconds between
+    periodic writes per workload (:func:`checkpoint_cycles`)."""
+    reader = _read(events, end, write_seconds, capacity, cycles)
     return reader.spans + reader.overlays
 
 

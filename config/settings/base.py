@@ -339,6 +339,12 @@ LAB_WORKER_LOST_SECONDS = env_float(
     minimum=1.0,
 )
 LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
+# A run is sent as at most this many tasks, each a chunk of consecutive replications, so
+# 2,400 small ones do not each pay a task round trip; a chunk hands the rest of its
+# replications back to the queue after LAB_TASK_CHUNK_SECONDS (well inside the broker's
+# visibility timeout and the task time limit).
+LAB_TASKS_PER_RUN = env_int("LAB_TASKS_PER_RUN", 64, minimum=1)
+LAB_TASK_CHUNK_SECONDS = env_float("LAB_TASK_CHUNK_SECONDS", 30.0, minimum=0.0)
 # A replication's stored timeline keeps its per-pod spans up to this many (about 6 MB of
 # JSON per 100k); above it only costs, recoveries and preemptions are kept, and the page
 # says the per-pod drawing was left out (a 2,000-member gang failing 460 times has 1 M).

@@ -56,7 +56,9 @@ MESSAGES: dict[Reason, Describe] = {
     R.COMPLETED: lambda e: f"Pod completed; {_n(e['value'])} GPU(s) freed",
     R.WORKLOAD_DONE: lambda e: "Workload completed",
     R.CHECKPOINT: lambda e: (
-        f"Checkpoint durable at {_n(e['value'])}s of progress" + _suffix(e["message"])
+        (f"{e['related']} checkpoints written; the last " if e["related"] else "Checkpoint ")
+        + f"durable at {_n(e['value'])}s of progress"
+        + _suffix(e["message"])
     ),
     R.DISRUPTED: lambda e: (
         f"{_n(e['value'])} GPU·s of work lost ({e['related']})" + _suffix(e["message"])
