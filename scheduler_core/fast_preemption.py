@@ -57,8 +57,9 @@ Evaluate = Callable[
 of the chunk's nodes can take the preemptor with victims, the §4.4 keys of each
 (``wanted`` is how many more candidates the stop rule asks for) and, when ``listing``,
 their victims."""
-Decided = tuple["Candidate", "list[Candidate] | CompactCandidates", str]
-"""The chosen candidate, every candidate (for the record) and the §4.4 rule that chose."""
+Decided = tuple["Candidate", "list[Candidate] | CompactCandidates | None", str]
+"""The chosen candidate, every candidate (for the record; None when not listed) and the
+§4.4 rule that chose."""
 
 
 def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candidate | None:
@@ -130,13 +131,11 @@ class Found:
     best: int
     rule: str
 
-    def candidates(self, nodes: list[Node]) -> CompactCandidates:
-        """The candidates for the decision record, still as arrays."""
-        assert self.victims is not None or not len(self.rows)
-        empty = np.empty(0, dtype=object)
-        return CompactCandidates(
-            nodes, self.rows, self.victims if self.victims is not None else empty, self.counts
-        )
+    def candidates(self, nodes: list[Node]) -> CompactCandidates | None:
+        """The candidates for the decision record, still as arrays (None unless listed)."""
+        if self.victims is None:
+            return None
+        return CompactCandidates(nodes, self.rows, self.victims, self.counts)
 
 
 def pick_in_chunks(

@@ -112,7 +112,8 @@ class DefaultPreemption:
                 host.clear_nomination(pod)
                 return NOT_HELPFUL
             best, found, rule = decided
-            self.explain(host, pod, found, best, rule)
+            if found is not None:
+                self.explain(host, pod, found, best, rule)
             host.actuate(pod, best.node, best.victims)
             return SUCCESS
         candidates = self.find_candidates(host, pod)

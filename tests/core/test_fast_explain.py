@@ -155,6 +155,7 @@ def _one_decision_both_ways(spec: sc.ExperimentSpec) -> tuple[Any, Any, int]:
         if len(candidates) == 1
         else pick_one_node_by_rule(candidates)
     )
+    assert decided[1] is not None
     expected, got = Recorder(engine.cluster), Recorder(engine.cluster)
     expected.preemption(0.0, preemptor, candidates, best, rule)
     got.preemption(0.0, preemptor, decided[1], decided[0], decided[2])
