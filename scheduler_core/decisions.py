@@ -376,6 +376,9 @@ class Tally:
         self.volatile: set[Node] = set()
         for node in cluster.nodes:
             self._put(node, node_verdict(cluster, pod, node))
+        own = pod.nominated
+        self.personal: set[Node] = {own} if own is not None else set()
+        """Where the verdict left the asking pod's own nomination out."""
         self.seen = seen
         """The change number up to which the verdicts are current."""
 
@@ -402,12 +405,21 @@ class Tally:
             self.volatile.discard(node)
 
     def update(self, cluster: Cluster, pod: Pod, changes: Changes) -> None:
-        """Redo the verdicts of the nodes that changed since the last update."""
+        """Redo the verdicts of the nodes that changed since the last update, and of the
+        nodes where the pod asking or the one asked for last is nominated. A verdict that
+        counts nominations (``need``) depends on the particular pod only there, where its
+        own claim is left out; everywhere else it is the same for every pod of the kind,
+        and a nomination that comes or goes is a change of its node. So a storm of
+        nominated preemptors costs O(changes) per failure, not O(nominated nodes)."""
         stale = changes.since(self.seen)
-        stale.update(self.volatile)
+        stale.update(self.personal)
+        own = pod.nominated
+        if own is not None:
+            stale.add(own)
         for node in sorted(stale, key=_index):
             self._put(node, node_verdict(cluster, pod, node))
         self.seen = changes.count
+        self.personal = {own} if own is not None else set()
 
     def cause(self, pod: Pod) -> str:
         """Why no eviction can help, in the run-level diagnosis's words."""

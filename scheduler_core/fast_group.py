@@ -193,11 +193,11 @@ def _evaluate(
         return ok, features, None
     # the reference sorts the victims by MoreImportantPod, stably: victims first, by
     # higher priority then earlier start, moreImportantVictim order breaking ties
-    pods = a.pods[rows, :width].ravel()[flat]
+    where = order + (rows * a.width)[:, None]  # into a.pods, flat
     resort = np.lexsort((np.where(victim, s_start, np.inf), np.where(victim, -s_prio, BIG)), axis=1)
-    pods = np.take_along_axis(pods, resort, axis=1)
+    where = np.take_along_axis(where, resort, axis=1)
     victim = np.take_along_axis(victim, resort, axis=1)
-    return ok, features, (pods, victim, by_reference)
+    return ok, features, (a.pods.reshape(-1), where, victim, by_reference)
 
 
 def _by_reference(

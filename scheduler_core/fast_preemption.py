@@ -46,10 +46,11 @@ FEW = 48
 MARGIN = 1e-6
 """Rounding slack of the CPU and memory reach sums (far below any request's size)."""
 
-Listing = tuple[np.ndarray, np.ndarray, dict[int, list[Pod]]]
-"""A chunk's victims for the decision record: the pods of each row in the order the
-victims are listed (an object array, rows x depth), which of them are victims, and the
-full victim lists of rows the reference decided (by position in the chunk)."""
+Listing = tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, list[Pod]]]
+"""A chunk's victims for the decision record: the node arrays' pods (flat), where each
+row's pods lie in it in the order the victims are listed (rows x depth), which of them
+are victims, and the full victim lists of rows the reference decided (by position in the
+chunk). Only the victims themselves are gathered, at once (before anything moves)."""
 Evaluate = Callable[
     [np.ndarray, int, bool], tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]
 ]
@@ -193,15 +194,15 @@ def pick_by_rule(
 
 def _victims_of(ok: np.ndarray, listed: Listing) -> np.ndarray:
     """The victims of a chunk's candidates, concatenated in row order."""
-    pods, victim, by_reference = listed
+    pods, where, victim, by_reference = listed
     if not by_reference:
-        flat: np.ndarray = pods[ok][victim[ok]]
+        flat: np.ndarray = pods[where[ok][victim[ok]]]
         return flat
     parts = []
     for position in np.flatnonzero(ok).tolist():
         own = by_reference.get(position)
         if own is None:
-            parts.append(pods[position][victim[position]])
+            parts.append(pods[where[position][victim[position]]])
         else:
             part = np.empty(len(own), dtype=object)
             part[:] = own
@@ -340,6 +341,6 @@ def _evaluate(
     latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
     listed: Listing | None = None
     if listing:
-        pods = a.pods[rows, :width].ravel()[flat]  # type: ignore[attr-defined]
-        listed = (pods, victim, {})
+        where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
     return ok, (top, total, nvictims, latest), listed

@@ -168,7 +168,7 @@ def _nothing() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("few", [0, fast_preemption.FEW])
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", range(16))
 def test_one_pod_decision_records_the_reference_candidates(
     seed: int, few: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -180,7 +180,7 @@ def test_one_pod_decision_records_the_reference_candidates(
     assert got == expected
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_one_workload_aware_decision_records_the_reference_candidates(
     data: st.DataObject,
