@@ -27,8 +27,9 @@ The cases:
 
 The low pods are the recorded cluster (``initialState``: bound at t=0, not measured).
 A figure is ``count / (cpu_with - cpu_without)``: simulate CPU seconds
-(``time.process_time``, spec parse excluded, no decision recorder) of the run minus the
-same run without the measured pods, each the minimum of ``--repeats``. Every run checks
+(``time.process_time``, spec parse excluded; no decision recorder, unless ``--explain``
+as users run it) of the run minus the same run without the measured pods, each the
+minimum of ``--repeats``. Every run checks
 its outcome: every preemptor scheduled, one preemption each, exactly 3 victims each.
 """
 
@@ -138,11 +139,13 @@ def _preemptor(name: str, members: int, arrival: float) -> dict[str, Any]:
     }
 
 
-def run(spec: sc.ExperimentSpec, seed: int = 1) -> tuple[float, list[Event]]:
-    """Simulate CPU seconds of one run (engine only, no decision recorder) and its log."""
-    engine = Engine(resolve_variant(spec, "default"), seed=seed, explain=False)
+def run(spec: sc.ExperimentSpec, seed: int = 1, explain: bool = False) -> tuple[float, list[Event]]:
+    """Simulate CPU seconds of one run (engine only; ``explain``: with the decision
+    recorder, as ``simulate`` runs by default, its records built) and its log."""
+    engine = Engine(resolve_variant(spec, "default"), seed=seed, explain=explain)
     started = time.process_time()
     log = engine.run()
+    engine.decisions()
     return time.process_time() - started, log
 
 
@@ -180,7 +183,7 @@ def check(counts: dict[str, int]) -> None:
         assert counts["min_victims"] == counts["max_victims"] == 3, counts
 
 
-def measure(case: str, nodes: int, repeats: int) -> dict[str, Any]:
+def measure(case: str, nodes: int, repeats: int, explain: bool = False) -> dict[str, Any]:
     shape = CASES[case]
     scale = nodes / shape["nodes"]
     preemptors = round(shape["preemptors"] * scale)
@@ -191,9 +194,9 @@ def measure(case: str, nodes: int, repeats: int) -> dict[str, Any]:
     with_cpu = without_cpu = math.inf
     log: list[Event] = []
     for _ in range(repeats):  # alternate, so both see the same machine load
-        cpu, log = run(full)
+        cpu, log = run(full, explain=explain)
         with_cpu = min(with_cpu, cpu)
-        without_cpu = min(without_cpu, run(empty)[0])
+        without_cpu = min(without_cpu, run(empty, explain=explain)[0])
     counts = outcome(log)
     check(counts)
     work = with_cpu - without_cpu
@@ -209,6 +212,7 @@ def measure(case: str, nodes: int, repeats: int) -> dict[str, Any]:
         "counted": "measured pods" if case == "churn" else "preemptors",
         "ratio_to_upstream_threshold": round(rate / UPSTREAM_THRESHOLD, 2),
         "repeats": repeats,
+        "explain": explain,
     }
 
 
@@ -218,15 +222,21 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=None)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--record", action="store_true")
+    parser.add_argument(
+        "--explain", action="store_true", help="with the decision recorder, as simulate runs"
+    )
     args = parser.parse_args()
     figures = {}
     for case in CASES if args.case == "all" else [args.case]:
-        figures[case] = measure(case, args.nodes or CASES[case]["nodes"], args.repeats)
+        figures[case] = measure(
+            case, args.nodes or CASES[case]["nodes"], args.repeats, explain=args.explain
+        )
         print(case, json.dumps(figures[case]), flush=True)
     if args.record:
         baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
-        kept = baselines.get("scheduler_perf", {}).get("cases", {})
-        baselines["scheduler_perf"] = {
+        key = "scheduler_perf_explain" if args.explain else "scheduler_perf"
+        kept = baselines.get(key, {}).get("cases", {})
+        baselines[key] = {
             "cases": {**kept, **figures},
             "upstream_threshold": UPSTREAM_THRESHOLD,
             "target_storm": TARGET,

@@ -85,6 +85,38 @@ class CandidateNode:
     cost: float | None = None
 
 
+class CompactCandidates:
+    """The candidates of a decision made on the arrays (scheduler_core/fast_preemption.py),
+    kept as they came: node rows, and every candidate's victims as one object array of
+    pods. A decision at 10,000 nodes has up to 1,000 candidates; naming them is done once,
+    when the records are built (:meth:`Recorder.records`), not while the engine decides.
+    The pods and nodes named are those of the decision's moment (a pod's name never
+    changes)."""
+
+    __slots__ = ("counts", "nodes", "rows", "victims")
+
+    def __init__(self, nodes: list[Node], rows: Any, victims: Any, counts: Any) -> None:
+        self.nodes = nodes
+        self.rows = rows
+        self.victims = victims
+        self.counts = counts
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def entries(self) -> list[tuple[str, tuple[str, ...], int]]:
+        """(node, victims, PDB violations) per candidate, as :class:`CandidateNode` takes
+        them (no PDB exists where the arrays decide)."""
+        nodes = self.nodes
+        names = [p.name for p in self.victims.tolist()]
+        out = []
+        start = 0
+        for row, count in zip(self.rows.tolist(), self.counts.tolist(), strict=True):
+            out.append((nodes[row].name, tuple(names[start : start + count]), 0))
+            start += count
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class Reprieve:
     """A lower-priority pod that was put back: the preemptor still fits with it there."""
@@ -344,6 +376,9 @@ class Tally:
         self.volatile: set[Node] = set()
         for node in cluster.nodes:
             self._put(node, node_verdict(cluster, pod, node))
+        own = pod.nominated
+        self.personal: set[Node] = {own} if own is not None else set()
+        """Where the verdict left the asking pod's own nomination out."""
         self.seen = seen
         """The change number up to which the verdicts are current."""
 
@@ -370,12 +405,21 @@ class Tally:
             self.volatile.discard(node)
 
     def update(self, cluster: Cluster, pod: Pod, changes: Changes) -> None:
-        """Redo the verdicts of the nodes that changed since the last update."""
+        """Redo the verdicts of the nodes that changed since the last update, and of the
+        nodes where the pod asking or the one asked for last is nominated. A verdict that
+        counts nominations (``need``) depends on the particular pod only there, where its
+        own claim is left out; everywhere else it is the same for every pod of the kind,
+        and a nomination that comes or goes is a change of its node. So a storm of
+        nominated preemptors costs O(changes) per failure, not O(nominated nodes)."""
         stale = changes.since(self.seen)
-        stale.update(self.volatile)
+        stale.update(self.personal)
+        own = pod.nominated
+        if own is not None:
+            stale.add(own)
         for node in sorted(stale, key=_index):
             self._put(node, node_verdict(cluster, pod, node))
         self.seen = changes.count
+        self.personal = {own} if own is not None else set()
 
     def cause(self, pod: Pod) -> str:
         """Why no eviction can help, in the run-level diagnosis's words."""
@@ -471,7 +515,10 @@ class Recorder:
         out = []
         for fields in self._raw:
             fields = dict(fields)
-            fields["candidates"] = tuple(CandidateNode(*c) for c in fields.get("candidates", ()))
+            candidates = fields.get("candidates", ())
+            if isinstance(candidates, CompactCandidates):
+                candidates = candidates.entries()
+            fields["candidates"] = tuple(CandidateNode(*c) for c in candidates)
             fields["reprieved"] = tuple(Reprieve(*r) for r in fields.get("reprieved", ()))
             out.append(Decision(**fields))
         return out
@@ -551,15 +598,18 @@ class Recorder:
         self,
         now: float,
         pod: Pod,
-        candidates: list[Any],
+        candidates: list[Any] | CompactCandidates,
         chosen: Any,
         rule: str,
         costs: dict[int, float] | None = None,
     ) -> None:
-        """A single pod's PostFilter succeeded: every candidate, the rule, the reprieved."""
+        """A single pod's PostFilter succeeded: every candidate, the rule, the reprieved.
+        Candidates from the arrays (:class:`CompactCandidates`) are stored as they are."""
         victims = tuple([v.name for v in chosen.victims])
-        nodes: list[tuple[Any, ...]]
-        if costs is None:
+        nodes: list[tuple[Any, ...]] | CompactCandidates
+        if isinstance(candidates, CompactCandidates):
+            nodes = candidates
+        elif costs is None:
             nodes = [
                 (c.node.name, tuple([v.name for v in c.victims]), c.pdb_violations)
                 for c in candidates
@@ -585,7 +635,7 @@ class Recorder:
             f"for {qualified(pod)} ({rule})",
             rule=rule,
             victims=victims,
-            candidates=tuple(nodes),
+            candidates=nodes if isinstance(nodes, CompactCandidates) else tuple(nodes),
             reprieved=tuple([(p.name, why) for p, why in chosen.reprieved]),
             events=(
                 (now, R.VICTIMS_SELECTED.value, pod.name),

@@ -14,8 +14,11 @@ this path from :mod:`scheduler_core.fast_preemption`:
   below the preemptor's priority is decided by the reference itself (rare in a storm of
   single pods, and exact by construction).
 
-The candidate nodes, the numCandidates stop rule and the node-choice ``lexsort`` are
-those of the ``pod`` path; the winner's victims are listed by the reference.
+The candidate nodes, the numCandidates stop rule and the node-choice rules are those of
+the ``pod`` path; the winner's victims are listed by the reference. With a decision
+recorder every candidate's victims are listed as the reference lists them: the victims
+sorted by MoreImportantPod (a stable sort of the moreImportantVictim order), one array
+sort per chunk; a row the reference decides lists its own.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from scheduler_core.fast_preemption import (
     BIG,
     FEW,
     INT32_OFFSET,
+    Decided,
+    Listing,
     first_candidates,
     pick_in_chunks,
     visit_order,
@@ -47,6 +52,15 @@ TOLERANCE = 1e-9
 def choose(host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod) -> Candidate | None:
     """The candidate ``find_candidates`` + ``pick_one_node`` would choose under
     `workload-aware` when no PDB exists, or None; makes the same random draw."""
+    decided = decide(host, policy, pod, listing=False)
+    return None if decided is None else decided[0]
+
+
+def decide(
+    host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod, *, listing: bool
+) -> Decided | None:
+    """The chosen candidate, every candidate (``listing``: with victims) and the rule, as
+    the reference's ``find_candidates`` + ``pick_one_node_by_rule`` give them."""
     cluster = host.cluster
     visit = visit_order(host, policy, pod)
     if visit is None:
@@ -55,17 +69,22 @@ def choose(host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod) -> C
     rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
     if len(rotated) <= FEW:
         return _few(host, policy, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
-    best = pick_in_chunks(
-        rotated, limit, lambda chunk, wanted: _evaluate(host, policy, pod, chunk, wanted)
+    found = pick_in_chunks(
+        rotated,
+        limit,
+        lambda chunk, wanted, listed: _evaluate(host, policy, pod, chunk, wanted, listed),
+        listing,
     )
-    if best is None:
+    if found is None:
         return None
-    return policy.select_victims(host, pod, cluster.nodes[best])
+    best = policy.select_victims(host, pod, cluster.nodes[found.best])
+    assert best is not None  # the arrays found victims there
+    return best, found.candidates(cluster.nodes), found.rule
 
 
 def _few(
     host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod, nodes: list[Node], limit: int
-) -> Candidate | None:
+) -> Decided | None:
     """The reference steps on a short visit order (the same stop rule, no PDBs)."""
     return first_candidates(nodes, limit, lambda node: policy.select_victims(host, pod, node))
 
@@ -93,11 +112,17 @@ def _free(host: PreemptionHost, pod: Pod, rows: np.ndarray) -> tuple[np.ndarray,
 
 
 def _evaluate(
-    host: PreemptionHost, policy: WorkloadAwarePreemption, pod: Pod, rows: np.ndarray, wanted: int
-) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-    """``_select_in_order`` for each of ``rows``: whether it is a candidate, and per row
-    (top victim priority, sum of victim priorities + 2^31, victim count, latest start of
-    the top-priority victims). Rows past the ``wanted``-th candidate may be left out."""
+    host: PreemptionHost,
+    policy: WorkloadAwarePreemption,
+    pod: Pod,
+    rows: np.ndarray,
+    wanted: int,
+    listing: bool = False,
+) -> tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]:
+    """``_select_in_order`` for each of ``rows``: whether it is a candidate, per row (top
+    victim priority, sum of victim priorities + 2^31, victim count, latest start of the
+    top-priority victims) and, when ``listing``, the victims in the reference's order.
+    Rows past the ``wanted``-th candidate may be left out."""
     a: NodeArrays = host.cluster.arrays
     width = int(a.used[rows].max()) if len(rows) else 0
     prio = a.prio[rows, :width]
@@ -105,7 +130,7 @@ def _evaluate(
     counts = np.count_nonzero(lower, axis=1)
     zeros = np.zeros(len(rows))
     if width == 0 or not counts.any():
-        return np.zeros(len(rows), dtype=bool), (zeros, zeros, zeros, zeros)
+        return np.zeros(len(rows), dtype=bool), (zeros, zeros, zeros, zeros), None
     flags = a.flags[rows, :width]
     whole = ((flags & EVICT_WHOLE) != 0) & lower
     spanning = whole.any(axis=1)
@@ -159,9 +184,20 @@ def _evaluate(
     total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
     latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
     features = (top, total, nvictims, latest)
+    by_reference: dict[int, list[Pod]] = {}
     if spanning.any():
-        _by_reference(host, policy, pod, rows, spanning, ok, features, wanted)
-    return ok, features
+        _by_reference(
+            host, policy, pod, rows, spanning, ok, features, wanted, by_reference, listing
+        )
+    if not listing:
+        return ok, features, None
+    # the reference sorts the victims by MoreImportantPod, stably: victims first, by
+    # higher priority then earlier start, moreImportantVictim order breaking ties
+    where = order + (rows * a.width)[:, None]  # into a.pods, flat
+    resort = np.lexsort((np.where(victim, s_start, np.inf), np.where(victim, -s_prio, BIG)), axis=1)
+    where = np.take_along_axis(where, resort, axis=1)
+    victim = np.take_along_axis(victim, resort, axis=1)
+    return ok, features, (a.pods.reshape(-1), where, victim, by_reference)
 
 
 def _by_reference(
@@ -173,10 +209,13 @@ def _by_reference(
     ok: np.ndarray,
     features: tuple[np.ndarray, ...],
     wanted: int,
+    listed: dict[int, list[Pod]],
+    listing: bool,
 ) -> None:
     """Rows holding a unit of an All-mode group, decided one by one (:func:`_spanning_row`)
     in visit order until ``wanted`` candidates are found (the stop rule: later rows would
-    not be looked at)."""
+    not be looked at). When ``listing``, by the reference itself, whose victims go to
+    ``listed`` by position."""
     top, total, nvictims, latest = features
     before = np.cumsum(ok) - ok  # array-decided candidates ahead of each row
     extra = 0  # candidates decided here so far
@@ -185,12 +224,39 @@ def _by_reference(
             if int(before[position]) + extra >= wanted:
                 break
             node = host.cluster.nodes[int(rows[position])]
-            found = _spanning_row(host, pod, node, memo.wholes, memo.stats)
+            if listing:
+                found = _listed_row(host, policy, pod, node, listed, position)
+            else:
+                found = _spanning_row(host, pod, node, memo.wholes, memo.stats)
             if found is None:
                 continue
             ok[position] = True
             extra += 1
             top[position], total[position], nvictims[position], latest[position] = found
+
+
+def _listed_row(
+    host: PreemptionHost,
+    policy: WorkloadAwarePreemption,
+    pod: Pod,
+    node: Node,
+    listed: dict[int, list[Pod]],
+    position: int,
+) -> tuple[int, int, int, float] | None:
+    """The reference's ``select_victims`` on one node: its §4.4 keys (those
+    :func:`_spanning_row` sums unit by unit), and its victims kept in ``listed``."""
+    found = policy.select_victims(host, pod, node)
+    if found is None:
+        return None
+    victims = found.victims  # sorted by MoreImportantPod: the first has the top priority
+    listed[position] = victims
+    top = victims[0].priority
+    return (
+        top,
+        sum(v.priority + INT32_OFFSET for v in victims),
+        len(victims),
+        min(v.bound_at for v in victims if v.priority == top),
+    )
 
 
 def _spanning_row(

@@ -31,6 +31,7 @@ class NodeArrays:
         "max_pods",
         "npods",
         "pack",
+        "pods",
         "prio",
         "seq",
         "slot_of",
@@ -51,6 +52,9 @@ class NodeArrays:
         self.pack = np.zeros((count, width, 4))
         """Per column: GPUs, CPU, memory, start time."""
         self.seq = np.zeros((count, width), dtype=np.int64)
+        self.pods = np.full((count, width), None, dtype=object)
+        """Per column: the pod itself, so a decision record can list a candidate's victims
+        with one gather instead of a walk over the node's pods (a hole holds None)."""
         self.flags = np.zeros((count, width), dtype=np.int8)
         """Per column: :data:`IN_GROUP` | :data:`EVICT_WHOLE` of the pod's workload."""
         self.used = np.zeros(count, dtype=np.int64)
@@ -67,6 +71,7 @@ class NodeArrays:
         self.prio[row, col] = pod.priority
         self.pack[row, col] = (pod.gpus, pod.cpu, pod.mem, pod.bound_at)
         self.seq[row, col] = pod.seq
+        self.pods[row, col] = pod
         workload = pod.workload
         self.flags[row, col] = IN_GROUP * workload.in_group + EVICT_WHOLE * workload.evict_whole
         self.counters(node)
@@ -78,6 +83,7 @@ class NodeArrays:
     def discard(self, pod: Pod, node: Node) -> None:
         col = self.slot_of.pop(pod.seq)
         self.prio[node.idx, col] = EMPTY
+        self.pods[node.idx, col] = None
         self.counters(node)
 
     def counters(self, node: Node) -> None:
@@ -99,6 +105,8 @@ class NodeArrays:
         self.prio[row, keep:] = EMPTY
         self.pack[row, :keep] = self.pack[row, live]
         self.seq[row, :keep] = self.seq[row, live]
+        self.pods[row, :keep] = self.pods[row, live]
+        self.pods[row, keep:] = None
         self.flags[row, :keep] = self.flags[row, live]
         for col, seq in enumerate(self.seq[row, :keep].tolist()):
             self.slot_of[seq] = col
@@ -108,9 +116,9 @@ class NodeArrays:
     def _grow(self) -> None:
         old = self.width
         self.width = old * 2
-        for name in ("prio", "pack", "seq", "flags"):
+        for name in ("prio", "pack", "seq", "flags", "pods"):
             array = getattr(self, name)
-            fill = EMPTY if name == "prio" else 0
+            fill = EMPTY if name == "prio" else None if name == "pods" else 0
             wider = np.full((array.shape[0], self.width, *array.shape[2:]), fill, dtype=array.dtype)
             wider[:, :old] = array
             setattr(self, name, wider)

@@ -11,20 +11,26 @@ per-node arrays of :mod:`scheduler_core.fast_nodes`:
 - per node, "remove every lower-priority pod" adds them back in the order the node holds
   them, and the reprieve walks them in MoreImportantPod order, one column per step
   across all nodes, so each float is the one the Python path computes;
-- the node-choice rules are one ``lexsort``.
+- the node-choice rules are applied to whole key columns, one rule after the other, so
+  the rule that decided is known (the decision record names it).
 
-Only the winning node's victims are listed, by the reference function itself. Used only
-where the reference has nothing more to say: no PodDisruptionBudget in the experiment (so
-no candidate violates one) and no decision recorder asking for every candidate.
+With a decision recorder (``explain``, the default) every candidate's victims are kept
+too, as one gather of the pods in the node arrays: an object array per decision, turned
+into names only when the records are built (:class:`~scheduler_core.decisions.
+CompactCandidates`). The winning node's victims and reprieved pods are listed by the
+reference function itself. Used only where the reference has nothing more to say: no
+PodDisruptionBudget in the experiment (so no candidate violates one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from scheduler_core.decisions import ONLY_CANDIDATE, RULES, CompactCandidates
 from scheduler_core.model import Node, Pod
 
 if TYPE_CHECKING:
@@ -40,15 +46,36 @@ FEW = 48
 MARGIN = 1e-6
 """Rounding slack of the CPU and memory reach sums (far below any request's size)."""
 
-Evaluate = Callable[[np.ndarray, int], tuple[np.ndarray, tuple[np.ndarray, ...]]]
-"""``(chunk, wanted) -> (fits, (top, total, victims, latest))``: which of the chunk's nodes
-can take the preemptor with victims, and the §4.4 keys of each (``wanted`` is how many
-more candidates the stop rule asks for)."""
+Listing = tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, list[Pod]]]
+"""A chunk's victims for the decision record: the node arrays' pods (flat), where each
+row's pods lie in it in the order the victims are listed (rows x depth), which of them
+are victims, and the full victim lists of rows the reference decided (by position in the
+chunk). Only the victims themselves are gathered, at once (before anything moves)."""
+Evaluate = Callable[
+    [np.ndarray, int, bool], tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]
+]
+"""``(chunk, wanted, listing) -> (fits, (top, total, victims, latest), listed)``: which
+of the chunk's nodes can take the preemptor with victims, the §4.4 keys of each
+(``wanted`` is how many more candidates the stop rule asks for) and, when ``listing``,
+their victims."""
+Decided = tuple["Candidate", "list[Candidate] | CompactCandidates | None", str]
+"""The chosen candidate, every candidate (for the record; None when not listed) and the
+§4.4 rule that chose."""
 
 
 def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candidate | None:
     """The candidate ``find_candidates`` + ``pick_one_node`` would choose, or None when
     there is none; makes the same random draw."""
+    decided = decide(host, policy, pod, listing=False)
+    return None if decided is None else decided[0]
+
+
+def decide(
+    host: PreemptionHost, policy: DefaultPreemption, pod: Pod, *, listing: bool
+) -> Decided | None:
+    """What the reference's ``find_candidates`` + ``pick_one_node_by_rule`` give: the
+    chosen candidate, the rule, and (``listing``) every candidate with its victims, in
+    the reference's order; None when no node is a candidate."""
     from scheduler_core.plugins.default_preemption import select_victims_on_node
 
     cluster = host.cluster
@@ -60,12 +87,17 @@ def choose(host: PreemptionHost, policy: DefaultPreemption, pod: Pod) -> Candida
     rotated = rotated[_may_reach(cluster, k, pod, rotated, need)]
     if len(rotated) <= FEW:
         return _few(host, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
-    best = pick_in_chunks(
-        rotated, limit, lambda chunk, _: _evaluate(cluster.arrays, pod, chunk, need)
+    found = pick_in_chunks(
+        rotated,
+        limit,
+        lambda chunk, _, listed: _evaluate(cluster.arrays, pod, chunk, need, listed),
+        listing,
     )
-    if best is None:
+    if found is None:
         return None
-    return select_victims_on_node(host, pod, cluster.nodes[best])
+    best = select_victims_on_node(host, pod, cluster.nodes[found.best])
+    assert best is not None  # the arrays found victims there
+    return best, found.candidates(cluster.nodes), found.rule
 
 
 def visit_order(
@@ -87,40 +119,103 @@ def visit_order(
     return np.concatenate((rows[offset:], rows[:offset])), k, policy.num_candidates(n)
 
 
-def pick_in_chunks(rotated: np.ndarray, limit: int, evaluate: Evaluate) -> int | None:
-    """The row pickOneNodeForPreemption chooses among the first ``limit`` rows of
-    ``rotated`` that can help, or None. The rotation is evaluated in growing chunks, so
-    rows past the numCandidates stop (§4.2) are never looked at; the §4.4 rules 2-6 are one
-    ``lexsort`` (rule 1, PDB violations, is 0 for all). Shared by every array path, which
-    differ only in how a chunk is evaluated."""
+@dataclass(slots=True)
+class Found:
+    """The candidates an array path found (at most numCandidates, in visit order), the
+    row chosen and the §4.4 rule that chose it."""
+
+    rows: np.ndarray
+    counts: np.ndarray
+    """Victims per candidate."""
+    victims: np.ndarray | None
+    """Every candidate's victims, concatenated in candidate order (when listing)."""
+    best: int
+    rule: str
+
+    def candidates(self, nodes: list[Node]) -> CompactCandidates | None:
+        """The candidates for the decision record, still as arrays (None unless listed)."""
+        if self.victims is None:
+            return None
+        return CompactCandidates(nodes, self.rows, self.victims, self.counts)
+
+
+def pick_in_chunks(
+    rotated: np.ndarray, limit: int, evaluate: Evaluate, listing: bool = False
+) -> Found | None:
+    """The candidates among the first ``limit`` rows of ``rotated`` that can help and the
+    row pickOneNodeForPreemption chooses, or None. The rotation is evaluated in growing
+    chunks, so rows past the numCandidates stop (§4.2) are never looked at. Shared by
+    every array path, which differ only in how a chunk is evaluated."""
     found: list[np.ndarray] = []
     features: list[tuple[np.ndarray, ...]] = []
+    victims: list[np.ndarray] = []
     count, start, size = 0, 0, max(FIRST_CHUNK, limit)
     while start < len(rotated) and count < limit:
         chunk = rotated[start : start + size]
-        ok, scores = evaluate(chunk, limit - count)
+        ok, scores, listed = evaluate(chunk, limit - count, listing)
         found.append(chunk[ok])
         features.append(tuple(s[ok] for s in scores))
+        if listing and listed is not None:
+            victims.append(_victims_of(ok, listed))
         count += int(ok.sum())
         start += size
         size = max(FIRST_CHUNK, 2 * (limit - count))
     if count == 0:
         return None
     chosen = np.concatenate(found)[:limit]
-    top, total, victims, latest = (
+    top, total, nvictims, latest = (
         np.concatenate(parts)[:limit] for parts in zip(*features, strict=True)
     )
-    # lexsort: last key first.
-    best = np.lexsort((np.arange(len(chosen)), -latest, victims, total, top))[0]
-    return int(chosen[best])
+    counts = nvictims.astype(np.int64)
+    listed_victims = None
+    if listing:
+        listed_victims = np.concatenate(victims)[: int(counts.sum())]
+    best, rule = pick_by_rule(top, total, counts, latest)
+    return Found(chosen, counts, listed_victims, int(chosen[best]), rule)
+
+
+def pick_by_rule(
+    top: np.ndarray, total: np.ndarray, victims: np.ndarray, latest: np.ndarray
+) -> tuple[int, str]:
+    """pickOneNodeForPreemption (``pick_one_node_by_rule``) on key columns: each rule keeps
+    the best-scoring candidates, the next only breaks ties, the first remaining wins.
+    Rule 1 (fewest PDB violations) is 0 for every candidate here. Returns the winner's
+    position and the rule that left it alone."""
+    if len(top) == 1:
+        return 0, ONLY_CANDIDATE
+    keep = np.arange(len(top))
+    for number, values in ((1, top), (2, total), (3, victims), (4, -latest)):
+        part = values[keep]
+        keep = keep[part == part.min()]
+        if len(keep) == 1:
+            return int(keep[0]), RULES[number]
+    return int(keep[0]), RULES[5]
+
+
+def _victims_of(ok: np.ndarray, listed: Listing) -> np.ndarray:
+    """The victims of a chunk's candidates, concatenated in row order."""
+    pods, where, victim, by_reference = listed
+    if not by_reference:
+        flat: np.ndarray = pods[where[ok][victim[ok]]]
+        return flat
+    parts = []
+    for position in np.flatnonzero(ok).tolist():
+        own = by_reference.get(position)
+        if own is None:
+            parts.append(pods[where[position][victim[position]]])
+        else:
+            part = np.empty(len(own), dtype=object)
+            part[:] = own
+            parts.append(part)
+    return np.concatenate(parts) if parts else np.empty(0, dtype=object)
 
 
 def first_candidates(
     nodes: list[Node], limit: int, select: Callable[[Node], Candidate | None]
-) -> Candidate | None:
+) -> Decided | None:
     """The reference steps on a short visit order: candidates in order until ``limit``
-    (the same stop rule, no PDBs), then pickOneNodeForPreemption."""
-    from scheduler_core.plugins.default_preemption import pick_one_node
+    (the same stop rule, no PDBs), then pickOneNodeForPreemption with its rule."""
+    from scheduler_core.plugins.default_preemption import pick_one_node_by_rule
 
     candidates = []
     for node in nodes:
@@ -131,10 +226,15 @@ def first_candidates(
                 break
     if not candidates:
         return None
-    return candidates[0] if len(candidates) == 1 else pick_one_node(candidates)
+    best, rule = (
+        (candidates[0], ONLY_CANDIDATE)
+        if len(candidates) == 1
+        else pick_one_node_by_rule(candidates)
+    )
+    return best, candidates, rule
 
 
-def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Candidate | None:
+def _few(host: PreemptionHost, pod: Pod, nodes: list[Node], limit: int) -> Decided | None:
     """The reference steps on a short visit order (the same stop rule, no PDBs)."""
     from scheduler_core.plugins.default_preemption import select_victims_on_node
 
@@ -179,11 +279,16 @@ def _needs(host: PreemptionHost, pod: Pod) -> tuple[np.ndarray, ...] | None:
 
 
 def _evaluate(
-    arrays: object, pod: Pod, rows: np.ndarray, need: tuple[np.ndarray, ...] | None
-) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-    """SelectVictimsOnNode for each of ``rows``: whether it is a candidate, and per row
-    (top victim priority, sum of victim priorities + 2^31, victim count, latest start of
-    the top-priority victims)."""
+    arrays: object,
+    pod: Pod,
+    rows: np.ndarray,
+    need: tuple[np.ndarray, ...] | None,
+    listing: bool = False,
+) -> tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]:
+    """SelectVictimsOnNode for each of ``rows``: whether it is a candidate, per row (top
+    victim priority, sum of victim priorities + 2^31, victim count, latest start of the
+    top-priority victims) and, when ``listing``, the victims (in MoreImportantPod order,
+    as the reference lists them)."""
     a = arrays
     used = a.used[rows]  # type: ignore[attr-defined]
     width = int(used.max()) if len(rows) else 0
@@ -193,7 +298,7 @@ def _evaluate(
     if width == 0 or not counts.any():
         none = np.zeros(len(rows), dtype=bool)
         zeros = np.zeros(len(rows))
-        return none, (zeros, zeros, zeros, zeros)
+        return none, (zeros, zeros, zeros, zeros), None
     if need is None:
         need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
     else:
@@ -234,4 +339,8 @@ def _evaluate(
     top = s_prio[np.arange(len(rows)), np.argmax(victim, axis=1)]
     total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
     latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
-    return ok, (top, total, nvictims, latest)
+    listed: Listing | None = None
+    if listing:
+        where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
+    return ok, (top, total, nvictims, latest), listed

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from scheduler_core import fast_preemption
 from scheduler_core.cluster import Cluster
-from scheduler_core.decisions import ONLY_CANDIDATE, RULES
+from scheduler_core.decisions import ONLY_CANDIDATE, RULES, CompactCandidates
 from scheduler_core.devices import DryRun
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost, QueueingHint
@@ -107,10 +107,13 @@ class DefaultPreemption:
         if refusal is not None:
             return refusal
         if self.arrays_decide(host):
-            best = self.array_choice(host, pod)
-            if best is None:
+            decided = self.array_decision(host, pod, listing=self.recording(host))
+            if decided is None:
                 host.clear_nomination(pod)
                 return NOT_HELPFUL
+            best, found, rule = decided
+            if found is not None:
+                self.explain(host, pod, found, best, rule)
             host.actuate(pod, best.node, best.victims)
             return SUCCESS
         candidates = self.find_candidates(host, pod)
@@ -137,17 +140,16 @@ class DefaultPreemption:
     Python steps below decide every time (the reference of the differential tests)."""
 
     def arrays_decide(self, host: PreemptionHost) -> bool:
-        """The array path gives the reference's choice when no PDB exists (no candidate
-        violates one), nobody records every candidate and no device is shared or split
-        into MIG instances (the arrays count whole GPUs per node); subclasses choose
-        otherwise."""
+        """The array path gives the reference's choice, its candidates and its rule when no
+        PDB exists (no candidate violates one) and no device is shared or split into MIG
+        instances (the arrays count whole GPUs per node); subclasses choose otherwise. A
+        decision recorder does not matter: the arrays list every candidate for it."""
         return (
             self.use_arrays
             and type(self) is DefaultPreemption
             and not host.cluster.shares
             and not host.cluster.mig
             and not getattr(host, "_any_pdb", True)
-            and getattr(host, "recorder", None) is None
             and not host.guards.active
         )
 
@@ -155,11 +157,23 @@ class DefaultPreemption:
         """The array path's candidate (what find_candidates + the §4.4 rules choose)."""
         return fast_preemption.choose(host, self, pod)
 
+    def array_decision(
+        self, host: PreemptionHost, pod: Pod, *, listing: bool
+    ) -> fast_preemption.Decided | None:
+        """The array path's candidate, every candidate (``listing``: with their victims, as
+        the decision record keeps them) and the rule that chose."""
+        return fast_preemption.decide(host, self, pod, listing=listing)
+
+    @staticmethod
+    def recording(host: PreemptionHost) -> bool:
+        """Does a decision recorder want every candidate (``explain``, the default)?"""
+        return getattr(host, "recorder", None) is not None
+
     def explain(
         self,
         host: PreemptionHost,
         pod: Pod,
-        candidates: list[Candidate],
+        candidates: list[Candidate] | CompactCandidates,
         best: Candidate,
         rule: str,
     ) -> None:

@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from scheduler_core import fast_group
+from scheduler_core import fast_group, fast_preemption
 from scheduler_core.cluster import Cluster
-from scheduler_core.decisions import CHEAPEST
+from scheduler_core.decisions import CHEAPEST, CompactCandidates
 from scheduler_core.model import Node, Pod, PodState, Workload
 from scheduler_core.plugins import PreemptionHost
 from scheduler_core.plugins.default_preemption import (
@@ -324,19 +324,24 @@ class WorkloadAwarePreemption(DefaultPreemption):
 
     def arrays_decide(self, host: PreemptionHost) -> bool:
         """A single pod's decision is made on the arrays (scheduler_core/fast_group.py)
-        where that gives the reference's choice: no PDB, no recorder, no anti-thrashing
-        guard (the arrays know nothing of min runtime), and not for checkpoint-aware (its
-        reprieve order is the cost model's)."""
+        where that gives the reference's choice: no PDB, no anti-thrashing guard (the
+        arrays know nothing of min runtime), and not for checkpoint-aware (its reprieve
+        order is the cost model's). A decision recorder gets every candidate from the
+        arrays too."""
         return (
             self.use_arrays
             and type(self) is WorkloadAwarePreemption
             and not getattr(host, "_any_pdb", True)
-            and getattr(host, "recorder", None) is None
             and not host.guards.active
         )
 
     def array_choice(self, host: PreemptionHost, pod: Pod) -> Candidate | None:
         return fast_group.choose(host, self, pod)
+
+    def array_decision(
+        self, host: PreemptionHost, pod: Pod, *, listing: bool
+    ) -> fast_preemption.Decided | None:
+        return fast_group.decide(host, self, pod, listing=listing)
 
     # ---------------------------------------------------------------- §6.3 groups
     def post_filter_group(
@@ -514,13 +519,16 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         self,
         host: PreemptionHost,
         pod: Pod,
-        candidates: list[Candidate],
+        candidates: list[Candidate] | CompactCandidates,
         best: Candidate,
         rule: str,
     ) -> None:
-        """Every candidate node with its victims' expected cost; the cheapest decided."""
+        """Every candidate node with its victims' expected cost; the cheapest decided
+        (always the Python steps' candidates: checkpoint-aware does not decide on the
+        arrays)."""
         recorder = getattr(host, "recorder", None)
         if recorder is not None:
+            assert isinstance(candidates, list)
             considered = self._considered or candidates
             costs = {id(c): self.cost_of(host, c.victims) for c in considered}
             recorder.preemption(host.now, pod, considered, best, CHEAPEST, costs)

@@ -146,14 +146,14 @@ def test_array_choice_is_the_workload_aware_reference_choice(data: st.DataObject
 
 
 def test_the_array_path_decides_workload_aware_single_pods() -> None:
-    """Not a silent fallback: with no PDB and no recorder, workload-aware's single pods go
-    to the arrays; checkpoint-aware's (cost-ordered reprieve) do not, nor does a run
-    that records its decisions."""
+    """Not a silent fallback: with no PDB, workload-aware's single pods go to the arrays,
+    with or without a recorder (the arrays list every candidate for it);
+    checkpoint-aware's (cost-ordered reprieve) do not."""
     spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": "workload-aware"}})
     engine = Engine(resolve_variant(spec, "default"), seed=3, explain=False)
     assert engine.preemption.arrays_decide(engine)
     engine = Engine(resolve_variant(spec, "default"), seed=3)
-    assert not engine.preemption.arrays_decide(engine), "a recorder lists every candidate"
+    assert engine.preemption.arrays_decide(engine), "a recorder gets its candidates too"
     spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": "checkpoint-aware"}})
     engine = Engine(resolve_variant(spec, "default"), seed=3, explain=False)
     assert not engine.preemption.arrays_decide(engine)
