@@ -34,6 +34,11 @@ def replication_task_id(run: Run, replication_id: int) -> str:
     return f"run-{run.pk}-{run.task_token}-replication-{replication_id}"
 
 
+def study_task_id(run: Run, first_replication_id: int) -> str:
+    """A study chunk is named by its first replication (``revoke_run`` derives them all)."""
+    return f"run-{run.pk}-{run.task_token}-study-{first_replication_id}"
+
+
 def aggregate_task_id(run: Run) -> str:
     return f"run-{run.pk}-{run.task_token}-aggregate"
 
@@ -58,12 +63,30 @@ def simulate_replication(self: Task, replication_id: int) -> int:
 
 @shared_task(
     bind=True,
+    name="experiments.tasks.simulate_study_chunk",
+    max_retries=None,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def simulate_study_chunk(self: Task, replication_ids: list[int]) -> list[int]:
+    """Run a chunk of one placement-study variant's seeds (``services.study``): one task
+    per chunk, not per seed, because a study run is about a second."""
+    outcome = services.study_chunk_execute(replication_ids=replication_ids)
+    if outcome is Outcome.BUSY:
+        raise self.retry(countdown=max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2))
+    if outcome is Outcome.DATABASE_DOWN:
+        raise self.retry(countdown=database_backoff(self.request.retries))
+    return replication_ids
+
+
+@shared_task(
+    bind=True,
     name="experiments.tasks.aggregate_run",
     max_retries=None,
     acks_late=True,
     reject_on_worker_lost=True,
 )
-def aggregate_run(self: Task, _replication_ids: list[int], run_id: int) -> int:
+def aggregate_run(self: Task, _replication_ids: list[Any], run_id: int) -> int:
     """The chord's callback: aggregate the run once every replication has its result.
     A database blip is waited out (with back-off) rather than losing the run."""
     try:
@@ -94,12 +117,20 @@ def sweep_stale_runs() -> list[int]:
     return services.runs_sweep_stale()
 
 
-def enqueue_run(*, run: Run, replication_ids: list[int]) -> None:
-    """Send a run's chord. Called by ``run_enqueue`` once its rows are committed."""
-    header = [
-        simulate_replication.si(rid).set(task_id=replication_task_id(run, rid))
-        for rid in replication_ids
-    ]
+def enqueue_run(
+    *, run: Run, replication_ids: list[int], chunks: list[list[int]] | None = None
+) -> None:
+    """Send a run's chord. Called by ``run_enqueue`` once its rows are committed; a
+    placement study sends its ``chunks`` of replications, one task each."""
+    if chunks is not None:
+        header = [
+            simulate_study_chunk.si(ids).set(task_id=study_task_id(run, ids[0])) for ids in chunks
+        ]
+    else:
+        header = [
+            simulate_replication.si(rid).set(task_id=replication_task_id(run, rid))
+            for rid in replication_ids
+        ]
     body = aggregate_run.s(run.pk).set(task_id=aggregate_task_id(run))
     chord(header)(body)
 
@@ -109,6 +140,7 @@ def revoke_run(*, run: Run, replication_ids: list[int]) -> None:
     already running one stop on their own (the run's status says so), so a broker
     that cannot be reached only costs a little wasted work."""
     ids = [replication_task_id(run, rid) for rid in replication_ids]
+    ids += [study_task_id(run, rid) for rid in replication_ids]
     ids.append(aggregate_task_id(run))
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return

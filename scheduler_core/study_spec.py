@@ -311,6 +311,15 @@ def study_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def paper_delta(summary: Mapping[str, Any], paper: Mapping[str, float] | None) -> float | None:
+    """Ours minus the paper's mean allocation at the asked load, in percentage points
+    (the ±0.5 pp of issue #18 §4), or None without a published point."""
+    mean = summary["atLoad"]["mean"]
+    if paper is None or mean is None:
+        return None
+    return round(float(mean) - paper["mean"], 3)
+
+
 def policy_order(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Variants from the highest mean allocation at the asked load to the lowest: the
     order the paper's claim is about."""
