@@ -142,7 +142,7 @@ def _presets(args: argparse.Namespace) -> int:
     if args.show:
         print(get_preset(args.show).text, end="")
         return 0
-    for preset in list_presets():
+    for preset in list_presets(studies=True):
         print(f"{preset.id}\t{preset.name}")
     return 0
 
