@@ -35,7 +35,8 @@ def study_run(alice, alice_api, django_capture_on_commit_callbacks) -> Run:
 
 def test_the_study_endpoint_serves_every_variants_curves(alice_api, study_run):
     body = alice_api.get(f"/api/v1/runs/{study_run.pk}/study/").json()
-    assert body["status"] == "succeeded" and body["placementStudy"]["arrivedLoadPercent"] == 130
+    assert body["status"] == "succeeded"
+    assert body["placementStudy"]["arrivedLoadPercent"] == 130
     names = [v["variant"] for v in body["variants"]]
     assert names == ["Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD"]
     assert sorted(v["rank"] for v in body["variants"]) == list(range(1, 7))

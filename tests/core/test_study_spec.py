@@ -107,7 +107,8 @@ def test_cost_is_bounded_by_the_run_budget() -> None:
     with pytest.raises(SpecError) as caught:
         parse_spec(small(), limits=limits)
     (error,) = caught.value.errors
-    assert error["path"] == "replications" and "LAB_MAX_RUN_SECONDS" in error["message"]
+    assert error["path"] == "replications"
+    assert "LAB_MAX_RUN_SECONDS" in error["message"]
 
 
 def test_the_replay_refuses_a_study_spec_naming_the_field() -> None:
@@ -122,12 +123,15 @@ def test_the_replay_refuses_a_study_spec_naming_the_field() -> None:
 
 def test_the_study_of_a_spec_keeps_shares_models_and_counts() -> None:
     study = study_of(parse_spec(small()))
-    assert len(study.nodes) == 10 and study.capacity_milli == (4 * 8 + 6 * 2) * MILLI
+    assert len(study.nodes) == 10
+    assert study.capacity_milli == (4 * 8 + 6 * 2) * MILLI
     assert len(study.pods) == 12 + 10 + 3 + 4
     shares = [p for p in study.pods if p.shared]
-    assert len(shares) == 12 and {p.milli for p in shares} == {300}
+    assert len(shares) == 12
+    assert {p.milli for p in shares} == {300}
     assert {p.models for p in study.pods if p.gpus == 2} == {("T4",)}
-    assert study.nodes[0].cpu == 96_000 and study.nodes[0].memory == 384 * 1024
+    assert study.nodes[0].cpu == 96_000
+    assert study.nodes[0].memory == 384 * 1024
 
 
 def test_runs_are_deterministic_and_replication_r_uses_seed_plus_r() -> None:
@@ -150,13 +154,16 @@ def test_each_replication_records_its_curve_at_every_percent() -> None:
     assert seen == [1]
     # Whole percents, increasing; a percent no arrival landed near is left out (the
     # simulator's merge_alloc_discrete), which on ten nodes a 2-GPU pod can cause.
-    assert record["load"][0] == 0 and record["load"] == sorted(set(record["load"]))
-    assert set(record["load"]) <= set(range(131)) and len(record["load"]) > 100
+    assert record["load"][0] == 0
+    assert record["load"] == sorted(set(record["load"]))
+    assert set(record["load"]) <= set(range(131))
+    assert len(record["load"]) > 100
     assert all(0 <= a <= 100 for a in record["allocation"])
     assert all(a <= k + 1 for k, a in zip(record["load"], record["allocation"], strict=True))
     if record["load"][-1] == 130:
         assert record["allocationAtLoad"] == record["allocation"][-1]
-    assert record["policy"] == "BestFit" and record["seed"] == 8
+    assert record["policy"] == "BestFit"
+    assert record["seed"] == 8
     json.dumps(record)  # stored as JSON as it is
 
 
@@ -170,9 +177,13 @@ def test_the_summary_spreads_seeds_per_load() -> None:
     summary = study_summary(records)
     assert summary["load"] == [0, 1, 2]
     assert summary["mean"] == [0.0, 0.75, 1.5]
-    assert summary["min"] == [0.0, 0.5, 1.0] and summary["max"] == [0.0, 1.0, 2.0]
+    assert summary["min"] == [0.0, 0.5, 1.0]
+    assert summary["max"] == [0.0, 1.0, 2.0]
     at = summary["atLoad"]
-    assert at["mean"] == 1.5 and at["n"] == 2 and at["sd"] == 0.5 and at["min"] == 1.0
+    assert at["mean"] == 1.5
+    assert at["n"] == 2
+    assert at["sd"] == 0.5
+    assert at["min"] == 1.0
     assert at["ci95"] == pytest.approx(12.706 * 0.7071 / 1.4142, abs=0.01)
     assert summary["failed"] == 3
     assert paper_delta(summary, {"mean": 1.25, "sd": 0.1, "n": 10}) == 0.25
@@ -207,14 +218,20 @@ def test_openb_import_for_a_study_keeps_fractional_gpus() -> None:
     assert sum(w.get("members", 1) for w in mapping["workloads"]) == 6  # Pending kept
     multi = next(w for w in mapping["workloads"] if w.get("gpus") == 2)
     assert multi["gpuModels"] == ["T4", "V100M16", "T4"]  # as the simulator keys it
-    assert [v["placement"] for v in mapping["variants"]] == list(
-        ("Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD")
-    )
+    assert [v["placement"] for v in mapping["variants"]] == [
+        "Random",
+        "DotProduct",
+        "GpuClustering",
+        "GpuPacking",
+        "BestFit",
+        "FGD",
+    ]
     models = {p.get("gpuModel") for p in mapping["cluster"]["nodePools"]}
     models |= {n.get("gpuModel") for n in mapping["cluster"].get("nodes", [])}
     assert {"G2", "T4", "V100M16"} <= models
     spec = result.spec
-    assert spec.placement_study is not None and spec.seed == 42
+    assert spec.placement_study is not None
+    assert spec.seed == 42
     assert all(r.pods for r in run_variant_study(spec, "FGD", [0]))
 
 
@@ -248,12 +265,14 @@ def test_cli_run_and_validate_on_a_study_spec(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     document = json.loads(ran.stdout)
     (variant,) = document["variants"]
-    assert variant["name"] == "fgd" and [r["seed"] for r in variant["replications"]] == [7, 8, 9]
+    assert variant["name"] == "fgd"
+    assert [r["seed"] for r in variant["replications"]] == [7, 8, 9]
     spec = parse_spec(small())
     expected = [study_record(r) for r in run_variant_study(spec, "fgd", [0, 1, 2])]
     assert variant["replications"] == expected
     table = cli("run", str(path), "--quiet", "--seed", "3")
-    assert table.returncode == 0 and "3 seed(s) from 3" in table.stdout
+    assert table.returncode == 0
+    assert "3 seed(s) from 3" in table.stdout
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(small(placementStudy={"arrivedLoadPercent": 0})))
     refused = cli("run", str(bad))

@@ -58,8 +58,10 @@ def test_the_study_preset_runs_on_a_worker_and_draws_its_curves(browser, stack, 
         box = page.locator(chart).bounding_box()
         for title in page.locator(f"{chart} .xtitle, {chart} .ytitle").all():
             inner = title.bounding_box()
-            assert inner and box
-            assert inner["x"] >= box["x"] - 1 and inner["y"] >= box["y"] - 1
+            assert inner
+            assert box
+            assert inner["x"] >= box["x"] - 1
+            assert inner["y"] >= box["y"] - 1
             assert inner["x"] + inner["width"] <= box["x"] + box["width"] + 1
             assert inner["y"] + inner["height"] <= box["y"] + box["height"] + 1
     page.locator("#study-charts").scroll_into_view_if_needed()

@@ -43,7 +43,8 @@ def test_every_seed_is_stored_with_its_curve(study_run):
     assert {r.placement for r in reps} == {
         "Random", "DotProduct", "GpuClustering", "GpuPacking", "BestFit", "FGD"
     }  # fmt: skip
-    assert reps[0].event_log is None and reps[0].timeline is None  # no replay was stored
+    assert reps[0].event_log is None
+    assert reps[0].timeline is None
     assert [row["study"]["atLoad"]["n"] for row in study_run.aggregate] == [3] * 6
 
 
@@ -51,7 +52,8 @@ def test_the_run_page_draws_allocation_against_arrived_load(alice_client, study_
     response = alice_client.get(reverse("experiments:run", args=[study_run.pk]))
     html = response.content.decode()
     assert response.status_code == 200
-    assert 'id="chart-study-curve"' in html and 'id="chart-timeline"' not in html
+    assert 'id="chart-study-curve"' in html
+    assert 'id="chart-timeline"' not in html
     data = json.loads(re.search(r'id="study-data">(.*?)</script>', html, re.S).group(1))
     curve = data["study-curve"]
     go.Figure(curve)  # every property is one plotly knows
@@ -61,8 +63,10 @@ def test_the_run_page_draws_allocation_against_arrived_load(alice_client, study_
     assert [t["name"] for t in means] == [row["variant"] for row in study_run.aggregate]
     assert len(bands) == 6  # the spread across the three seeds
     row = study_run.aggregate[0]
-    assert means[0]["y"] == row["study"]["mean"] and means[0]["x"] == row["study"]["load"]
-    assert curve["layout"]["xaxis"]["automargin"] and curve["layout"]["yaxis"]["automargin"]
+    assert means[0]["y"] == row["study"]["mean"]
+    assert means[0]["x"] == row["study"]["load"]
+    assert curve["layout"]["xaxis"]["automargin"]
+    assert curve["layout"]["yaxis"]["automargin"]
     colors = {t["line"]["color"] for t in means}
     assert len(colors) == 6
     table = re.search(r'<table class="table" id="study-table">(.*?)</table>', html, re.S).group(1)
@@ -74,7 +78,8 @@ def test_the_page_shows_progress_while_the_study_runs(alice_client, study_experi
         experiment=study_experiment, spec=study_experiment.spec, product_version="t"
     )
     html = alice_client.get(reverse("experiments:run", args=[run.pk])).content.decode()
-    assert 'id="progress-overall"' in html and "study-data" not in html
+    assert 'id="progress-overall"' in html
+    assert "study-data" not in html
 
 
 def test_work_is_chunked_by_variant(study_run):
