@@ -137,7 +137,12 @@ def _stop(*, run_id: int, status: Status, reason: str) -> bool:
     now = timezone.now()
     WorkloadRecord.objects.filter(replication__run_id=run_id).delete()
     run.replications.update(
-        summary={}, distributions={}, by_priority_class={}, event_count=0, event_log=None
+        summary={},
+        distributions={},
+        by_priority_class={},
+        event_count=0,
+        event_log=None,
+        study=None,
     )
     run.replications.filter(status__in=ACTIVE_STATUSES).update(status=status, finished_at=now)
     Run.objects.filter(pk=run_id).update(status=status, error=reason, finished_at=now, aggregate=[])

@@ -121,3 +121,16 @@ def test_blanking_the_load_makes_a_replay_and_names_the_study_only_policies(
     )
     study_experiment.refresh_from_db()
     assert study_experiment.spec["placementStudy"]["arrivedLoadPercent"] == 130
+
+
+def test_a_cancelled_study_keeps_none_of_its_curves(study_experiment):
+    from experiments import services
+
+    run = services.run_enqueue(experiment=study_experiment, user=None)
+    # on_commit never fired here (the test's transaction): the rows are all queued
+    first = run.replications.order_by("pk").first()
+    first.study = {"load": [0], "allocation": [0.0]}
+    first.save(update_fields=["study"])
+    assert services.run_cancel(run=run)
+    assert not run.replications.filter(study__isnull=False).exists()
+    assert run.status == Status.CANCELLED
