@@ -3,7 +3,7 @@
 17 workload files x 6 policies x 10 seeds = 1,020 placement-study runs at 130 % arrived
 load. Each run is timed (CPU and wall seconds, in its own worker process) and its
 allocation ratio at 130 % arrived load recorded; the report compares the mean over the
-seeds with the paper's published mean (bench/fgd_published.json, from the simulator
+seeds with the paper's published mean (scheduler_core/fgd_published.json, from the simulator
 repository's ``analysis_allo_discrete.csv``) and checks the order of the policies.
 
     python bench/bench_placement.py [--jobs 2] [--seeds 42-51] [--files default,cpu050]
@@ -44,7 +44,7 @@ TRACE = (
 )
 """../shared/traces beside the checkout (or beside a parent, for a git worktree)."""
 NODES = TRACE / "openb_node_list_gpu_node.csv"
-PUBLISHED = Path(__file__).with_name("fgd_published.json")
+PUBLISHED = ROOT / "scheduler_core" / "fgd_published.json"
 RESULTS = ROOT / "var" / "bench" / "placement_runs.jsonl"
 TOLERANCE_PP = 0.5
 PAPER_FILES = (

@@ -183,6 +183,15 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
         label="Horizon",
         help_text="e.g. 24h, 7d. Blank: what the trace covers.",
     )
+    placement_study = forms.FloatField(
+        required=False,
+        min_value=0.001,
+        max_value=400.0,
+        label="Placement study at arrived load (%)",
+        widget=forms.TextInput(attrs={"inputmode": "decimal"}),
+        help_text="openb only: import for the time-less placement study (FGD paper), e.g. "
+        "130; fractional GPUs are kept. Blank: a time-based replay.",
+    )
     compress = forms.FloatField(
         required=False,
         initial=1.0,
@@ -308,6 +317,7 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
                 compress=_or(data["compress"], 1.0),
                 sample=data["sample"],
                 seed=_or(data["seed"], 0),
+                placement_study=data["placement_study"],
             ),
             "tags": [t.strip() for t in data["tags"].split(",") if t.strip()],
             "scenarios": ReplayScenarios(

@@ -201,6 +201,13 @@ class Replication(models.Model):
         help_text="why the urgent workloads never "
         "preempted or never ran, in one sentence (or empty)",
     )
+    study = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="placement study only: the core's record of the run "
+        "(scheduler_core.study_spec.study_record: the allocation ratio at every 1 % of "
+        "arrived load, the allocation at the asked load, pods and failed pods)",
+    )
 
     class Meta:
         ordering = ["run", "variant_index", "replication"]

@@ -67,7 +67,7 @@ def presets_to_offer(*, user: User | AnonymousUser) -> list[sc.Preset]:
         .exclude(source_preset="")
         .values_list("source_preset", flat=True)
     )
-    return [preset for preset in sc.list_presets() if preset.id not in installed]
+    return [preset for preset in sc.list_presets(studies=True) if preset.id not in installed]
 
 
 def experiment_get(*, user: User | AnonymousUser, pk: int) -> Experiment | None:

@@ -85,6 +85,35 @@ def _shown_spec(run: Run) -> str:
     return text if len(text) <= SPEC_SHOWN_CHARS else ""
 
 
+def is_study_run(run: Run) -> bool:
+    """A placement-study run (its page draws the allocation curves, not a replay)."""
+    return isinstance(run.spec, dict) and run.spec.get("placementStudy") is not None
+
+
+def study_page(*, run: Run) -> dict[str, Any] | None:
+    """What a placement-study run's page draws, from its aggregate (the core's numbers),
+    or None until it has succeeded; cached under the run's state."""
+    if run.status != Status.SUCCEEDED or not run.aggregate:
+        return None
+    return selectors_cache.run_cached(run=run, kind="page-study", build=lambda: _study(run))
+
+
+def _study(run: Run) -> dict[str, Any]:
+    from experiments.charts.study import study_figure, zoom_figure
+
+    rows = run.aggregate
+    figures = {"study-curve": study_figure(rows), "study-at-load": zoom_figure(rows)}
+    study = run.spec["placementStudy"]
+    return {
+        "data": json.dumps(figures, cls=DjangoJSONEncoder),
+        "rows": sorted(rows, key=lambda row: row.get("rank", 0)),
+        "load": study.get("arrivedLoadPercent", 130),
+        "paper_workload": study.get("paperWorkload") or "",
+        "seeds": rows[0]["study"]["atLoad"]["n"] if rows else 0,
+        "has_paper": any(row.get("paper") for row in rows),
+    }
+
+
 def run_page_precompute(*, run: Run) -> float:
     """Fill the cache with what the first view of the finished ``run`` reads: the page's
     reads, its charts section, and the timeline of each variant's first replication
@@ -93,6 +122,14 @@ def run_page_precompute(*, run: Run) -> float:
     view, which builds what is missing (a run never fails for its charts). In a
     savepoint: a database error here leaves the caller's transaction usable."""
     started = time.perf_counter()
+    if is_study_run(run):
+        try:
+            with transaction.atomic():
+                run_page_reads(run=run)
+                study_page(run=run)
+        except Exception:
+            logger.exception("run %s: the study page was not precomputed", run.pk)
+        return time.perf_counter() - started
     try:
         with transaction.atomic():
             run_page_reads(run=run)

@@ -135,7 +135,9 @@ def source_commit() -> str:
 
 def preset_or_none(preset_id: str) -> sc.Preset | None:
     """The scenario preset with this id, or None (ids come from URLs and forms)."""
-    return next((preset for preset in sc.list_presets() if preset.id == preset_id), None)
+    return next(
+        (preset for preset in sc.list_presets(studies=True) if preset.id == preset_id), None
+    )
 
 
 def policy_choices() -> dict[str, list[str]]:

@@ -44,7 +44,7 @@ def chunk_task_id(run: Run, chunk: list[int]) -> str:
     return f"run-{run.pk}-{run.task_token}-replications-{chunk[0]}-{chunk[-1]}"
 
 
-def chunks(replication_ids: list[int], tasks: int | None = None) -> list[list[int]]:
+def replication_chunks(replication_ids: list[int], tasks: int | None = None) -> list[list[int]]:
     """The rows in id order (variant by variant), cut into at most ``tasks`` chunks of
     equal size (``LAB_TASKS_PER_RUN``): a run with no more rows than that gets one task
     per replication, as before, so large replications still spread over every worker;
@@ -52,6 +52,11 @@ def chunks(replication_ids: list[int], tasks: int | None = None) -> list[list[in
     ordered = sorted(replication_ids)
     size = max(1, math.ceil(len(ordered) / (tasks or settings.LAB_TASKS_PER_RUN)))
     return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+def study_task_id(run: Run, first_replication_id: int) -> str:
+    """A study chunk is named by its first replication (``revoke_run`` derives them all)."""
+    return f"run-{run.pk}-{run.task_token}-study-{first_replication_id}"
 
 
 def aggregate_task_id(run: Run) -> str:
@@ -111,6 +116,24 @@ def simulate_replications(self: Task, replication_ids: list[int]) -> list[int]:
 
 @shared_task(
     bind=True,
+    name="experiments.tasks.simulate_study_chunk",
+    max_retries=None,
+    acks_late=True,
+    reject_on_worker_lost=True,
+)
+def simulate_study_chunk(self: Task, replication_ids: list[int]) -> list[int]:
+    """Run a chunk of one placement-study variant's seeds (``services.study``): one task
+    per chunk, not per seed, because a study run is about a second."""
+    outcome = services.study_chunk_execute(replication_ids=replication_ids)
+    if outcome is Outcome.BUSY:
+        raise self.retry(countdown=max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2))
+    if outcome is Outcome.DATABASE_DOWN:
+        raise self.retry(countdown=database_backoff(self.request.retries))
+    return replication_ids
+
+
+@shared_task(
+    bind=True,
     name="experiments.tasks.aggregate_run",
     max_retries=None,
     acks_late=True,
@@ -151,19 +174,28 @@ def sweep_stale_runs() -> list[int]:
     return changed
 
 
-def enqueue_run(*, run: Run, replication_ids: list[int]) -> None:
-    """Send a run's chord. Called by ``run_enqueue`` once its rows are committed."""
-    header = [
-        simulate_replications.si(chunk).set(task_id=chunk_task_id(run, chunk))
-        for chunk in chunks(replication_ids)
-    ]
+def enqueue_run(
+    *, run: Run, replication_ids: list[int], chunks: list[list[int]] | None = None
+) -> None:
+    """Send a run's chord. Called by ``run_enqueue`` once its rows are committed; a
+    placement study sends its ``chunks`` of replications (one variant's seeds each) to
+    ``simulate_study_chunk``, a replay its rows cut by ``replication_chunks``."""
+    if chunks is not None:
+        header = [
+            simulate_study_chunk.si(ids).set(task_id=study_task_id(run, ids[0])) for ids in chunks
+        ]
+    else:
+        header = [
+            simulate_replications.si(chunk).set(task_id=chunk_task_id(run, chunk))
+            for chunk in replication_chunks(replication_ids)
+        ]
     body = aggregate_run.s(run.pk).set(task_id=aggregate_task_id(run))
     chord(header)(body)
 
 
 def run_task_ids(*, run: Run, replication_ids: list[int]) -> list[str]:
     """The ids of every task ``enqueue_run`` sent for the run, the callback last."""
-    return [chunk_task_id(run, chunk) for chunk in chunks(replication_ids)] + [
+    return [chunk_task_id(run, chunk) for chunk in replication_chunks(replication_ids)] + [
         aggregate_task_id(run)
     ]
 
@@ -173,6 +205,7 @@ def revoke_run(*, run: Run, replication_ids: list[int]) -> None:
     already running one stop on their own (the run's status says so), so a broker
     that cannot be reached only costs a little wasted work."""
     ids = run_task_ids(run=run, replication_ids=replication_ids)
+    ids[-1:-1] = [study_task_id(run, rid) for rid in replication_ids]
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return
     try:

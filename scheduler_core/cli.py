@@ -32,6 +32,7 @@ from scheduler_core.spec import (
     spec_warnings,
     variant_names,
 )
+from scheduler_core.study_cli import describe_study_estimate, run_spec_study
 from scheduler_core.study_cli import register as register_study
 from scheduler_core.traces.cli import register as register_import
 
@@ -141,7 +142,7 @@ def _presets(args: argparse.Namespace) -> int:
     if args.show:
         print(get_preset(args.show).text, end="")
         return 0
-    for preset in list_presets():
+    for preset in list_presets(studies=True):
         print(f"{preset.id}\t{preset.name}")
     return 0
 
@@ -161,6 +162,9 @@ def _validate(args: argparse.Namespace) -> int:
         f"ok: {spec.name}: {len(spec.workloads)} workloads, {len(names)} variant(s): "
         + ", ".join(names)
     )
+    if spec.placement_study is not None:
+        print(describe_study_estimate(spec))
+        return 0
     print(describe_estimate(estimate_cost(spec)))
     return 0
 
@@ -186,6 +190,19 @@ def _run(args: argparse.Namespace) -> int:
                 [{"path": "--variant", "message": f"no variant named {', '.join(sorted(unknown))}"}]
             )
     bar = None if args.quiet else ProgressBar(sys.stderr)
+    if spec.placement_study is not None:
+        print(
+            run_spec_study(
+                spec,
+                seed=args.seed,
+                variants=args.variant,
+                as_json=args.json,
+                progress=bar.update if bar else None,
+            )
+        )
+        if bar:
+            bar.close()
+        return 0
     results = run_experiment(
         spec,
         seed=args.seed,

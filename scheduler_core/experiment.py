@@ -22,6 +22,7 @@ from scheduler_core.spec import (
     SEED_STRIDE,
     ExperimentSpec,
     ResolvedVariant,
+    SpecError,
     Variant,
     expand_variants,
     resolve_variant,
@@ -90,7 +91,19 @@ def simulate(
     """Simulate one variant once. Deterministic: same inputs, identical result.
 
     ``max_events`` bounds the event log: past it the simulation stops with
-    :class:`~scheduler_core.engine.SimulationLimitError` instead of growing without end."""
+    :class:`~scheduler_core.engine.SimulationLimitError` instead of growing without end.
+    A placement-study spec has no replay: refused, naming the field (it runs through
+    ``scheduler_core.study_spec.run_variant_study``)."""
+    if spec.placement_study is not None:
+        raise SpecError(
+            [
+                {
+                    "path": "placementStudy",
+                    "message": "a placement study is not replayed in time; run it with "
+                    "study_spec.run_variant_study (the CLI's run and the workers do)",
+                }
+            ]
+        )
     resolved = variant if isinstance(variant, ResolvedVariant) else resolve_variant(spec, variant)
     run_seed = replication_seed(spec.seed if seed is None else seed, replication)
     resolved = with_failures(resolved, run_seed)

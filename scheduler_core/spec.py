@@ -909,6 +909,27 @@ class WaitForPodsReady(Model):
     requeuing_strategy: RequeuingStrategy = Field(default_factory=RequeuingStrategy)
 
 
+class PlacementStudy(Model):
+    """The placement-study mode (docs/placement-study.md): the FGD paper's time-less
+    packing run instead of a replay. Pods are sampled from the workloads (each
+    ``members`` times) with each replication's seed until their GPU request reaches
+    ``arrivedLoadPercent`` % of the cluster's GPU capacity, shuffled, and placed one
+    after the other with no time and no deletions; each variant's ``placement`` names
+    a GPU scoring policy, and every replication records its allocation curve."""
+
+    arrived_load_percent: float = Field(
+        default=130.0,
+        gt=0,
+        le=400,
+        description="sample pods until their GPU request is this % of the GPU capacity",
+    )
+    paper_workload: str | None = Field(
+        default=None,
+        description="an openb workload of the FGD paper (default, cpu050, gpushare40, ...): "
+        "its published allocation at 130 % arrived load is drawn beside ours",
+    )
+
+
 class ExperimentSpec(Model):
     """A whole experiment: cluster, priority classes, workloads, timeline and variants."""
 
@@ -944,6 +965,11 @@ class ExperimentSpec(Model):
     policy: Policy = Field(default_factory=Policy)
     variants: list[Variant] = Field(default_factory=list)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
+    placement_study: PlacementStudy | None = Field(
+        default=None,
+        description="run the time-less placement study instead of a replay "
+        "(variants choose the GPU scoring policy, replications are seeds)",
+    )
 
     @field_validator("grid")
     @classmethod
@@ -1060,13 +1086,35 @@ def parse_spec(
             resolve_variant(spec, variant, _index=index, limits=limits)
             for index, variant in enumerate(expand_variants(spec))
         ]
-        if limits.has_budget:
+        if limits.has_budget and spec.placement_study is not None:
+            errors = _study_budget_errors(spec, limits)
+            if errors:
+                raise SpecError(errors)
+        elif limits.has_budget:
             from scheduler_core.estimate import budget_errors, estimate_resolved
 
             errors = budget_errors(estimate_resolved(spec, resolved), limits)
             if errors:
                 raise SpecError(errors)
     return spec
+
+
+def _study_budget_errors(spec: ExperimentSpec, limits: Limits) -> list[dict[str, str]]:
+    """A placement study's worker seconds against the run budget (its own cost model:
+    the replay's estimate of events and memory means nothing without time)."""
+    from scheduler_core.study_spec import study_seconds  # late: it builds on this module
+
+    seconds = study_seconds(spec, task_count(spec))
+    budget = limits.max_run_seconds
+    if budget is None or seconds <= budget:
+        return []
+    return [
+        {
+            "path": "replications",
+            "message": f"this study is estimated at {seconds:,.0f} worker seconds, above "
+            f"the budget of {budget:,.0f} (LAB_MAX_RUN_SECONDS)",
+        }
+    ]
 
 
 def task_count(spec: ExperimentSpec) -> int:
@@ -1079,6 +1127,11 @@ def task_count(spec: ExperimentSpec) -> int:
 def _cross_field_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
     from scheduler_core.plugins import registry  # late: plugins import the model
 
+    if spec.placement_study is not None:
+        from scheduler_core.study_spec import study_errors  # late: it builds on this module
+
+        yield from study_errors(spec)
+        return
     yield from _class_rule_errors(_typed_class_view(spec))
     yield from _workload_errors(spec)
     yield from _queue_errors(spec)

@@ -15,10 +15,20 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from scheduler_core.placement_study import StudyInputError, StudyRun, load_openb_study, run_study
 from scheduler_core.plugins.gpu_scoring import PAPER_POLICIES, make_policy, policy_names
+from scheduler_core.spec import ExperimentSpec, variant_names
+from scheduler_core.study_spec import (
+    policy_order,
+    run_variant_study,
+    study_record,
+    study_seconds,
+    study_seed,
+    study_summary,
+)
 
 MAX_SEEDS = 100
 
@@ -94,3 +104,67 @@ def _table(runs: list[StudyRun], load: float) -> str:
         each = " ".join(f"{v:.2f}" for v in values)
         lines.append(f"{policy}\t{statistics.fmean(values):.2f}\t{spread:.2f}\t{each}")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- `run` on a spec
+
+
+def run_spec_study(
+    spec: ExperimentSpec,
+    *,
+    seed: int | None = None,
+    variants: Sequence[str] | None = None,
+    as_json: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> str:
+    """``run`` on a spec with ``placementStudy``: every variant's replications (seeds
+    ``seed + r``), printed as the table above or, with ``--json``, every replication's
+    record and each variant's summary (the numbers the web app stores)."""
+    if seed is not None:
+        spec = spec.model_copy(update={"seed": seed})
+    names = [n for n in variant_names(spec) if not variants or n in variants]
+    replications = list(range(spec.replications))
+    total, done = len(names) * len(replications), 0
+    records: dict[str, list[dict[str, Any]]] = {}
+
+    def each(_replication: int, _run: StudyRun) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done / total)
+
+    for name in names:
+        runs = run_variant_study(spec, name, replications, each=each)
+        records[name] = [study_record(r) for r in runs]
+    summaries = {name: study_summary(recs) for name, recs in records.items()}
+    if as_json:
+        document = {
+            "experiment": spec.name,
+            "placementStudy": spec.placement_study.model_dump(by_alias=True)
+            if spec.placement_study
+            else None,
+            "variants": [
+                {"name": n, "summary": summaries[n], "replications": records[n]} for n in names
+            ],
+        }
+        return json.dumps(document, indent=1)
+    at = spec.placement_study.arrived_load_percent if spec.placement_study else 130.0
+    lines = [
+        f"{spec.name}: GPU allocation ratio (%) at {at:g} % arrived load, "
+        f"{len(replications)} seed(s) from {study_seed(spec, 0)}",
+        "variant\tmean\t±95%\tsd\tfailed pods",
+    ]
+    for name in policy_order(summaries):
+        s = summaries[name]["atLoad"]
+        lines.append(f"{name}\t{s['mean']:.2f}\t{s['ci95']:.2f}\t{s['sd']:.2f}\t")
+        lines[-1] += str(summaries[name]["failed"])
+    return "\n".join(lines)
+
+
+def describe_study_estimate(spec: ExperimentSpec) -> str:
+    """``validate``'s cost line for a placement study."""
+    runs = len(variant_names(spec)) * spec.replications
+    return (
+        f"estimate: placement study, {runs} run(s) (variants x seeds), "
+        f"~{study_seconds(spec, runs):,.0f} worker seconds"
+    )

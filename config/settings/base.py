@@ -345,6 +345,9 @@ LAB_MAX_ATTEMPTS = env_int("LAB_MAX_ATTEMPTS", 3, minimum=1)
 # visibility timeout and the task time limit).
 LAB_TASKS_PER_RUN = env_int("LAB_TASKS_PER_RUN", 64, minimum=1)
 LAB_TASK_CHUNK_SECONDS = env_float("LAB_TASK_CHUNK_SECONDS", 30.0, minimum=0.0)
+# Placement-study replications (about a second each) one worker task takes at a time,
+# all of one variant (experiments.services.study): fewer round trips, progress per seed.
+LAB_STUDY_CHUNK = env_int("LAB_STUDY_CHUNK", 10, minimum=1)
 # A replication's stored timeline keeps its per-pod spans up to this many (about 6 MB of
 # JSON per 100k); above it only costs, recoveries and preemptions are kept, and the page
 # says the per-pod drawing was left out (a 2,000-member gang failing 460 times has 1 M).

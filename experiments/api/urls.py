@@ -22,7 +22,7 @@ from drf_spectacular.views import (
 )
 
 from experiments.api.exceptions import api_not_found
-from experiments.api.views import auth, imports, manifests, planner, results, runs
+from experiments.api.views import auth, imports, manifests, planner, results, runs, study
 from experiments.api.views import experiments as exp
 
 app_name = "api"
@@ -58,6 +58,7 @@ v1 = [
     api(manifests.RunManifestsApi, "runs/<int:pk>/manifests/", "run-manifests"),
     api(results.RunSummaryApi, "runs/<int:pk>/summary/", "run-summary"),
     api(planner.RunPlanApi, "runs/<int:pk>/plan/", "run-plan"),
+    api(study.RunStudyApi, "runs/<int:pk>/study/", "run-study"),
     api(results.RunWorkloadsApi, "runs/<int:pk>/workloads/", "run-workloads"),
     api(results.RunEventsApi, "runs/<int:pk>/events/", "run-events"),
     api(results.RunDecisionsApi, "runs/<int:pk>/decisions/", "run-decisions"),

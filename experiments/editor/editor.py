@@ -219,7 +219,7 @@ class Editor:
     def document(self) -> dict[str, Any]:
         """The spec document the form tab holds (valid or not). Form mode only."""
         assert self.top is not None
-        document = _merge(_form_values(self.top), _extra(self.top))
+        document = _item(self.top)  # the top level's optional objects too (placementStudy)
         self._rows = {}
         for key, view in self.sections.items():
             items, rows = [], []

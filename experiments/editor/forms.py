@@ -29,7 +29,9 @@ from experiments.editor.fields import (
 )
 from experiments.models import MAX_TAG_LENGTH
 from experiments.specs import policy_choices
+from scheduler_core.plugins.gpu_scoring import policy_names
 from scheduler_core.spec import ControllerKind, PreemptionPolicy, RecoveryModel, WorkloadKind
+from scheduler_core.study_spec import published
 
 
 def spec_path(field_name: str) -> str:
@@ -51,6 +53,15 @@ OURS = {"checkpoint-aware": "checkpoint-aware (ours, not a Kubernetes behaviour)
 
 def _plugin_choices(kind: str) -> list[tuple[str, str]]:
     return [(value, OURS.get(value, label)) for value, label in _choices(policy_choices()[kind])]
+
+
+def _placement_choices() -> list[tuple[str, str]]:
+    """The replay's placement scorings, then the GPU scoring policies only a placement
+    study runs (docs/placement-study.md), labelled as such."""
+    replay = _plugin_choices("placement")
+    known = {value for value, _ in replay}
+    study = [(name, f"{name} (placement study)") for name in policy_names() if name not in known]
+    return replay + study
 
 
 class SpecForm(forms.Form):
@@ -96,7 +107,7 @@ class TopForm(SpecForm):
         label="Preemption policy", choices=_plugin_choices("preemption"), blank="default"
     )
     policy__placement = SpecChoiceField(
-        label="Placement scoring", choices=_plugin_choices("placement"), blank="default"
+        label="Placement scoring", choices=_placement_choices(), blank="default"
     )
     policy__min_candidate_nodes_percentage = SpecNumberField(
         label="Min candidate nodes %", help_text="DefaultPreemption: 10"
@@ -151,6 +162,16 @@ class TopForm(SpecForm):
         label="Kueue fair sharing: strategies",
         help_text="blank: off; LessThanOrEqualToFinalShare, LessThanInitialShare",
     )
+    placement_study__arrived_load_percent = SpecNumberField(
+        label="Placement study: arrived load %",
+        help_text="time-less packing study (FGD paper), e.g. 130; blank: a time-based replay",
+    )
+    placement_study__paper_workload = SpecChoiceField(
+        label="Paper's workload (drawn beside ours)",
+        choices=_choices(sorted(published())),
+        blank="none",
+        help_text="openb workload whose published results the chart shows",
+    )
     grid = SpecYAMLMapField(
         label="Grid (one variant per combination)",
         help_text="one per line, e.g. workloads.training.checkpoint.intervalSeconds: [600, 1800]",
@@ -177,8 +198,10 @@ class TopForm(SpecForm):
             "wait_for_pods_ready__requeuing_strategy__backoff_limit_count",
         ),
         ("grid", "origin", "fair_sharing__preemption_strategies"),
+        ("placement_study__arrived_load_percent", "placement_study__paper_workload"),
         ("description",),
     )
+    OPTIONAL_OBJECTS = {"placementStudy": ("placement_study__arrived_load_percent",)}
 
 
 class NodeForm(SpecForm):
@@ -511,7 +534,7 @@ class VariantForm(SpecForm):
         label="Preemption policy", choices=_plugin_choices("preemption"), blank="experiment's"
     )
     placement = SpecChoiceField(
-        label="Placement scoring", choices=_plugin_choices("placement"), blank="experiment's"
+        label="Placement scoring", choices=_placement_choices(), blank="experiment's"
     )
     set = SpecYAMLMapField(
         label="Overrides",

@@ -22,6 +22,7 @@ from experiments.services.runs import (
     run_start,
     runs_sweep_stale,
 )
+from experiments.services.study import study_chunk_execute
 
 __all__ = [
     "ExperimentChangedError",
@@ -39,4 +40,5 @@ __all__ = [
     "run_finalize",
     "run_start",
     "runs_sweep_stale",
+    "study_chunk_execute",
 ]

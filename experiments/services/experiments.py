@@ -133,7 +133,7 @@ def presets_install(*, owner: User) -> list[Experiment]:
         experiment_create(
             owner=owner, spec=preset.spec(), tags=[PRESET_TAG], source_preset=preset.id
         )
-        for preset in sc.list_presets()
+        for preset in sc.list_presets(studies=True)
         if preset.id not in installed
     ]
 

@@ -22,6 +22,7 @@ from django.db import transaction
 from experiments.models import Experiment
 from experiments.services.experiments import experiment_create
 from experiments.specs import spec_limit_errors
+from scheduler_core.placement_study import MAX_LOAD_PERCENT
 from scheduler_core.spec import SpecError
 from scheduler_core.traces import (
     FORMATS,
@@ -74,6 +75,9 @@ class ImportWindow:
     compress: float = 1.0
     sample: int | None = None
     seed: int = 0
+    placement_study: float | None = None
+    """openb only: import for the placement-study mode at this arrived load (%), the
+    fractional GPU requests kept (``ImportOptions.placement_study``)."""
 
 
 def import_read(
@@ -210,6 +214,13 @@ def import_options(
     except LoadError as exc:
         field = "start_seconds" if exc.field == "start" else exc.field
         raise ImportRejectedError([{"path": field, "message": str(exc)}]) from None
+    study = window.placement_study
+    if study is not None and fmt != "openb":
+        message = "only an openb node and pod list imports as a placement study"
+        raise ImportRejectedError([{"path": "placement_study", "message": message}])
+    if study is not None and not 0 < study <= MAX_LOAD_PERCENT:
+        message = f"the arrived load must be above 0 and at most {MAX_LOAD_PERCENT} %"
+        raise ImportRejectedError([{"path": "placement_study", "message": message}])
     return ImportOptions(
         qos_map=mapping,
         defaults=table,
@@ -219,6 +230,7 @@ def import_options(
         compress=window.compress,
         sample=window.sample,
         sample_seed=window.seed,
+        placement_study=study,
     )
 
 

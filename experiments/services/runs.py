@@ -95,8 +95,16 @@ def run_enqueue(*, experiment: Experiment, user: User | None) -> Run:
     )
     replication_ids = list(run.replications.values_list("pk", flat=True))
     from experiments import tasks  # tasks call services: import at use, not at load
+    from experiments.services.study import chunk_size, study_chunks
 
-    transaction.on_commit(lambda: tasks.enqueue_run(run=run, replication_ids=replication_ids))
+    chunks = (
+        study_chunks(list(run.replications.all()), chunk_size())
+        if spec.placement_study is not None
+        else None
+    )
+    transaction.on_commit(
+        lambda: tasks.enqueue_run(run=run, replication_ids=replication_ids, chunks=chunks)
+    )
     return run
 
 
@@ -129,7 +137,12 @@ def _stop(*, run_id: int, status: Status, reason: str) -> bool:
     now = timezone.now()
     WorkloadRecord.objects.filter(replication__run_id=run_id).delete()
     run.replications.update(
-        summary={}, distributions={}, by_priority_class={}, event_count=0, event_log=None
+        summary={},
+        distributions={},
+        by_priority_class={},
+        event_count=0,
+        event_log=None,
+        study=None,
     )
     run.replications.filter(status__in=ACTIVE_STATUSES).update(status=status, finished_at=now)
     Run.objects.filter(pk=run_id).update(status=status, error=reason, finished_at=now, aggregate=[])
@@ -146,7 +159,12 @@ def run_finalize(*, run_id: int) -> Outcome:
     replications = list(run.replications.order_by("variant_index", "replication"))
     if any(r.status != Status.SUCCEEDED for r in replications):
         return Outcome.BUSY
-    run.aggregate = variant_aggregates(replications)
+    if run.spec.get("placementStudy") is not None:
+        from experiments.services.study import study_aggregates  # it imports this module
+
+        run.aggregate = study_aggregates(run.spec, replications)
+    else:
+        run.aggregate = variant_aggregates(replications)
     run.status = Status.SUCCEEDED
     run.progress = 1.0
     run.finished_at = timezone.now()

@@ -19,7 +19,7 @@ from experiments import (
     selectors_run_page,
     services,
 )
-from experiments.models import Status
+from experiments.models import Run, Status
 from experiments.views.common import owned_experiment, readable_run, visible_run
 
 EVENTS_PER_PAGE = 200
@@ -40,6 +40,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run comes from the shared cache (see ``selectors_cache``), so a run with a spec of
     thousands of workloads is not loaded and parsed on every view."""
     run = readable_run(request, pk)
+    if selectors_run_page.is_study_run(run):
+        return _study_detail(request, run)
     return render(
         request,
         "experiments/run_detail.html",
@@ -58,6 +60,22 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 kind="page-plan-workload",
                 build=lambda: selectors_planner.run_swept_workload(run=run) or "",
             ),
+        },
+    )
+
+
+def _study_detail(request: HttpRequest, run: Run) -> HttpResponse:
+    """A placement-study run: progress while it runs, then the allocation curves per
+    policy, the table at the asked load and the replications (docs/placement-study.md)."""
+    return render(
+        request,
+        "experiments/run_study.html",
+        {
+            "run": run,
+            "experiment": run.experiment,
+            "can_edit": selectors.experiment_can_edit(user=request.user, experiment=run.experiment),
+            **selectors_run_page.run_page_reads(run=run),
+            "study": selectors_run_page.study_page(run=run),
         },
     )
 

@@ -18,14 +18,23 @@ class Preset:
     name: str
     description: str
     text: str
+    study: bool = False
+    """A placement study (``placementStudy``): no replay, so no event log, timeline or
+    replay metrics; listed only when asked for (``list_presets(studies=True)``)."""
 
     def spec(self) -> ExperimentSpec:
         return parse_spec(self.text)
 
 
+def list_presets(*, studies: bool = False) -> tuple[Preset, ...]:
+    """Every replay preset, in scenario order (s2 before s10); with ``studies``, the
+    placement-study presets too (what a user is offered). A caller that simulates every
+    preset's event log gets only the replays it can simulate."""
+    return tuple(p for p in _all_presets() if studies or not p.study)
+
+
 @cache
-def list_presets() -> tuple[Preset, ...]:
-    """Every preset, in scenario order (s2 before s10)."""
+def _all_presets() -> tuple[Preset, ...]:
     presets = []
     for entry in resources.files(__package__).iterdir():
         if entry.name.endswith(".yaml"):
@@ -37,6 +46,7 @@ def list_presets() -> tuple[Preset, ...]:
                     data.get("name", entry.name),
                     " ".join(str(data.get("description", "")).split()),
                     text,
+                    data.get("placementStudy") is not None,
                 )
             )
     return tuple(sorted(presets, key=_scenario_order))
@@ -48,8 +58,8 @@ def _scenario_order(preset: Preset) -> tuple[int, str]:
 
 
 def get_preset(preset_id: str) -> Preset:
-    for preset in list_presets():
+    for preset in list_presets(studies=True):
         if preset.id == preset_id:
             return preset
-    known = ", ".join(p.id for p in list_presets())
+    known = ", ".join(p.id for p in list_presets(studies=True))
     raise SpecError([{"path": "preset", "message": f"no preset '{preset_id}' (known: {known})"}])

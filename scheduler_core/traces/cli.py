@@ -116,6 +116,13 @@ def _import_options(parser: argparse.ArgumentParser) -> None:
         help="kubectl: the snapshot's time (default: its latest timestamp)",
     )
     parser.add_argument("--name", help="the experiment's name")
+    parser.add_argument(
+        "--placement-study",
+        type=float,
+        metavar="LOAD",
+        help="openb: import for the placement-study mode at LOAD %% arrived load "
+        "(fractional GPUs kept as gpuMilli, no time; docs/placement-study.md)",
+    )
 
 
 def _scenario_options(parser: argparse.ArgumentParser) -> None:
@@ -199,6 +206,7 @@ def _run(args: argparse.Namespace) -> int:
         compress=args.compress,
         sample=args.sample,
         sample_seed=args.seed,
+        placement_study=args.placement_study,
     )
     result = import_experiment(args.format, args.files, options, _scenarios(args))
     _write(result.mapping, result, args)

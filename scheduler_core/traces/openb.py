@@ -11,11 +11,16 @@ bound in the recording (``Pending``) are left out unless ``pending="keep"``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import PurePath
 from typing import Any
 
+from scheduler_core.placement_study import MAX_DEVICES, StudyPod
+from scheduler_core.plugins.gpu_scoring import PAPER_POLICIES
+from scheduler_core.study_spec import published
 from scheduler_core.traces.build import GPU_MODEL_LABEL, Origin, dns_name
 from scheduler_core.traces.errors import ErrorLog
 from scheduler_core.traces.options import Draft, ImportOptions
@@ -59,6 +64,8 @@ class PodRecord:
 
 def read_openb(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog) -> Draft:
     """Read node and pod lists (told apart by their header) into a draft spec."""
+    if options.placement_study is not None:
+        return _read_study(files, options.placement_study, options.name, log)
     draft = Draft(name=options.name or "openb-replay", description=ATTRIBUTION)
     mapping = options.qos_map or OPENB_QOS
     pods: list[PodRecord] = []
@@ -293,3 +300,115 @@ def _notes(draft: Draft, start: float, shared: int, skipped: dict[str, int]) -> 
                 f"{count} pod(s) left out: {reason}"
                 + (" (never bound in the recording)" if reason == "pending" else "")
             )
+
+
+# ----------------------------------------------------------------------------- placement study
+
+
+def _read_study(
+    files: Sequence[TraceFile], load_percent: float, name: str | None, log: ErrorLog
+) -> Draft:
+    """The placement-study import: nodes as pools of one shape (``gpuModel`` set), and
+    pods of one shape (CPU, memory, GPUs, ``gpu_milli``, ``gpu_spec``) as one workload of
+    that many ``members``, in the order each shape first appears. Fractional requests
+    stay fractions (``gpuMilli``): the study is about how they share devices. Times, QoS
+    and phase are not read (the multigpu files have none), so every pod list works."""
+    pods: Counter[StudyPod] = Counter()
+    stem = ""
+    draft = Draft(name=name or "openb-placement-study", description=ATTRIBUTION)
+    seen: set[str] = set()
+    for file in files:
+        with file.lines() as lines:
+            table = CsvTable(file.name, lines, log)
+            if "sn" in table.index:
+                _read_study_nodes(table, draft, seen)
+                continue
+            if "num_gpu" not in table.index:
+                if table.columns:
+                    log.add(file.name, 1, 0, "not an openb node list or pod list")
+                continue
+            if not table.require("cpu_milli", "memory_mib", "num_gpu", "gpu_milli"):
+                continue
+            base = PurePath(file.name).name
+            stem = stem or base.removeprefix("openb_pod_list_").removesuffix(".csv")
+            for row in table.rows():
+                pod = _study_pod(row)
+                if pod is not None:
+                    pods[pod] += 1
+    draft.counts.update(nodes=draft.nodes.node_count, pods=sum(pods.values()), shapes=len(pods))
+    for i, (pod, count) in enumerate(pods.items()):
+        draft.add_workload(_study_workload(i, pod, count), "pods", 0)
+    study: dict[str, Any] = {"arrivedLoadPercent": load_percent}
+    if stem in published():
+        study["paperWorkload"] = stem
+    draft.extra.update(
+        seed=42,
+        replications=10,
+        placementStudy=study,
+        policy={"placement": "FGD"},
+        variants=[{"name": p, "placement": p} for p in PAPER_POLICIES],
+    )
+    shared = sum(n for p, n in pods.items() if p.shared)
+    draft.notes.append(
+        f"placement study at {load_percent:g} % arrived load: {sum(pods.values())} pods in "
+        f"{len(pods)} shapes; {shared} ask for a fraction of one GPU and keep it (gpuMilli)"
+    )
+    return draft
+
+
+def _read_study_nodes(table: CsvTable, draft: Draft, seen: set[str]) -> None:
+    if not table.require(*NODE_COLUMNS):
+        return
+    for row in table.rows():
+        name, cpu, memory = row.text("sn"), row.number("cpu_milli"), row.number("memory_mib")
+        gpus, model = row.integer("gpu"), row.text("model", required=False)
+        if name in seen:
+            row.error("sn", f"node '{name}' is listed twice")
+        if gpus is not None and gpus > MAX_DEVICES:
+            row.error("gpu", f"{gpus} GPUs: a placement study tracks at most {MAX_DEVICES}")
+        if not row.ok or name is None or cpu is None or memory is None or gpus is None:
+            continue
+        seen.add(name)
+        shape: dict[str, Any] = {"gpus": gpus, "cpu": cpu / 1000, "memory": memory / 1024}
+        if gpus and model:
+            shape["gpuModel"] = model
+        draft.nodes.add(
+            name, f"{model}-{gpus}gpu" if model else "cpu", shape, Origin(row.file, row.line)
+        )
+
+
+def _study_pod(row: Row) -> StudyPod | None:
+    cpu, memory = row.integer("cpu_milli"), row.integer("memory_mib")
+    gpus, milli = row.integer("num_gpu"), row.integer("gpu_milli")
+    if gpus is not None and not 0 <= gpus <= MAX_DEVICES:
+        row.error("num_gpu", f"{gpus} is not 0 to {MAX_DEVICES}")
+    if gpus and milli is not None and not 0 < milli <= 1000:
+        row.error("gpu_milli", f"{milli} is not 1 to 1000 (one whole GPU)")
+    elif gpus and gpus > 1 and milli is not None and milli < 1000:
+        row.error("gpu_milli", f"a share ({milli}) of {gpus} GPUs: shares are of one GPU")
+    if not row.ok or cpu is None or memory is None or gpus is None or milli is None:
+        return None
+    spec = (row.text("gpu_spec", required=False) or "") if gpus else ""
+    return StudyPod(
+        cpu=cpu,
+        memory=memory,
+        gpus=gpus,
+        milli=min(milli, 1000) if gpus else 0,
+        models=tuple(m for m in spec.split("|") if m),
+    )
+
+
+def _study_workload(index: int, pod: StudyPod, count: int) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "name": f"shape-{index:03d}",
+        "members": count,
+        "cpu": pod.cpu / 1000,
+        "memory": pod.memory / 1024,
+    }
+    if pod.shared:
+        fields["gpuMilli"] = pod.milli
+    else:
+        fields["gpus"] = pod.gpus
+    if pod.models:
+        fields["gpuModels"] = list(pod.models)
+    return fields

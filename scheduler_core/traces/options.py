@@ -33,6 +33,10 @@ class ImportOptions:
     sample: int | None = None
     """Keep at most this many workloads, drawn with ``sample_seed`` (``traces.load``)."""
     sample_seed: int = 0
+    placement_study: float | None = None
+    """Import for the placement-study mode at this arrived load (%): openb's fractional
+    requests are kept as ``gpuMilli``, pods of one shape become one workload, no time
+    (``traces.openb``, docs/placement-study.md). None: a time-based replay."""
 
 
 @dataclass

@@ -382,7 +382,8 @@ def test_presets_are_listed_in_scenario_order(alice_api):
 
     assert response.status_code == 200
     assert response.json() == [
-        {"id": p.id, "name": p.name, "description": p.description} for p in sc.list_presets()
+        {"id": p.id, "name": p.name, "description": p.description}
+        for p in sc.list_presets(studies=True)
     ]
 
 

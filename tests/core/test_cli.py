@@ -25,7 +25,7 @@ def test_presets_prints_one_preset_per_line_id_first() -> None:
     result = cli("presets")
     assert result.returncode == 0
     ids = [line.split("\t")[0] for line in result.stdout.splitlines()]
-    assert ids == [p.id for p in sc.list_presets()]
+    assert ids == [p.id for p in sc.list_presets(studies=True)]
     assert all(i.startswith("s") and i.split("-")[0][1:].isdigit() for i in ids)
 
 

@@ -34,7 +34,7 @@ def test_every_preset_is_loaded_once(alice, capsys):
     call_command("load_presets", "--owner", "alice")
     call_command("load_presets", "--owner", "alice")
 
-    presets = sc.list_presets()
+    presets = sc.list_presets(studies=True)
     assert capsys.readouterr().out == (
         f"Loaded {len(presets)} preset experiment(s) for alice.\n"
         "Loaded 0 preset experiment(s) for alice.\n"

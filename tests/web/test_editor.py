@@ -20,7 +20,7 @@ from tests.factories import ExperimentFactory, RunFactory, UserFactory
 from tests.web.pages import element_text, form_fields
 
 NEW = reverse("experiments:new")
-PRESET_IDS = [preset.id for preset in sc.list_presets()]
+PRESET_IDS = [preset.id for preset in sc.list_presets(studies=True)]
 
 
 def _open(client, url: str) -> dict[str, str]:

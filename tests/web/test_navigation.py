@@ -100,12 +100,12 @@ def test_the_experiment_list_shows_each_experiments_last_run(alice_client, alice
 
 def test_each_preset_is_listed_once(alice_client, alice):
     every = alice_client.get(LIST).content.decode()
-    assert every.count('data-preset="') == len(sc.list_presets())
+    assert every.count('data-preset="') == len(sc.list_presets(studies=True))
 
     installed = services.presets_install(owner=alice)
     after = alice_client.get(LIST).content.decode()
 
-    assert len(installed) == len(sc.list_presets())
+    assert len(installed) == len(sc.list_presets(studies=True))
     assert 'data-preset="' not in after  # no card repeats a row of the table
     assert 'id="presets-installed"' in after
     assert all(experiment.name in unescape(after) for experiment in installed)

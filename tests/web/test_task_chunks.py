@@ -11,9 +11,9 @@ from experiments.services import Outcome
 
 
 def test_a_run_of_few_replications_keeps_one_task_each_and_many_are_cut_evenly():
-    assert tasks.chunks([5, 3, 4], tasks=64) == [[3], [4], [5]]
+    assert tasks.replication_chunks([5, 3, 4], tasks=64) == [[3], [4], [5]]
     many = list(range(2400, 0, -1))
-    cut = tasks.chunks(many, tasks=64)
+    cut = tasks.replication_chunks(many, tasks=64)
     assert len(cut) == 64
     assert {len(c) for c in cut} <= {38, 6}  # 63 x 38 + 6
     assert [rid for chunk in cut for rid in chunk] == sorted(many)  # each once, in order
@@ -37,7 +37,7 @@ def test_enqueue_sends_one_chord_member_per_chunk_and_revoke_names_the_same_ids(
         run = services.run_enqueue(experiment=experiment, user=alice)
     ids = sorted(run.replications.values_list("pk", flat=True))
     assert len(ids) == 3 * len(sc.variant_names(spec))
-    assert [chunk for _, chunk in sent] == tasks.chunks(ids, tasks=2)
+    assert [chunk for _, chunk in sent] == tasks.replication_chunks(ids, tasks=2)
     assert len(sent) == 2
     revoke = tasks.run_task_ids(run=run, replication_ids=list(reversed(ids)))
     assert revoke == [task_id for task_id, _ in sent] + [tasks.aggregate_task_id(run)]

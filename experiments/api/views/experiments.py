@@ -254,7 +254,7 @@ class PresetListApi(APIView):
 
     @extend_schema(responses=PresetSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(PresetSerializer(sc.list_presets(), many=True).data)
+        return Response(PresetSerializer(sc.list_presets(studies=True), many=True).data)
 
 
 class PresetDetailApi(APIView):

@@ -92,6 +92,13 @@ class ExperimentImportApi(APIView):
             help_text="keep at most N workloads, drawn with sample_seed",
         )
         sample_seed = serializers.IntegerField(required=False, default=0, min_value=0)
+        placement_study = serializers.FloatField(
+            required=False,
+            allow_null=True,
+            default=None,
+            help_text="openb: import for the placement-study mode at this arrived load (%), "
+            "fractional GPUs kept as gpuMilli (docs/placement-study.md)",
+        )
         tags = TagsField(required=False, default=list, max_length=50)
         shared_with = UsernamesField(required=False, default=list)
 
@@ -118,6 +125,7 @@ class ExperimentImportApi(APIView):
                     compress=data["compress"],
                     sample=data["sample"],
                     seed=data["sample_seed"],
+                    placement_study=data["placement_study"],
                 ),
             )
         except imports.ImportRejectedError as exc:
