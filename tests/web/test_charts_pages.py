@@ -144,7 +144,10 @@ def test_the_first_page_of_workloads_and_events_is_on_the_page(alice_client, s1_
     setup = sum(e.time <= 0 for e in stored_events(first))  # folded away at first (#16 §2)
     assert data["events"]["total"] == first.event_count - setup
     assert data["events"]["setup_hidden"] == setup
-    assert len(data["events"]["rows"]) == 100
+    # The first page: 100 rows, or all of them when the log is shorter (s1's is, now that
+    # a segment's periodic checkpoint writes are one row).
+    assert len(data["events"]["rows"]) == min(100, data["events"]["total"])
+    assert data["events"]["total"] > 50
     assert "Preempted" in data["events"]["reasons"]
 
 
