@@ -36,6 +36,22 @@ def database_backoff(retries: int) -> float:
     return float(min(DATABASE_RETRY_MAX_SECONDS, 2 ** (retries + 1)))
 
 
+def busy_countdown() -> float:
+    """How long a delivery that found its rows running elsewhere waits before it looks
+    again: half the heartbeat's staleness, so a dead holder is noticed on the next look."""
+    return max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2)
+
+
+def retry_unless_done(task: Task, outcome: Outcome) -> None:
+    """Send the task back to the queue unless its work is done: later for rows another
+    delivery holds (BUSY), with back-off while the database is down. The chord counts a
+    task only when it returns, so a retry keeps the run's completion exact."""
+    if outcome is Outcome.BUSY:
+        raise task.retry(countdown=busy_countdown())
+    if outcome is Outcome.DATABASE_DOWN:
+        raise task.retry(countdown=database_backoff(task.request.retries))
+
+
 def replication_task_id(run: Run, replication_id: int) -> str:
     return f"run-{run.pk}-{run.task_token}-replication-{replication_id}"
 
@@ -75,11 +91,7 @@ def simulate_replication(self: Task, replication_id: int) -> int:
     progress elsewhere waits and looks again, so the chord only counts it when done.
     Runs are now sent as chunks (``simulate_replications``); this one stays for the
     messages an earlier version queued."""
-    outcome = services.replication_execute(replication_id=replication_id)
-    if outcome is Outcome.BUSY:
-        raise self.retry(countdown=max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2))
-    if outcome is Outcome.DATABASE_DOWN:
-        raise self.retry(countdown=database_backoff(self.request.retries))
+    retry_unless_done(self, services.replication_execute(replication_id=replication_id))
     return replication_id
 
 
@@ -109,8 +121,7 @@ def simulate_replications(self: Task, replication_ids: list[int]) -> list[int]:
         if outcome is Outcome.BUSY:
             busy.append(replication_id)
     if busy:
-        countdown = max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2)
-        raise self.retry(args=[busy], countdown=countdown)
+        raise self.retry(args=[busy], countdown=busy_countdown())
     return replication_ids
 
 
@@ -124,11 +135,7 @@ def simulate_replications(self: Task, replication_ids: list[int]) -> list[int]:
 def simulate_study_chunk(self: Task, replication_ids: list[int]) -> list[int]:
     """Run a chunk of one placement-study variant's seeds (``services.study``): one task
     per chunk, not per seed, because a study run is about a second."""
-    outcome = services.study_chunk_execute(replication_ids=replication_ids)
-    if outcome is Outcome.BUSY:
-        raise self.retry(countdown=max(1.0, settings.LAB_HEARTBEAT_STALE_SECONDS / 2))
-    if outcome is Outcome.DATABASE_DOWN:
-        raise self.retry(countdown=database_backoff(self.request.retries))
+    retry_unless_done(self, services.study_chunk_execute(replication_ids=replication_ids))
     return replication_ids
 
 
