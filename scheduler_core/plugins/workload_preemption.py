@@ -56,6 +56,8 @@ NOTHING_TO_EVICT = Status(
 ONGOING = Status(Code.SUCCESS, "ongoing preemption on nominated nodes", PLUGIN)
 
 REPRIEVED_GROUP = "its whole All-mode group is kept: the preemptor fits with it back"
+GROUP_LOSS = ("lostWork", "strandedCapacity")
+"""The cost terms a group loses once however many of its members are evicted."""
 DEFAULT_WEIGHTS = {
     "lostWork": 1.0,
     "strandedCapacity": 1.0,
@@ -629,9 +631,18 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
             return known
         parts = pod.workload.app.eviction_cost(pod, self.now)
         weights = self.weights
-        full = sum(weights[name] * value for name, value in parts.items())
-        rest = {**parts, "lostWork": 0.0, "strandedCapacity": 0.0}
-        costs = (full, sum(weights[name] * value for name, value in rest.items()))
+        # the sums ``sum(w * v for ...)`` and ``sum`` over ``{**parts, "lostWork": 0.0,
+        # "strandedCapacity": 0.0}`` were, spelled out: the same terms, the same order
+        full: float = 0
+        rest: float = 0
+        for name, value in parts.items():
+            weight = weights[name]
+            full += weight * value
+            rest += weight * (0.0 if name in GROUP_LOSS else value)
+        for name in GROUP_LOSS:
+            if name not in parts:
+                rest += weights[name] * 0.0
+        costs = (full, rest)
         if memo is not None:
             memo[pod] = costs
         return costs
