@@ -126,7 +126,8 @@ def _evaluate(
     prio = a.prio[rows, :width]
     lower = prio < pod.priority
     counts = np.count_nonzero(lower, axis=1)
-    nothing = np.zeros(n_rows, dtype=bool), np.zeros(n_rows), [[] for _ in range(n_rows)]
+    empty: list[list[Pod]] = [[] for _ in range(n_rows)]
+    nothing = np.zeros(n_rows, dtype=bool), np.zeros(n_rows), empty
     if width == 0 or not counts.any():
         return nothing
     flags = a.flags[rows, :width]
@@ -208,9 +209,7 @@ def _evaluate(
         v_group = group.ravel()[where]
         total = np.zeros(n_rows)
         for j in range(depth):  # cost_of: a group's loss once, in the victims' order
-            seen = (
-                (v_group[:, :j] == v_group[:, j : j + 1]) & victim[:, :j]
-            ).any(axis=1)
+            seen = ((v_group[:, :j] == v_group[:, j : j + 1]) & victim[:, :j]).any(axis=1)
             part = np.where(seen, v_rest[:, j], v_full[:, j])
             total = np.where(victim[:, j], total + part, total)
         better = found & (~best_found | (total < best_cost))
@@ -222,13 +221,13 @@ def _evaluate(
             best_where = np.where(better[:, None], where, best_where)
             best_victim = np.where(better[:, None], victim, best_victim)
     ok = best_found
-    assert best_where is not None and best_victim is not None
+    assert best_where is not None
+    assert best_victim is not None
     listed: list[list[Pod]] = []
     if listing:
         all_pods = a.pods[rows, :width].ravel()
         listed = [
-            all_pods[best_where[i][best_victim[i]]].tolist() if ok[i] else []
-            for i in range(n_rows)
+            all_pods[best_where[i][best_victim[i]]].tolist() if ok[i] else [] for i in range(n_rows)
         ]
     if spanning.any():
         _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)

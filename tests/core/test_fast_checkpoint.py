@@ -59,7 +59,8 @@ def _both_ways(spec: sc.ExperimentSpec) -> tuple[Any, Any]:
         got.preemption(0.0, preemptor, decided[1], decided[0], CHEAPEST)
     engine.rng.setstate(state)
     choice = policy.array_choice(engine, preemptor)
-    assert choice is not None and choice.node is candidates[0].node
+    assert choice is not None
+    assert choice.node is candidates[0].node
     return expected.records()[0].as_dict(), got.records()[0].as_dict()
 
 
