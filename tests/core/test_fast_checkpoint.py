@@ -22,6 +22,7 @@ from scheduler_core import fast_checkpoint
 from scheduler_core.decisions import CHEAPEST, Recorder
 from scheduler_core.engine import Engine
 from scheduler_core.experiment import simulate
+from scheduler_core.plugins.workload_preemption import CheckpointAwarePreemption
 from scheduler_core.spec import resolve_variant
 from tests.core.test_fast_group import all_mode_cluster, full_cluster, python_decisions
 from tests.core.test_speed import no_pdb_cluster
@@ -33,6 +34,7 @@ def _both_ways(spec: sc.ExperimentSpec) -> tuple[Any, Any]:
     engine.run()
     preemptor = engine._new_pod(engine.by_name["urgent"], 0)
     policy = engine.preemption
+    assert isinstance(policy, CheckpointAwarePreemption)
     state = engine.rng.getstate()
     with policy.deciding():
         candidates = policy.find_candidates(engine, preemptor)
@@ -110,3 +112,20 @@ def test_checkpoint_aware_single_pods_decide_on_the_arrays() -> None:
     for explain in (False, True):
         engine = Engine(resolve_variant(spec, "default"), seed=3, explain=explain)
         assert engine.preemption.arrays_decide(engine)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cheapest_candidate_among_many_is_the_reference_one(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to 400 full nodes at four low priorities with ties everywhere: many candidates
+    of different costs, recorded cheapest first with the reference's costs."""
+    from tests.core.test_fast_explain import _random_full_cluster
+
+    monkeypatch.setattr(fast_checkpoint, "FEW", 0)
+    data = {**_random_full_cluster(seed), "policy": {"preemption": "checkpoint-aware"}}
+    expected, got = _both_ways(sc.parse_spec(data))
+    assert got == expected
+    costs = [c["cost"] for c in expected["candidates"]]
+    assert len(set(costs)) > 1
+    assert costs == sorted(costs)
