@@ -153,7 +153,7 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
         best = _best_of(repeats, decide)
         found = decide()
         out[policy] = {"python_decision_ms": round(best * 1000, 3), "candidates": len(found)}
-        if policy in ("pod", "workload-aware"):  # the array path, as post_filter uses it
+        if policy != "none":  # the array path, as post_filter uses it
             fast = _best_of(repeats, partial(engine.preemption.array_choice, engine, preemptor))
             out[policy]["decision_ms"] = round(fast * 1000, 3)
             # with a decision recorder (explain, the default): every candidate listed

@@ -93,27 +93,33 @@ class CompactCandidates:
     The pods and nodes named are those of the decision's moment (a pod's name never
     changes)."""
 
-    __slots__ = ("counts", "nodes", "rows", "victims")
+    __slots__ = ("costs", "counts", "nodes", "rows", "victims")
 
-    def __init__(self, nodes: list[Node], rows: Any, victims: Any, counts: Any) -> None:
+    def __init__(
+        self, nodes: list[Node], rows: Any, victims: Any, counts: Any, costs: Any = None
+    ) -> None:
         self.nodes = nodes
         self.rows = rows
         self.victims = victims
         self.counts = counts
+        self.costs = costs
+        """checkpoint-aware: each candidate's expected victim cost (None otherwise)."""
 
     def __len__(self) -> int:
         return len(self.rows)
 
-    def entries(self) -> list[tuple[str, tuple[str, ...], int]]:
-        """(node, victims, PDB violations) per candidate, as :class:`CandidateNode` takes
-        them (no PDB exists where the arrays decide)."""
+    def entries(self) -> list[tuple[Any, ...]]:
+        """(node, victims, PDB violations[, cost]) per candidate, as
+        :class:`CandidateNode` takes them (no PDB exists where the arrays decide)."""
         nodes = self.nodes
         names = [p.name for p in self.victims.tolist()]
-        out = []
+        out: list[tuple[Any, ...]] = []
         start = 0
         for row, count in zip(self.rows.tolist(), self.counts.tolist(), strict=True):
             out.append((nodes[row].name, tuple(names[start : start + count]), 0))
             start += count
+        if self.costs is not None:
+            out = [(*e, cost) for e, cost in zip(out, self.costs.tolist(), strict=True)]
         return out
 
 

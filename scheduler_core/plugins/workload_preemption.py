@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from scheduler_core import fast_group, fast_preemption
+from scheduler_core import fast_checkpoint, fast_group, fast_preemption
 from scheduler_core.cluster import Cluster
 from scheduler_core.decisions import CHEAPEST, CompactCandidates
 from scheduler_core.model import Node, Pod, PodState, Workload
@@ -56,6 +56,8 @@ NOTHING_TO_EVICT = Status(
 ONGOING = Status(Code.SUCCESS, "ongoing preemption on nominated nodes", PLUGIN)
 
 REPRIEVED_GROUP = "its whole All-mode group is kept: the preemptor fits with it back"
+GROUP_LOSS = ("lostWork", "strandedCapacity")
+"""The cost terms a group loses once however many of its members are evicted."""
 DEFAULT_WEIGHTS = {
     "lostWork": 1.0,
     "strandedCapacity": 1.0,
@@ -523,15 +525,36 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
         best: Candidate,
         rule: str,
     ) -> None:
-        """Every candidate node with its victims' expected cost; the cheapest decided
-        (always the Python steps' candidates: checkpoint-aware does not decide on the
-        arrays)."""
+        """Every candidate node with its victims' expected cost, cheapest first; the
+        cheapest decided (from the arrays, the costs come with the candidates)."""
         recorder = getattr(host, "recorder", None)
         if recorder is not None:
-            assert isinstance(candidates, list)
+            if isinstance(candidates, CompactCandidates):
+                recorder.preemption(host.now, pod, candidates, best, CHEAPEST)
+                return
             considered = self._considered or candidates
             costs = {id(c): self.cost_of(host, c.victims) for c in considered}
             recorder.preemption(host.now, pod, considered, best, CHEAPEST, costs)
+
+    def arrays_decide(self, host: PreemptionHost) -> bool:
+        """A single pod's decision is made on the arrays (scheduler_core/
+        fast_checkpoint.py) under the same conditions as workload-aware's: no PDB, no
+        anti-thrashing guard."""
+        return (
+            self.use_arrays
+            and type(self) is CheckpointAwarePreemption
+            and not getattr(host, "_any_pdb", True)
+            and not host.guards.active
+        )
+
+    def array_choice(self, host: PreemptionHost, pod: Pod) -> Candidate | None:
+        decided = fast_checkpoint.decide(host, self, pod, listing=False)
+        return None if decided is None else decided[0]
+
+    def array_decision(
+        self, host: PreemptionHost, pod: Pod, *, listing: bool
+    ) -> fast_preemption.Decided | None:
+        return fast_checkpoint.decide(host, self, pod, listing=listing)
 
     def choose(
         self,
@@ -608,9 +631,18 @@ class CheckpointAwarePreemption(WorkloadAwarePreemption):
             return known
         parts = pod.workload.app.eviction_cost(pod, self.now)
         weights = self.weights
-        full = sum(weights[name] * value for name, value in parts.items())
-        rest = {**parts, "lostWork": 0.0, "strandedCapacity": 0.0}
-        costs = (full, sum(weights[name] * value for name, value in rest.items()))
+        # the sums ``sum(w * v for ...)`` and ``sum`` over ``{**parts, "lostWork": 0.0,
+        # "strandedCapacity": 0.0}`` were, spelled out: the same terms, the same order
+        full: float = 0
+        rest: float = 0
+        for name, value in parts.items():
+            weight = weights[name]
+            full += weight * value
+            rest += weight * (0.0 if name in GROUP_LOSS else value)
+        for name in GROUP_LOSS:
+            if name not in parts:
+                rest += weights[name] * 0.0
+        costs = (full, rest)
         if memo is not None:
             memo[pod] = costs
         return costs

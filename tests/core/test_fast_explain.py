@@ -74,8 +74,7 @@ def test_recorded_runs_on_the_arrays_give_the_reference_records(
 
 def test_a_recording_run_decides_on_the_arrays() -> None:
     """Not a silent fallback: with a recorder (the default) the `pod` and workload-aware
-    single-pod decisions are made on the arrays; checkpoint-aware's are not (its reprieve
-    order is the cost model's)."""
+    single-pod decisions are made on the arrays, and checkpoint-aware's too."""
     for policy in ("pod", "workload-aware"):
         spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": policy}})
         engine = Engine(resolve_variant(spec, "default"), seed=3)
@@ -83,7 +82,7 @@ def test_a_recording_run_decides_on_the_arrays() -> None:
         assert engine.preemption.arrays_decide(engine), policy
     spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": "checkpoint-aware"}})
     engine = Engine(resolve_variant(spec, "default"), seed=3)
-    assert not engine.preemption.arrays_decide(engine)
+    assert engine.preemption.arrays_decide(engine)
 
 
 # ----------------------------------------------------------------------------- one decision

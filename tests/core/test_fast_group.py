@@ -147,8 +147,8 @@ def test_array_choice_is_the_workload_aware_reference_choice(data: st.DataObject
 
 def test_the_array_path_decides_workload_aware_single_pods() -> None:
     """Not a silent fallback: with no PDB, workload-aware's single pods go to the arrays,
-    with or without a recorder (the arrays list every candidate for it);
-    checkpoint-aware's (cost-ordered reprieve) do not."""
+    with or without a recorder (the arrays list every candidate for it); so do
+    checkpoint-aware's (scheduler_core/fast_checkpoint.py, tests/core/test_fast_checkpoint.py)."""
     spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": "workload-aware"}})
     engine = Engine(resolve_variant(spec, "default"), seed=3, explain=False)
     assert engine.preemption.arrays_decide(engine)
@@ -156,7 +156,7 @@ def test_the_array_path_decides_workload_aware_single_pods() -> None:
     assert engine.preemption.arrays_decide(engine), "a recorder gets its candidates too"
     spec = sc.parse_spec({**no_pdb_cluster(3), "policy": {"preemption": "checkpoint-aware"}})
     engine = Engine(resolve_variant(spec, "default"), seed=3, explain=False)
-    assert not engine.preemption.arrays_decide(engine)
+    assert engine.preemption.arrays_decide(engine)
 
 
 def all_mode_cluster(seed: int, policy: str) -> dict[str, Any]:

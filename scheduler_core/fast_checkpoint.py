@@ -1,0 +1,263 @@
+"""CheckpointAwarePreemption's single-pod decision with numpy arrays (issue #14).
+
+The reference is ``CheckpointAwarePreemption.find_candidates`` + ``select_victims`` in
+``plugins/workload_preemption.py``, kept as it is. Per candidate node it removes every
+lower-priority unit (as :mod:`scheduler_core.fast_group` does, the same floats), then
+reprieves in two orders, most expensive first and most expensive per GPU first (each an
+array sort, moreImportantVictim breaking ties, node order the last), keeps the order whose
+victims cost less (the cost order on a tie), and the cheapest candidate wins (the first in
+visit order on a tie), instead of §4.4's rules.
+
+The per-pod cost is the cost model's (``_costs``, memoised per decision): one Python call
+per lower-priority pod on the nodes looked at; everything else is array work. A victim
+set's cost is summed in the reference's order (victims by MoreImportantPod, a group's
+loss counted once), so each float is the one ``cost_of`` computes. Rows holding a unit of
+an All-mode group are decided by the reference itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from scheduler_core.decisions import CHEAPEST, CompactCandidates
+from scheduler_core.fast_group import TOLERANCE, _free
+from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP
+from scheduler_core.fast_preemption import BIG, FEW, FIRST_CHUNK, Decided, visit_order
+from scheduler_core.model import Node, Pod
+
+if TYPE_CHECKING:
+    from scheduler_core.plugins import PreemptionHost
+    from scheduler_core.plugins.default_preemption import Candidate
+    from scheduler_core.plugins.workload_preemption import CheckpointAwarePreemption
+
+
+def decide(
+    host: PreemptionHost, policy: CheckpointAwarePreemption, pod: Pod, *, listing: bool
+) -> Decided | None:
+    """The candidate the reference chooses, every candidate (``listing``: in the order
+    the reference records them, cheapest first, with their costs) and the rule; None when
+    no node is a candidate. Makes the reference's random draw."""
+    with policy.deciding():
+        return _decide(host, policy, pod, listing)
+
+
+def _decide(
+    host: PreemptionHost, policy: CheckpointAwarePreemption, pod: Pod, listing: bool
+) -> Decided | None:
+    cluster = host.cluster
+    policy.now = host.now
+    visit = visit_order(host, policy, pod)
+    if visit is None:
+        return None
+    rotated, k, limit = visit
+    rotated = rotated[cluster.reach_array[k, rotated] >= pod.gpus]
+    if len(rotated) <= FEW:
+        return _few(host, policy, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
+    rows_found: list[np.ndarray] = []
+    costs_found: list[np.ndarray] = []
+    victims_found: list[list[Pod]] = []
+    count, start, size = 0, 0, max(FIRST_CHUNK, limit)
+    while start < len(rotated) and count < limit:
+        chunk = rotated[start : start + size]
+        ok, cost, victims = _evaluate(host, policy, pod, chunk, limit - count, listing)
+        rows_found.append(chunk[ok])
+        costs_found.append(cost[ok])
+        if listing:
+            victims_found += [victims[i] for i in np.flatnonzero(ok).tolist()]
+        count += int(ok.sum())
+        start += size
+        size = max(FIRST_CHUNK, 2 * (limit - count))
+    if count == 0:
+        return None
+    rows = np.concatenate(rows_found)[:limit]
+    costs = np.concatenate(costs_found)[:limit]
+    order = np.argsort(costs, kind="stable")  # the reference's stable sort by cost
+    best = policy.select_victims(host, pod, cluster.nodes[int(rows[order[0]])])
+    assert best is not None  # the arrays found victims there
+    listed = None
+    if listing:
+        chosen = [victims_found[i] for i in order.tolist()]
+        flat = np.empty(sum(len(v) for v in chosen), dtype=object)
+        flat[:] = [p for v in chosen for p in v]
+        counts = np.array([len(v) for v in chosen], dtype=np.int64)
+        listed = CompactCandidates(cluster.nodes, rows[order], flat, counts, costs[order])
+    return best, listed, CHEAPEST
+
+
+def _few(
+    host: PreemptionHost,
+    policy: CheckpointAwarePreemption,
+    pod: Pod,
+    nodes: list[Node],
+    limit: int,
+) -> Decided | None:
+    """The reference steps on a short visit order: candidates in order up to ``limit``
+    (no PDBs), then the cheapest (stable: the first in visit order on a tie)."""
+    candidates: list[Candidate] = []
+    for node in nodes:
+        found = policy.select_victims(host, pod, node)
+        if found is not None:
+            candidates.append(found)
+            if len(candidates) >= limit:
+                break
+    if not candidates:
+        return None
+    candidates.sort(key=lambda c: policy.cost_of(host, c.victims))
+    policy._considered = candidates
+    return candidates[0], candidates, CHEAPEST
+
+
+def _evaluate(
+    host: PreemptionHost,
+    policy: CheckpointAwarePreemption,
+    pod: Pod,
+    rows: np.ndarray,
+    wanted: int,
+    listing: bool,
+) -> tuple[np.ndarray, np.ndarray, list[list[Pod]]]:
+    """The reference's ``select_victims`` for each of ``rows``: whether it is a
+    candidate, the cost of its victims and (``listing``) the victims in the reference's
+    order. Rows past the ``wanted``-th candidate may be left out."""
+    a = host.cluster.arrays
+    n_rows = len(rows)
+    width = int(a.used[rows].max()) if n_rows else 0
+    prio = a.prio[rows, :width]
+    lower = prio < pod.priority
+    counts = np.count_nonzero(lower, axis=1)
+    empty: list[list[Pod]] = [[] for _ in range(n_rows)]
+    nothing = np.zeros(n_rows, dtype=bool), np.zeros(n_rows), empty
+    if width == 0 or not counts.any():
+        return nothing
+    flags = a.flags[rows, :width]
+    spanning = (((flags & EVICT_WHOLE) != 0) & lower).any(axis=1)
+    pack = a.pack[rows, :width]
+    zeros = np.zeros(n_rows)
+    g, c, m, n = _free(host, pod, rows)
+    added = np.where(lower[..., None], pack[..., :3], 0.0)
+    extra_g, extra_c, extra_m = zeros, zeros, zeros
+    for j in range(width):  # Headroom.remove_on: from zero, in node order
+        extra_g = extra_g + added[:, j, 0]
+        extra_c = extra_c + added[:, j, 1]
+        extra_m = extra_m + added[:, j, 2]
+    g, c, m, n = g + extra_g, c + extra_c, m + extra_m, n + counts
+    ok = (
+        (counts > 0)
+        & ~spanning
+        & (g >= pod.gpus)
+        & (c + TOLERANCE >= pod.cpu)
+        & (m + TOLERANCE >= pod.mem)
+        & (n >= 1)
+    )
+    g, c, m, n = g - pod.gpus, c - pod.cpu, m - pod.mem, n - 1
+    # the cost model, once per lower-priority pod of the rows that can be candidates
+    full = np.zeros((n_rows, width))
+    rest = np.zeros((n_rows, width))
+    group = np.zeros((n_rows, width), dtype=np.int64)
+    cells = np.flatnonzero((lower & ok[:, None]).ravel())
+    pods = a.pods[rows, :width].ravel()[cells].tolist()
+    costs = policy._costs
+    values = [costs(p) for p in pods]
+    full.ravel()[cells] = [v[0] for v in values]
+    rest.ravel()[cells] = [v[1] for v in values]
+    group.ravel()[cells] = [id(p.workload) for p in pods]
+    gpus = np.maximum(1.0, pack[..., 0])
+    lone = (flags & IN_GROUP) == 0
+    start = pack[..., 3]
+    unit_cost = 0 + full  # sum(...) from 0, as _unit_cost
+    best_cost = np.full(n_rows, np.inf)
+    best_found = np.zeros(n_rows, dtype=bool)
+    best_where: np.ndarray | None = None
+    best_victim: np.ndarray | None = None
+    depth = int(counts.max())
+    base = (np.arange(n_rows) * width)[:, None]
+    for key in (-unit_cost, -unit_cost / gpus):  # order, order_by_density
+        order = np.lexsort((start, lone, np.where(lower, -prio, BIG), key, ~lower), axis=1)
+        order = order[:, :depth]
+        flat = order + base
+        s_prio = prio.ravel()[flat]
+        ordered = pack.reshape(-1, 4)[flat]
+        s_g, s_c, s_m = ordered[:, :, 0], ordered[:, :, 1], ordered[:, :, 2]
+        lg, lc, lm, ln = g, c, m, n
+        victim = np.zeros((n_rows, depth), dtype=bool)
+        for j in range(depth):
+            active = ok & (j < counts)
+            g_back, c_back, m_back, n_back = lg - s_g[:, j], lc - s_c[:, j], lm - s_m[:, j], ln - 1
+            keep = (
+                active
+                & (g_back >= -TOLERANCE)
+                & (c_back >= -TOLERANCE)
+                & (m_back >= -TOLERANCE)
+                & (n_back >= -TOLERANCE)
+            )
+            lg = np.where(keep, g_back, lg)
+            lc = np.where(keep, c_back, lc)
+            lm = np.where(keep, m_back, lm)
+            ln = np.where(keep, n_back, ln)
+            victim[:, j] = active > keep
+        found = ok & victim.any(axis=1)
+        # victims by MoreImportantPod, stably (the reprieve order breaks ties)
+        s_start = ordered[:, :, 3]
+        resort = np.lexsort(
+            (np.where(victim, s_start, np.inf), np.where(victim, -s_prio, BIG)), axis=1
+        )
+        where = np.take_along_axis(flat, resort, axis=1)
+        victim = np.take_along_axis(victim, resort, axis=1)
+        v_full = full.ravel()[where]
+        v_rest = rest.ravel()[where]
+        v_group = group.ravel()[where]
+        total = np.zeros(n_rows)
+        for j in range(depth):  # cost_of: a group's loss once, in the victims' order
+            seen = ((v_group[:, :j] == v_group[:, j : j + 1]) & victim[:, :j]).any(axis=1)
+            part = np.where(seen, v_rest[:, j], v_full[:, j])
+            total = np.where(victim[:, j], total + part, total)
+        better = found & (~best_found | (total < best_cost))
+        best_cost = np.where(better, total, best_cost)
+        best_found |= found
+        if best_where is None or best_victim is None:
+            best_where, best_victim = where, victim
+        else:
+            best_where = np.where(better[:, None], where, best_where)
+            best_victim = np.where(better[:, None], victim, best_victim)
+    ok = best_found
+    assert best_where is not None
+    assert best_victim is not None
+    listed: list[list[Pod]] = []
+    if listing:
+        all_pods = a.pods[rows, :width].ravel()
+        listed = [
+            all_pods[best_where[i][best_victim[i]]].tolist() if ok[i] else [] for i in range(n_rows)
+        ]
+    if spanning.any():
+        _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
+    return ok, best_cost, listed
+
+
+def _by_reference(
+    host: PreemptionHost,
+    policy: CheckpointAwarePreemption,
+    pod: Pod,
+    rows: np.ndarray,
+    spanning: np.ndarray,
+    ok: np.ndarray,
+    cost: np.ndarray,
+    wanted: int,
+    listed: list[list[Pod]],
+    listing: bool,
+) -> None:
+    """Rows holding a unit of an All-mode group, decided by the reference in visit order
+    until ``wanted`` candidates are found (later rows would not be looked at)."""
+    before = np.cumsum(ok) - ok
+    extra = 0
+    for position in np.flatnonzero(spanning).tolist():
+        if int(before[position]) + extra >= wanted:
+            break
+        found = policy.select_victims(host, pod, host.cluster.nodes[int(rows[position])])
+        if found is None:
+            continue
+        ok[position] = True
+        extra += 1
+        cost[position] = policy.cost_of(host, found.victims)
+        if listing:
+            listed[position] = found.victims
