@@ -141,7 +141,8 @@ class Cluster:
         entry per change: a cached verdict made at change number i only needs to look
         again at the nodes changed since (:meth:`changed_since`; the engine's narrow
         invalidation, issue #14). Bounded: the oldest half is dropped when it outgrows
-        ``TOUCHED_PER_NODE`` entries per node (``TOUCHED_MIN`` at least), and ``touched[0]`` is change number :attr:`touched_base`."""
+        ``TOUCHED_PER_NODE`` entries per node (``TOUCHED_MIN`` at least), and
+        ``touched[0]`` is change number :attr:`touched_base`."""
         self.touched_base = 0
         self._claims: dict[int, list[Any]] = {}
         """priority -> [touched position, gpus, cpu, mem, pods]: per node, what nominated
@@ -390,9 +391,7 @@ class Cluster:
         if not self.claimed_nodes:
             return None
         cached = self._claims.get(priority)
-        changed: Iterable[Node] | None = (
-            None if cached is None else self.changed_since(cached[0])
-        )
+        changed: Iterable[Node] | None = None if cached is None else self.changed_since(cached[0])
         if cached is None or changed is None:
             count = len(self.nodes)
             cached = [0, np.zeros(count, np.int64), np.zeros(count), np.zeros(count)]

@@ -271,9 +271,7 @@ def test_a_replication_stops_at_its_event_limit() -> None:
 
 
 # ---------------------------------------------------------------- cost estimate
-def test_the_estimate_counts_one_checkpoint_row_per_segment_and_scales_with_replications() -> (
-    None
-):
+def test_the_estimate_counts_a_checkpoint_row_per_segment_and_scales_with_replications() -> None:
     # app.py logs a running segment's periodic writes as one CheckpointWritten row, and
     # the writes are closed form (no engine event each): a shorter interval costs nothing.
     none = sc.estimate_cost(sc.parse_spec(base()))
