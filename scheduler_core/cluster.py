@@ -22,6 +22,12 @@ from scheduler_core.model import Node, Pod, Workload
 from scheduler_core.spec import ExperimentSpec, NodeShape, Taint, Toleration
 from scheduler_core.status import SUCCESS, Code, Status
 
+TOUCHED_MIN = 4096
+TOUCHED_PER_NODE = 8
+"""The node-change log keeps at most this many entries per node before it drops its oldest
+half: a verdict older than that has been dropped, as the nodes changed since would cost
+about as much to look at as the attempt they spare."""
+
 INSUFFICIENT = Status(
     Code.UNSCHEDULABLE, "Insufficient nvidia.com/gpu, cpu or memory", "NodeResourcesFit"
 )
@@ -131,9 +137,13 @@ class Cluster:
         self.epoch = 0
         """Bumped by every change a scheduling verdict could depend on (see Engine)."""
         self.touched: list[Node] = []
-        """Every node change in order (resources, schedulability, nominations), one entry
-        per change: a cached verdict made at position i only needs to look again at the
-        nodes in ``touched[i:]`` (the engine's narrow invalidation, issue #14)."""
+        """The recent node changes in order (resources, schedulability, nominations), one
+        entry per change: a cached verdict made at change number i only needs to look
+        again at the nodes changed since (:meth:`changed_since`; the engine's narrow
+        invalidation, issue #14). Bounded: the oldest half is dropped when it outgrows
+        ``TOUCHED_PER_NODE`` entries per node (``TOUCHED_MIN`` at least), and
+        ``touched[0]`` is change number :attr:`touched_base`."""
+        self.touched_base = 0
         self._claims: dict[int, list[Any]] = {}
         """priority -> [touched position, gpus, cpu, mem, pods]: per node, what nominated
         pods at that priority or above claim (see :meth:`claim_arrays`)."""
@@ -190,10 +200,28 @@ class Cluster:
             self.meter.changed(node)
         self.version += 1
 
+    @property
+    def touched_count(self) -> int:
+        """Node changes so far (the change number of the next one)."""
+        return self.touched_base + len(self.touched)
+
+    def changed_since(self, seen: int) -> dict[Node, None] | None:
+        """The nodes changed since change number ``seen``, each once in order of first
+        change; None when that part of the log was dropped (the caller starts afresh)."""
+        start = seen - self.touched_base
+        if start < 0:
+            return None
+        return dict.fromkeys(self.touched[start:])
+
     def _touch(self, node: Node) -> None:
         """One change on ``node`` that a verdict may depend on: new epoch, logged once."""
         self.epoch += 1
-        self.touched.append(node)
+        touched = self.touched
+        touched.append(node)
+        if len(touched) > TOUCHED_MIN and len(touched) > TOUCHED_PER_NODE * len(self.nodes):
+            half = len(touched) // 2
+            del touched[:half]
+            self.touched_base += half
         if self.watch is not None:
             self.watch.append(node)
 
@@ -363,20 +391,19 @@ class Cluster:
         if not self.claimed_nodes:
             return None
         cached = self._claims.get(priority)
-        if cached is None:
+        changed: Iterable[Node] | None = None if cached is None else self.changed_since(cached[0])
+        if cached is None or changed is None:
             count = len(self.nodes)
             cached = [0, np.zeros(count, np.int64), np.zeros(count), np.zeros(count)]
             cached.append(np.zeros(count, np.int64))
             self._claims[priority] = cached
-            changed: Iterable[Node] = self.claimed_nodes
-        else:
-            changed = dict.fromkeys(self.touched[cached[0] :])
+            changed = self.claimed_nodes
         _, gpus, cpu, mem, pods = cached
         for node in changed:
             claim = self.claimed(node, priority, _NOBODY)
             row = node.idx
             gpus[row], cpu[row], mem[row], pods[row] = claim
-        cached[0] = len(self.touched)
+        cached[0] = self.touched_count
         return gpus, cpu, mem, pods
 
     def any_fits(self, pod: Pod) -> bool:

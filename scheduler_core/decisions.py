@@ -379,7 +379,6 @@ class Tally:
         self.reach = 0.0
         self.lower = 0
         self.total = 0
-        self.volatile: set[Node] = set()
         for node in cluster.nodes:
             self._put(node, node_verdict(cluster, pod, node))
         own = pod.nominated
@@ -405,10 +404,6 @@ class Tally:
         self.verdicts[node] = verdict
         if verdict is not None:
             self._count(verdict, +1)
-        if verdict is not None and verdict[4]:
-            self.volatile.add(node)
-        else:
-            self.volatile.discard(node)
 
     def update(self, cluster: Cluster, pod: Pod, changes: Changes) -> None:
         """Redo the verdicts of the nodes that changed since the last update, and of the

@@ -56,7 +56,7 @@ class Doomed(NamedTuple):
     epoch: int
     """Cluster epoch when it was made (or last confirmed)."""
     seen: int
-    """Length of ``Cluster.touched`` then: later entries are the nodes changed since."""
+    """``Cluster.touched_count`` then: the nodes changed since are the ones to look at."""
     version: int
     """Cluster version then (nodes come or go: the candidate count, hence the draw, moves)."""
     status: Status
@@ -302,19 +302,41 @@ class Engine:
 
     # =================================================================== setup
     def _build_workloads(self, spec: ExperimentSpec) -> list[Workload]:
+        """The runtime workloads. Priorities and "fits on no node" are worked out once per
+        distinct class name and shape, not once per workload: a 10k-workload spec would
+        otherwise pay O(workloads x nodes) before the first event (issue #14)."""
         workloads = []
+        priorities: dict[tuple[str | None, str | None], tuple[int, bool, str]] = {}
+        nowhere: dict[tuple[object, ...], bool] = {}
         for idx, wspec in enumerate(spec.workloads):
-            value, never, label = resolve_priority(spec, wspec)
+            names = (
+                wspec.pod_group.priority_class_name if wspec.pod_group else None,
+                wspec.priority_class_name,
+            )
+            resolved = priorities.get(names)
+            if resolved is None:
+                resolved = priorities[names] = resolve_priority(spec, wspec)
+            value, never, label = resolved
             workload = Workload(idx, wspec, value, label, never)
             workload.app = make_app(self, workload)
-            workload.fits_nowhere = not any(
-                wspec.gpus <= n.gpus
-                and wspec.cpu <= n.cpu
-                and wspec.memory <= n.mem
-                and (n.gpus > 0 if wspec.gpu_milli else True)
-                and all(n.mig.get(p, 0) >= c for p, c in wspec.mig.items())
-                for n in self.cluster.nodes
+            shape = (
+                wspec.gpus,
+                wspec.cpu,
+                wspec.memory,
+                bool(wspec.gpu_milli),
+                tuple(sorted(wspec.mig.items())),
             )
+            fits_nowhere = nowhere.get(shape)
+            if fits_nowhere is None:
+                fits_nowhere = nowhere[shape] = not any(
+                    wspec.gpus <= n.gpus
+                    and wspec.cpu <= n.cpu
+                    and wspec.memory <= n.mem
+                    and (n.gpus > 0 if wspec.gpu_milli else True)
+                    and all(n.mig.get(p, 0) >= c for p, c in wspec.mig.items())
+                    for n in self.cluster.nodes
+                )
+            workload.fits_nowhere = fits_nowhere
             workloads.append(workload)
         return workloads
 
@@ -641,7 +663,7 @@ class Engine:
             if pod.nominated is None and cluster.epoch == epoch and self.cache_verdicts:
                 self._doomed[pod.workload.signature] = Doomed(
                     epoch,
-                    len(cluster.touched),
+                    cluster.touched_count,
                     cluster.version,
                     status,
                     self._drawn,
@@ -692,17 +714,17 @@ class Engine:
         cluster = self.cluster
         if doomed is None or doomed.epoch == cluster.epoch:
             return doomed
-        touched = cluster.touched
         hint = self._hint
+        changed = cluster.changed_since(doomed.seen)
         if (
             hint is None
             or doomed.version != cluster.version
-            or doomed.seen == len(touched)  # the epoch moved without a node: be safe
-            or any(hint(self, pod, node) for node in dict.fromkeys(touched[doomed.seen :]))
+            or not changed  # the epoch moved without a node, or the log was cut: be safe
+            or any(hint(self, pod, node) for node in changed)
         ):
             del self._doomed[key]
             return None
-        doomed = doomed._replace(epoch=cluster.epoch, seen=len(touched))
+        doomed = doomed._replace(epoch=cluster.epoch, seen=cluster.touched_count)
         self._doomed[key] = doomed
         return doomed
 

@@ -138,7 +138,11 @@ def _replication(spec: ExperimentSpec) -> _Replication:
 
 
 def _checkpoints(workload: Workload, horizon: float) -> float:
-    """Checkpoints the workload writes if it runs undisturbed from its arrival."""
+    """``CheckpointWritten`` rows the workload logs if it runs undisturbed from its
+    arrival: one per running segment of each unit, however many writes it stands for
+    (app.py logs a segment's periodic writes as one row; the writes themselves are closed
+    form and cost no engine event). A unit that runs shorter than one interval plus its
+    write logs none, hence the fraction."""
     interval = workload.checkpoint.interval_seconds
     if interval is None:
         return 0.0
@@ -150,7 +154,7 @@ def _checkpoints(workload: Workload, horizon: float) -> float:
         if workload.recovery.model in (RecoveryModel.SYNCHRONOUS, RecoveryModel.ELASTIC)
         else workload.members
     )
-    return units * running / (interval + workload.checkpoint.write_seconds)
+    return units * min(1.0, running / (interval + workload.checkpoint.write_seconds))
 
 
 def _requeue_events(spec: ExperimentSpec) -> float:
