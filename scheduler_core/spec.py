@@ -928,6 +928,20 @@ class PlacementStudy(Model):
         description="an openb workload of the FGD paper (default, cpu050, gpushare40, ...): "
         "its published allocation at 130 % arrived load is drawn beside ours",
     )
+    pod_order: list[int] | None = Field(
+        default=None,
+        max_length=50_000,
+        description="the population's order: entry k is the index (in workloads) of the "
+        "k-th pod; each workload appears `members` times. The openb import writes the "
+        "trace's order, so a seed draws the sample `placement-study` draws on the files",
+    )
+    node_order: list[int] | None = Field(
+        default=None,
+        max_length=20_000,
+        description="the nodes' order: entry k is the index of the k-th node among the "
+        "node pools expanded in order and then the named nodes (a permutation). The "
+        "openb import writes the node list's order (ties go by it)",
+    )
 
 
 class ExperimentSpec(Model):
@@ -1666,4 +1680,22 @@ def _step(node: Any, part: str) -> Any:
 def spec_to_yaml(spec: ExperimentSpec) -> str:
     """The spec as YAML, camelCase, defaults included: what a user downloads and edits."""
     data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    study = data.get("placementStudy") or {}
+    for key in ("podOrder", "nodeOrder"):
+        if key in study:  # 8,152 numbers: wrapped flow lines, not a line each
+            study[key] = _FlowList(study[key])
+    return yaml.dump(data, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True)
+
+
+class _FlowList(list[Any]):
+    """A list ``spec_to_yaml`` writes in flow style (``[0, 3, 1, ...]``)."""
+
+
+class _SpecDumper(yaml.SafeDumper):
+    pass
+
+
+_SpecDumper.add_representer(
+    _FlowList,
+    lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True),
+)

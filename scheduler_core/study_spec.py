@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -107,6 +108,7 @@ def study_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         }
     yield from _node_errors(spec)
     yield from _workload_errors(spec)
+    yield from _order_errors(spec)
     known = _policies()
     policies = [("policy.placement", spec.policy.placement)]
     for i, variant in enumerate(spec.variants):
@@ -174,6 +176,41 @@ def _workload_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
         yield {"path": "workloads", "message": "no workload requests a GPU, so load never grows"}
 
 
+def _order_errors(spec: ExperimentSpec) -> Iterable[dict[str, str]]:
+    """``podOrder`` lists each workload exactly ``members`` times and ``nodeOrder`` is a
+    permutation of the expanded nodes: an order that drops or repeats a pod or a node
+    would change the population, not only its order (so a variant's ``set:`` of
+    ``members`` or ``count`` must come without the order, or with a matching one)."""
+    study = spec.placement_study
+    assert study is not None
+    if study.pod_order is not None:
+        path = "placementStudy.podOrder"
+        workloads = len(spec.workloads)
+        outside = sorted({i for i in study.pod_order if not 0 <= i < workloads})
+        if outside:
+            yield {
+                "path": path,
+                "message": f"index {outside[0]} is not a workload (0 to {workloads - 1})",
+            }
+        else:
+            listed = Counter(study.pod_order)
+            wrong = [(i, wl) for i, wl in enumerate(spec.workloads) if listed[i] != wl.members]
+            if wrong:
+                i, wl = wrong[0]
+                yield {
+                    "path": path,
+                    "message": f"lists workload {i} ('{wl.name}') {listed[i]} time(s), but "
+                    f"it has {wl.members} members ({len(wrong)} workload(s) differ)",
+                }
+    if study.node_order is not None:
+        count = sum(p.count for p in spec.cluster.node_pools) + len(spec.cluster.nodes)
+        if sorted(study.node_order) != list(range(count)):
+            yield {
+                "path": "placementStudy.nodeOrder",
+                "message": f"must list each of the {count} nodes (0 to {count - 1}) once",
+            }
+
+
 def study_seconds(spec: ExperimentSpec, runs: int) -> float:
     """Expected worker seconds of ``runs`` study runs of ``spec`` (the cost model above):
     the pods that arrive (the GPU capacity times the load over the mean GPU request,
@@ -200,9 +237,12 @@ def _milli(gpus: int, gpu_milli: int | None) -> int:
 
 
 def study_of(spec: ExperimentSpec) -> Study:
-    """The study a (resolved) spec describes: node pools expanded in ``node_names``
-    order, then each workload's ``members`` pods in the workloads' order (the order the
-    seeded shuffle starts from). CPU and memory in the study's milli-cores and MiB."""
+    """The study a (resolved) spec describes: node pools expanded in order, then the
+    named nodes, rearranged by ``nodeOrder`` when given; then each workload's
+    ``members`` pods in the workloads' order, or in ``podOrder`` when given (the order
+    the seeded shuffle starts from, and the nodes' order ties go by: with both, an
+    imported openb study runs exactly what ``placement-study`` runs on the files).
+    CPU and memory in the study's milli-cores and MiB."""
     study = spec.placement_study
     assert study is not None, "not a placement-study spec"
     shapes = [(pool, pool.count, pool.name) for pool in spec.cluster.node_pools]
@@ -227,17 +267,26 @@ def study_of(spec: ExperimentSpec) -> Study:
         )
         for n in spec.cluster.nodes
     ]
-    pods: list[StudyPod] = []
-    for wl in spec.workloads:
-        shared = wl.gpu_milli is not None
-        pod = StudyPod(
+    if study.node_order is not None:
+        nodes = [nodes[i] for i in study.node_order]
+    shapes_of = [
+        StudyPod(
             cpu=round(wl.cpu * 1000),
             memory=round(wl.memory * 1024),
-            gpus=1 if shared else wl.gpus,
+            gpus=1 if wl.gpu_milli is not None else wl.gpus,
             milli=wl.gpu_milli if wl.gpu_milli is not None else (MILLI if wl.gpus else 0),
             models=tuple(wl.gpu_models),
         )
-        pods.extend([pod] * wl.members)
+        for wl in spec.workloads
+    ]
+    if study.pod_order is not None:
+        pods = [shapes_of[i] for i in study.pod_order]
+    else:
+        pods = [
+            pod
+            for pod, wl in zip(shapes_of, spec.workloads, strict=True)
+            for _ in range(wl.members)
+        ]
     return Study(nodes=nodes, pods=pods, load_percent=study.arrived_load_percent, name=spec.name)
 
 

@@ -314,14 +314,15 @@ def _read_study(
     stay fractions (``gpuMilli``): the study is about how they share devices. Times, QoS
     and phase are not read (the multigpu files have none), so every pod list works."""
     pods: Counter[StudyPod] = Counter()
+    order: list[StudyPod] = []
     stem = ""
     draft = Draft(name=name or "openb-placement-study", description=ATTRIBUTION)
-    seen: set[str] = set()
+    node_names: list[str] = []
     for file in files:
         with file.lines() as lines:
             table = CsvTable(file.name, lines, log)
             if "sn" in table.index:
-                _read_study_nodes(table, draft, seen)
+                _read_study_nodes(table, draft, node_names)
                 continue
             if "num_gpu" not in table.index:
                 if table.columns:
@@ -335,12 +336,16 @@ def _read_study(
                 pod = _study_pod(row)
                 if pod is not None:
                     pods[pod] += 1
+                    order.append(pod)
     draft.counts.update(nodes=draft.nodes.node_count, pods=sum(pods.values()), shapes=len(pods))
     for i, (pod, count) in enumerate(pods.items()):
         draft.add_workload(_study_workload(i, pod, count), "pods", 0)
     study: dict[str, Any] = {"arrivedLoadPercent": load_percent}
     if stem in published():
         study["paperWorkload"] = stem
+    index = {pod: i for i, pod in enumerate(pods)}
+    study["podOrder"] = [index[pod] for pod in order]
+    study["nodeOrder"] = _node_order(draft, node_names)
     draft.extra.update(
         seed=42,
         replications=10,
@@ -356,9 +361,24 @@ def _read_study(
     return draft
 
 
-def _read_study_nodes(table: CsvTable, draft: Draft, seen: set[str]) -> None:
+def _node_order(draft: Draft, names: list[str]) -> list[int]:
+    """Where each node of the list (in its order) lands when the study expands the
+    cluster: the pools in order (shapes seen more than once), then the named nodes (a
+    shape seen once), as ``NodeGrouper.cluster`` writes them. Read back through
+    ``nodeOrder``, the study sees the nodes in the file's order."""
+    members = draft.nodes.shapes.values()
+    expanded = [n for m in members if len(m) > 1 for n, _ in m]
+    expanded += [m[0][0] for m in members if len(m) == 1]
+    position = {name: i for i, name in enumerate(expanded)}
+    return [position[name] for name in names]
+
+
+def _read_study_nodes(table: CsvTable, draft: Draft, names: list[str]) -> None:
+    """The node list, each node kept as the file lists it; ``names`` collects them in
+    order (``_node_order``)."""
     if not table.require(*NODE_COLUMNS):
         return
+    seen = set(names)
     for row in table.rows():
         name, cpu, memory = row.text("sn"), row.number("cpu_milli"), row.number("memory_mib")
         gpus, model = row.integer("gpu"), row.text("model", required=False)
@@ -369,6 +389,7 @@ def _read_study_nodes(table: CsvTable, draft: Draft, seen: set[str]) -> None:
         if not row.ok or name is None or cpu is None or memory is None or gpus is None:
             continue
         seen.add(name)
+        names.append(name)
         shape: dict[str, Any] = {"gpus": gpus, "cpu": cpu / 1000, "memory": memory / 1024}
         if gpus and model:
             shape["gpuModel"] = model

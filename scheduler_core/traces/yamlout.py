@@ -34,12 +34,32 @@ def _block(mapping: Mapping[str, Any], indent: int) -> list[str]:
         if isinstance(value, Mapping) and value:
             lines.append(head)
             lines.extend(_block(value, indent + 2))
+        elif isinstance(value, list) and value and all(_is_int(v) for v in value):
+            lines.extend(_int_list(head, value, indent))
         elif isinstance(value, list) and value:
             lines.append(head)
             lines.extend(f"{pad}  - {_flow(item)}" for item in value)
         else:
             lines.append(f"{head} {_flow(value)}")
     return lines
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+INTS_PER_LINE = 25
+
+
+def _int_list(head: str, values: list[int], indent: int) -> list[str]:
+    """A list of numbers (a study's ``podOrder``: 8,152 of them) as one flow sequence
+    wrapped every ``INTS_PER_LINE`` numbers, not one line per number."""
+    pad = " " * (indent + 2)
+    chunks = [values[i : i + INTS_PER_LINE] for i in range(0, len(values), INTS_PER_LINE)]
+    body = [", ".join(str(v) for v in chunk) for chunk in chunks]
+    if len(body) == 1:
+        return [f"{head} [{body[0]}]"]
+    return [f"{head} [{body[0]},", *(f"{pad}{b}," for b in body[1:-1]), f"{pad}{body[-1]}]"]
 
 
 def _flow(value: Any) -> str:

@@ -212,7 +212,10 @@ def test_openb_import_for_a_study_keeps_fractional_gpus() -> None:
         ImportOptions(placement_study=120),
     )
     mapping = result.mapping
-    assert mapping["placementStudy"] == {"arrivedLoadPercent": 120}
+    study = mapping["placementStudy"]
+    assert study["arrivedLoadPercent"] == 120
+    assert len(study["podOrder"]) == 6  # the file's order (test_study_import_order.py)
+    assert set(study) == {"arrivedLoadPercent", "podOrder", "nodeOrder"}
     shares = [w for w in mapping["workloads"] if "gpuMilli" in w]
     assert [w["gpuMilli"] for w in shares] == [460]
     assert sum(w.get("members", 1) for w in mapping["workloads"]) == 6  # Pending kept
