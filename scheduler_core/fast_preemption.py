@@ -288,8 +288,44 @@ def _evaluate(
     """SelectVictimsOnNode for each of ``rows``: whether it is a candidate, per row (top
     victim priority, sum of victim priorities + 2^31, victim count, latest start of the
     top-priority victims) and, when ``listing``, the victims (in MoreImportantPod order,
-    as the reference lists them)."""
+    as the reference lists them).
+
+    Rows of one pod-set signature (:meth:`NodeArrays.signature_ids`) that need the same
+    room get the same victim columns, so one row per signature is evaluated and the
+    result broadcast; only the start times (rule 5) and the pods themselves are read per
+    row. A row whose nominations claim room is a class of its own."""
     a = arrays
+    keys = a.signature_ids(rows)  # type: ignore[attr-defined]
+    if need is not None:
+        claimed = need[3][rows] != 1
+        if claimed.any():
+            keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) * 2 > len(rows):  # too few alike: evaluate every row
+        first, inverse = np.arange(len(rows)), None
+    picked = rows if inverse is None else rows[first]
+    ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, picked, need)
+    if inverse is not None:
+        ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
+        order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
+    if order.shape[1] == 0:
+        latest = np.zeros(len(rows))
+    else:
+        s_start = a.pack[rows[:, None], order, 3]  # type: ignore[attr-defined]
+        latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    listed: Listing | None = None
+    if listing and order.shape[1]:
+        where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
+    return ok, (top, total, nvictims, latest), listed
+
+
+def _select(
+    a: object, pod: Pod, rows: np.ndarray, need: tuple[np.ndarray, ...] | None
+) -> tuple[np.ndarray, ...]:
+    """The reprieve on ``rows``: (ok, top, total, victim count, the columns in
+    MoreImportantPod order (rows x depth), which of them are victims, their
+    priorities)."""
     used = a.used[rows]  # type: ignore[attr-defined]
     width = int(used.max()) if len(rows) else 0
     prio = a.prio[rows, :width]  # type: ignore[attr-defined]
@@ -298,7 +334,8 @@ def _evaluate(
     if width == 0 or not counts.any():
         none = np.zeros(len(rows), dtype=bool)
         zeros = np.zeros(len(rows))
-        return none, (zeros, zeros, zeros, zeros), None
+        empty = np.zeros((len(rows), 0), dtype=np.int64)
+        return none, zeros, zeros, zeros, empty, empty.astype(bool), empty
     if need is None:
         need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
     else:
@@ -322,7 +359,7 @@ def _evaluate(
     flat = order + (np.arange(len(rows)) * width)[:, None]
     s_prio = prio.ravel()[flat]
     ordered = pack.reshape(-1, 4)[flat]
-    s_g, s_c, s_m, s_start = (ordered[:, :, i] for i in range(4))
+    s_g, s_c, s_m = (ordered[:, :, i] for i in range(3))
     victim = np.zeros((len(rows), depth), dtype=bool)
     for j in range(depth):
         active = ok & (j < counts)
@@ -338,9 +375,4 @@ def _evaluate(
     # victims are in MoreImportantPod order: the first one has the top priority
     top = s_prio[np.arange(len(rows)), np.argmax(victim, axis=1)]
     total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
-    latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
-    listed: Listing | None = None
-    if listing:
-        where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
-        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
-    return ok, (top, total, nvictims, latest), listed
+    return ok, top, total, nvictims, order, victim, s_prio
