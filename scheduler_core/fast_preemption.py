@@ -301,11 +301,10 @@ def _evaluate(
         if claimed.any():
             keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    if len(first) * 2 > len(rows):  # too few alike: evaluate every row
-        first, inverse = np.arange(len(rows)), None
-    picked = rows if inverse is None else rows[first]
+    alike = len(first) * 2 <= len(rows)  # else evaluating every row is as quick
+    picked = rows[first] if alike else rows
     ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, picked, need)
-    if inverse is not None:
+    if alike:
         ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
         order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
     if order.shape[1] == 0:
