@@ -43,6 +43,9 @@ BIG = np.iinfo(np.int64).max
 FIRST_CHUNK = 256
 FEW = 48
 """Up to this many nodes that could help, the Python steps are faster than the arrays."""
+FEW_KINDS = 4
+"""Up to this many signatures in a chunk, the reprieve runs in plain Python per signature
+(numpy's per-call cost dominates arrays of a few rows)."""
 MARGIN = 1e-6
 """Rounding slack of the CPU and memory reach sums (far below any request's size)."""
 
@@ -300,10 +303,16 @@ def _evaluate(
         claimed = need[3][rows] != 1
         if claimed.any():
             keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(keys) and (keys == keys[0]).all():  # the storm's case: every row alike
+        first, inverse = np.zeros(1, dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
+    else:
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     alike = len(first) * 2 <= len(rows)  # else evaluating every row is as quick
     picked = rows[first] if alike else rows
-    ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, picked, need)
+    if alike and len(first) <= FEW_KINDS:
+        ok, top, total, nvictims, order, victim, s_prio = _select_few(a, pod, picked, need)
+    else:
+        ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, picked, need)
     if alike:
         ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
         order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
@@ -375,3 +384,62 @@ def _select(
     top = s_prio[np.arange(len(rows)), np.argmax(victim, axis=1)]
     total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
     return ok, top, total, nvictims, order, victim, s_prio
+
+
+def _select_few(
+    a: object, pod: Pod, rows: np.ndarray, need: tuple[np.ndarray, ...] | None
+) -> tuple[np.ndarray, ...]:
+    """:func:`_select` for a few rows, one at a time in Python, with the same floats:
+    every lower pod added back in column order, then the reprieve in MoreImportantPod
+    order (priority, start, column)."""
+    results = [_select_row(a, pod, row, _need_at(pod, need, row)) for row in rows.tolist()]
+    depth = max(len(r[4]) for r in results)
+    order = np.zeros((len(rows), depth), dtype=np.int64)
+    victim = np.zeros((len(rows), depth), dtype=bool)
+    s_prio = np.zeros((len(rows), depth), dtype=np.int64)
+    for i, r in enumerate(results):
+        k = len(r[4])
+        order[i, :k], victim[i, :k], s_prio[i, :k] = r[4], r[5], r[6]
+    ok = np.array([r[0] for r in results], dtype=bool)
+    top, total, nvictims = (np.array([r[j] for r in results]) for j in (1, 2, 3))
+    return ok, top, total, nvictims, order, victim, s_prio
+
+
+def _need_at(
+    pod: Pod, need: tuple[np.ndarray, ...] | None, row: int
+) -> tuple[float, float, float, int]:
+    """What the pod needs free on ``row`` (its request when no node has claims)."""
+    if need is None:
+        return pod.gpus, pod.cpu, pod.mem, 1
+    return float(need[0][row]), float(need[1][row]), float(need[2][row]), int(need[3][row])
+
+
+def _select_row(
+    a: object, pod: Pod, row: int, need: tuple[float, float, float, int]
+) -> tuple[bool, int, int, int, list[int], list[bool], list[int]]:
+    used = int(a.used[row])  # type: ignore[attr-defined]
+    prio = a.prio[row, :used].tolist()  # type: ignore[attr-defined]
+    pack = a.pack[row, :used].tolist()  # type: ignore[attr-defined]
+    lower = [col for col in range(used) if prio[col] < pod.priority]
+    g = float(a.free_gpus[row])  # type: ignore[attr-defined]
+    c = float(a.free_cpu[row]) + 1e-9  # type: ignore[attr-defined]
+    m = float(a.free_mem[row]) + 1e-9  # type: ignore[attr-defined]
+    n = int(a.max_pods[row] - a.npods[row]) + len(lower)  # type: ignore[attr-defined]
+    for col in lower:
+        g, c, m = g + pack[col][0], c + pack[col][1], m + pack[col][2]
+    need_g, need_c, need_m, need_n = need
+    ok = bool(lower) and need_g <= g and need_c <= c and need_m <= m and need_n <= n
+    order = sorted(lower, key=lambda col: (-prio[col], pack[col][3], col))
+    victim = [False] * len(order)
+    if ok:
+        for j, col in enumerate(order):
+            g_back, c_back, m_back = g - pack[col][0], c - pack[col][1], m - pack[col][2]
+            if need_g <= g_back and need_c <= c_back and need_m <= m_back and need_n < n:
+                g, c, m, n = g_back, c_back, m_back, n - 1
+            else:
+                victim[j] = True
+    chosen = [prio[col] for col, v in zip(order, victim, strict=True) if v]
+    ok = ok and bool(chosen)
+    top = chosen[0] if chosen else (prio[order[0]] if order else 0)
+    total = sum(p + INT32_OFFSET for p in chosen)
+    return ok, top, total, len(chosen), order, victim, [prio[col] for col in order]
