@@ -34,7 +34,10 @@ class NodeArrays:
         "pods",
         "prio",
         "seq",
+        "sig",
+        "signatures",
         "slot_of",
+        "stale",
         "used",
         "width",
     )
@@ -60,6 +63,11 @@ class NodeArrays:
         self.used = np.zeros(count, dtype=np.int64)
         """Columns in use per row, holes included."""
         self.slot_of: dict[int, int] = {}
+        self.sig = np.zeros(count, dtype=np.int64)
+        """Per row: the id of its pod-set signature (see :meth:`signature_ids`)."""
+        self.stale = np.ones(count, dtype=bool)
+        """Rows changed since their signature was last computed (computed on demand)."""
+        self.signatures: dict[tuple[object, ...], int] = {}
 
     def add(self, pod: Pod, node: Node) -> None:
         row = node.idx
@@ -79,6 +87,7 @@ class NodeArrays:
     def stamp(self, pod: Pod, node: Node) -> None:
         """The pod's start time was set after it joined the node (bind after assign)."""
         self.pack[node.idx, self.slot_of[pod.seq], 3] = pod.bound_at
+        self.stale[node.idx] = True
 
     def discard(self, pod: Pod, node: Node) -> None:
         col = self.slot_of.pop(pod.seq)
@@ -88,10 +97,40 @@ class NodeArrays:
 
     def counters(self, node: Node) -> None:
         row = node.idx
+        self.stale[row] = True
         self.free_gpus[row] = node.free_gpus
         self.free_cpu[row] = node.free_cpu
         self.free_mem[row] = node.free_mem
         self.npods[row] = node.npods
+
+    def signature_ids(self, rows: np.ndarray) -> np.ndarray:
+        """The signature id of each of ``rows``. Two rows with the same id hold pods of the
+        same priorities and requests in the same columns, in the same MoreImportantPod
+        order (priority, start, column), with the same free counters: SelectVictimsOnNode
+        does the same float arithmetic on both and picks the same columns, so a decision
+        evaluates one row per signature (a storm's full nodes are all alike). Computed
+        lazily for rows changed since, so a change costs O(1) and each row is recomputed
+        at most once per change."""
+        stale = rows[self.stale[rows]]
+        for row in stale.tolist():
+            self.sig[row] = self._signature(row)
+        self.stale[stale] = False
+        ids: np.ndarray = self.sig[rows]
+        return ids
+
+    def _signature(self, row: int) -> int:
+        used = int(self.used[row])
+        prio = self.prio[row, :used].tolist()
+        pack = self.pack[row, :used].tolist()
+        live = sorted((-p, pack[col][3], col) for col, p in enumerate(prio) if p != EMPTY)
+        key = (
+            int(self.free_gpus[row]),
+            float(self.free_cpu[row]),
+            float(self.free_mem[row]),
+            int(self.max_pods[row] - self.npods[row]),
+            tuple((col, prio[col], *pack[col][:3]) for _, _, col in live),
+        )
+        return self.signatures.setdefault(key, len(self.signatures))
 
     def _compact(self, row: int) -> int:
         """Close the holes of a full row, order kept; grow if none. Returns the next free
@@ -111,6 +150,7 @@ class NodeArrays:
         for col, seq in enumerate(self.seq[row, :keep].tolist()):
             self.slot_of[seq] = col
         self.used[row] = keep
+        self.stale[row] = True
         return keep
 
     def _grow(self) -> None:

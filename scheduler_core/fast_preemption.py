@@ -43,6 +43,9 @@ BIG = np.iinfo(np.int64).max
 FIRST_CHUNK = 256
 FEW = 48
 """Up to this many nodes that could help, the Python steps are faster than the arrays."""
+FEW_KINDS = 4
+"""Up to this many signatures in a chunk, the reprieve runs in plain Python per signature
+(numpy's per-call cost dominates arrays of a few rows)."""
 MARGIN = 1e-6
 """Rounding slack of the CPU and memory reach sums (far below any request's size)."""
 
@@ -288,8 +291,49 @@ def _evaluate(
     """SelectVictimsOnNode for each of ``rows``: whether it is a candidate, per row (top
     victim priority, sum of victim priorities + 2^31, victim count, latest start of the
     top-priority victims) and, when ``listing``, the victims (in MoreImportantPod order,
-    as the reference lists them)."""
+    as the reference lists them).
+
+    Rows of one pod-set signature (:meth:`NodeArrays.signature_ids`) that need the same
+    room get the same victim columns, so one row per signature is evaluated and the
+    result broadcast; only the start times (rule 5) and the pods themselves are read per
+    row. A row whose nominations claim room is a class of its own."""
     a = arrays
+    keys = a.signature_ids(rows)  # type: ignore[attr-defined]
+    if need is not None:
+        claimed = need[3][rows] != 1
+        if claimed.any():
+            keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
+    if len(keys) and (keys == keys[0]).all():  # the storm's case: every row alike
+        first, inverse = np.zeros(1, dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
+    else:
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    alike = len(first) * 2 <= len(rows)  # else evaluating every row is as quick
+    picked = rows[first] if alike else rows
+    if alike and len(first) <= FEW_KINDS:
+        ok, top, total, nvictims, order, victim, s_prio = _select_few(a, pod, picked, need)
+    else:
+        ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, picked, need)
+    if alike:
+        ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
+        order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
+    if order.shape[1] == 0:
+        latest = np.zeros(len(rows))
+    else:
+        s_start = a.pack[rows[:, None], order, 3]  # type: ignore[attr-defined]
+        latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    listed: Listing | None = None
+    if listing and order.shape[1]:
+        where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
+    return ok, (top, total, nvictims, latest), listed
+
+
+def _select(
+    a: object, pod: Pod, rows: np.ndarray, need: tuple[np.ndarray, ...] | None
+) -> tuple[np.ndarray, ...]:
+    """The reprieve on ``rows``: (ok, top, total, victim count, the columns in
+    MoreImportantPod order (rows x depth), which of them are victims, their
+    priorities)."""
     used = a.used[rows]  # type: ignore[attr-defined]
     width = int(used.max()) if len(rows) else 0
     prio = a.prio[rows, :width]  # type: ignore[attr-defined]
@@ -298,7 +342,8 @@ def _evaluate(
     if width == 0 or not counts.any():
         none = np.zeros(len(rows), dtype=bool)
         zeros = np.zeros(len(rows))
-        return none, (zeros, zeros, zeros, zeros), None
+        empty = np.zeros((len(rows), 0), dtype=np.int64)
+        return none, zeros, zeros, zeros, empty, empty.astype(bool), empty
     if need is None:
         need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
     else:
@@ -322,7 +367,7 @@ def _evaluate(
     flat = order + (np.arange(len(rows)) * width)[:, None]
     s_prio = prio.ravel()[flat]
     ordered = pack.reshape(-1, 4)[flat]
-    s_g, s_c, s_m, s_start = (ordered[:, :, i] for i in range(4))
+    s_g, s_c, s_m = (ordered[:, :, i] for i in range(3))
     victim = np.zeros((len(rows), depth), dtype=bool)
     for j in range(depth):
         active = ok & (j < counts)
@@ -338,9 +383,63 @@ def _evaluate(
     # victims are in MoreImportantPod order: the first one has the top priority
     top = s_prio[np.arange(len(rows)), np.argmax(victim, axis=1)]
     total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
-    latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
-    listed: Listing | None = None
-    if listing:
-        where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
-        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
-    return ok, (top, total, nvictims, latest), listed
+    return ok, top, total, nvictims, order, victim, s_prio
+
+
+def _select_few(
+    a: object, pod: Pod, rows: np.ndarray, need: tuple[np.ndarray, ...] | None
+) -> tuple[np.ndarray, ...]:
+    """:func:`_select` for a few rows, one at a time in Python, with the same floats:
+    every lower pod added back in column order, then the reprieve in MoreImportantPod
+    order (priority, start, column)."""
+    results = [_select_row(a, pod, row, _need_at(pod, need, row)) for row in rows.tolist()]
+    depth = max(len(r[4]) for r in results)
+    order = np.zeros((len(rows), depth), dtype=np.int64)
+    victim = np.zeros((len(rows), depth), dtype=bool)
+    s_prio = np.zeros((len(rows), depth), dtype=np.int64)
+    for i, r in enumerate(results):
+        k = len(r[4])
+        order[i, :k], victim[i, :k], s_prio[i, :k] = r[4], r[5], r[6]
+    ok = np.array([r[0] for r in results], dtype=bool)
+    top, total, nvictims = (np.array([r[j] for r in results]) for j in (1, 2, 3))
+    return ok, top, total, nvictims, order, victim, s_prio
+
+
+def _need_at(
+    pod: Pod, need: tuple[np.ndarray, ...] | None, row: int
+) -> tuple[float, float, float, int]:
+    """What the pod needs free on ``row`` (its request when no node has claims)."""
+    if need is None:
+        return pod.gpus, pod.cpu, pod.mem, 1
+    return float(need[0][row]), float(need[1][row]), float(need[2][row]), int(need[3][row])
+
+
+def _select_row(
+    a: object, pod: Pod, row: int, need: tuple[float, float, float, int]
+) -> tuple[bool, int, int, int, list[int], list[bool], list[int]]:
+    used = int(a.used[row])  # type: ignore[attr-defined]
+    prio = a.prio[row, :used].tolist()  # type: ignore[attr-defined]
+    pack = a.pack[row, :used].tolist()  # type: ignore[attr-defined]
+    lower = [col for col in range(used) if prio[col] < pod.priority]
+    g = float(a.free_gpus[row])  # type: ignore[attr-defined]
+    c = float(a.free_cpu[row]) + 1e-9  # type: ignore[attr-defined]
+    m = float(a.free_mem[row]) + 1e-9  # type: ignore[attr-defined]
+    n = int(a.max_pods[row] - a.npods[row]) + len(lower)  # type: ignore[attr-defined]
+    for col in lower:
+        g, c, m = g + pack[col][0], c + pack[col][1], m + pack[col][2]
+    need_g, need_c, need_m, need_n = need
+    ok = bool(lower) and need_g <= g and need_c <= c and need_m <= m and need_n <= n
+    order = sorted(lower, key=lambda col: (-prio[col], pack[col][3], col))
+    victim = [False] * len(order)
+    if ok:
+        for j, col in enumerate(order):
+            g_back, c_back, m_back = g - pack[col][0], c - pack[col][1], m - pack[col][2]
+            if need_g <= g_back and need_c <= c_back and need_m <= m_back and need_n < n:
+                g, c, m, n = g_back, c_back, m_back, n - 1
+            else:
+                victim[j] = True
+    chosen = [prio[col] for col, v in zip(order, victim, strict=True) if v]
+    ok = ok and bool(chosen)
+    top = chosen[0] if chosen else (prio[order[0]] if order else 0)
+    total = sum(p + INT32_OFFSET for p in chosen)
+    return ok, top, total, len(chosen), order, victim, [prio[col] for col in order]

@@ -421,3 +421,30 @@ def test_the_collector_is_paused_during_a_run_and_restored_after() -> None:
     finally:
         Engine._scheduling_pass = original  # type: ignore[method-assign]
     assert paused  # a run with events, not an empty one
+
+
+@pytest.mark.parametrize("few_kinds", [0, fast_preemption.FEW_KINDS], ids=["numpy", "python"])
+def test_storm_decisions_per_signature_give_the_python_log_and_records(
+    few_kinds: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential (§4.3-4.4) on the scheduler_perf storm shape, where every full node
+    has the same pod-set signature and one evaluation is broadcast to all: the same
+    event log and the same decision records as the Python steps, with the per-signature
+    reprieve done in Python (``few_kinds``) or with numpy."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_scheduler_perf import perf_spec
+
+    monkeypatch.setattr(fast_preemption, "FEW_KINDS", few_kinds)
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    spec = sc.parse_spec(perf_spec(120, 120))
+    with python_decisions():
+        engine = Engine(resolve_variant(spec, "default"), seed=3, explain=True)
+        reference, reference_records = engine.run(), engine.decisions()
+    engine = Engine(resolve_variant(spec, "default"), seed=3, explain=True)
+    fast, records = engine.run(), engine.decisions()
+    assert fast == reference
+    assert records == reference_records
+    assert sum(e.reason == "Preempted" for e in fast) == 3 * 120
