@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scheduler_core.decisions import CHEAPEST, CompactCandidates
-from scheduler_core.fast_group import TOLERANCE, _free
+from scheduler_core.fast_group import reprieve, room_left
 from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP
-from scheduler_core.fast_preemption import BIG, FEW, FIRST_CHUNK, Decided, visit_order
+from scheduler_core.fast_preemption import BIG, FEW, Decided, in_chunks, visit_order
 from scheduler_core.model import Node, Pod
 
 if TYPE_CHECKING:
@@ -58,18 +58,18 @@ def _decide(
     rows_found: list[np.ndarray] = []
     costs_found: list[np.ndarray] = []
     victims_found: list[list[Pod]] = []
-    count, start, size = 0, 0, max(FIRST_CHUNK, limit)
-    while start < len(rotated) and count < limit:
-        chunk = rotated[start : start + size]
-        ok, cost, victims = _evaluate(host, policy, pod, chunk, limit - count, listing)
+
+    def evaluate(
+        chunk: np.ndarray, wanted: int, listing: bool
+    ) -> tuple[np.ndarray, np.ndarray, list[list[Pod]]]:
+        return _evaluate(host, policy, pod, chunk, wanted, listing)
+
+    for chunk, (ok, cost, victims) in in_chunks(rotated, limit, evaluate, listing):
         rows_found.append(chunk[ok])
         costs_found.append(cost[ok])
         if listing:
             victims_found += [victims[i] for i in np.flatnonzero(ok).tolist()]
-        count += int(ok.sum())
-        start += size
-        size = max(FIRST_CHUNK, 2 * (limit - count))
-    if count == 0:
+    if not any(len(rows) for rows in rows_found):
         return None
     rows = np.concatenate(rows_found)[:limit]
     costs = np.concatenate(costs_found)[:limit]
@@ -133,24 +133,7 @@ def _evaluate(
     flags = a.flags[rows, :width]
     spanning = (((flags & EVICT_WHOLE) != 0) & lower).any(axis=1)
     pack = a.pack[rows, :width]
-    zeros = np.zeros(n_rows)
-    g, c, m, n = _free(host, pod, rows)
-    added = np.where(lower[..., None], pack[..., :3], 0.0)
-    extra_g, extra_c, extra_m = zeros, zeros, zeros
-    for j in range(width):  # Headroom.remove_on: from zero, in node order
-        extra_g = extra_g + added[:, j, 0]
-        extra_c = extra_c + added[:, j, 1]
-        extra_m = extra_m + added[:, j, 2]
-    g, c, m, n = g + extra_g, c + extra_c, m + extra_m, n + counts
-    ok = (
-        (counts > 0)
-        & ~spanning
-        & (g >= pod.gpus)
-        & (c + TOLERANCE >= pod.cpu)
-        & (m + TOLERANCE >= pod.mem)
-        & (n >= 1)
-    )
-    g, c, m, n = g - pod.gpus, c - pod.cpu, m - pod.mem, n - 1
+    ok, left = room_left(host, pod, rows, pack, lower, counts, spanning)  # as remove_on
     # the cost model, once per lower-priority pod of the rows that can be candidates
     full = np.zeros((n_rows, width))
     rest = np.zeros((n_rows, width))
@@ -178,24 +161,7 @@ def _evaluate(
         flat = order + base
         s_prio = prio.ravel()[flat]
         ordered = pack.reshape(-1, 4)[flat]
-        s_g, s_c, s_m = ordered[:, :, 0], ordered[:, :, 1], ordered[:, :, 2]
-        lg, lc, lm, ln = g, c, m, n
-        victim = np.zeros((n_rows, depth), dtype=bool)
-        for j in range(depth):
-            active = ok & (j < counts)
-            g_back, c_back, m_back, n_back = lg - s_g[:, j], lc - s_c[:, j], lm - s_m[:, j], ln - 1
-            keep = (
-                active
-                & (g_back >= -TOLERANCE)
-                & (c_back >= -TOLERANCE)
-                & (m_back >= -TOLERANCE)
-                & (n_back >= -TOLERANCE)
-            )
-            lg = np.where(keep, g_back, lg)
-            lc = np.where(keep, c_back, lc)
-            lm = np.where(keep, m_back, lm)
-            ln = np.where(keep, n_back, ln)
-            victim[:, j] = active > keep
+        victim = reprieve(ok, counts, ordered, left)
         found = ok & victim.any(axis=1)
         # victims by MoreImportantPod, stably (the reprieve order breaks ties)
         s_start = ordered[:, :, 3]

@@ -136,23 +136,7 @@ def _evaluate(
     spanning = whole.any(axis=1)
     pack = a.pack[rows, :width]  # [row, column, (g, c, m, start)]
     # 1-2. remove every lower-priority unit: Headroom.free, then the preemptor placed
-    g, c, m, n = _free(host, pod, rows)
-    added = np.where(lower[..., None], pack[..., :3], 0.0)
-    extra_g, extra_c, extra_m = zeros, zeros, zeros
-    for j in range(width):  # from zero in node order, as Headroom.remove; x + 0.0 is x
-        extra_g = extra_g + added[:, j, 0]
-        extra_c = extra_c + added[:, j, 1]
-        extra_m = extra_m + added[:, j, 2]
-    g, c, m, n = g + extra_g, c + extra_c, m + extra_m, n + counts
-    ok = (
-        (counts > 0)
-        & ~spanning
-        & (g >= pod.gpus)
-        & (c + TOLERANCE >= pod.cpu)
-        & (m + TOLERANCE >= pod.mem)
-        & (n >= 1)
-    )
-    g, c, m, n = g - pod.gpus, c - pod.cpu, m - pod.mem, n - 1
+    ok, left = room_left(host, pod, rows, pack, lower, counts, spanning)
     # 3-4. moreImportantVictim order (stable, so node order breaks the last ties), then
     # try_restore each unit in turn
     depth = int(counts.max())
@@ -161,23 +145,8 @@ def _evaluate(
     flat = order + (np.arange(len(rows)) * width)[:, None]
     s_prio = prio.ravel()[flat]
     ordered = pack.reshape(-1, 4)[flat]
-    s_g, s_c, s_m, s_start = (ordered[:, :, i] for i in range(4))
-    victim = np.zeros((len(rows), depth), dtype=bool)
-    for j in range(depth):
-        active = ok & (j < counts)
-        g_back, c_back, m_back, n_back = g - s_g[:, j], c - s_c[:, j], m - s_m[:, j], n - 1
-        keep = (
-            active
-            & (g_back >= -TOLERANCE)
-            & (c_back >= -TOLERANCE)
-            & (m_back >= -TOLERANCE)
-            & (n_back >= -TOLERANCE)
-        )
-        g = np.where(keep, g_back, g)
-        c = np.where(keep, c_back, c)
-        m = np.where(keep, m_back, m)
-        n = np.where(keep, n_back, n)
-        victim[:, j] = active > keep
+    s_start = ordered[:, :, 3]
+    victim = reprieve(ok, counts, ordered, left)
     nvictims = np.count_nonzero(victim, axis=1)
     ok &= nvictims > 0
     top = np.where(victim, s_prio, np.iinfo(np.int64).min).max(axis=1)
@@ -198,6 +167,69 @@ def _evaluate(
     where = np.take_along_axis(where, resort, axis=1)
     victim = np.take_along_axis(victim, resort, axis=1)
     return ok, features, (a.pods.reshape(-1), where, victim, by_reference)
+
+
+def room_left(
+    host: PreemptionHost,
+    pod: Pod,
+    rows: np.ndarray,
+    pack: np.ndarray,
+    lower: np.ndarray,
+    counts: np.ndarray,
+    spanning: np.ndarray,
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Steps 1-2 of the reference's room on each of ``rows``: what the node has besides
+    nominations (``Headroom.free``), plus every lower-priority pod's request summed from
+    zero in node order (``Headroom.remove``; x + 0.0 is x, so each float is the
+    reference's), less the preemptor. Returns whether the preemptor fits with every
+    lower-priority unit gone, and the (GPU, CPU, memory, pods) left then."""
+    zeros = np.zeros(len(rows))
+    g, c, m, n = _free(host, pod, rows)
+    added = np.where(lower[..., None], pack[..., :3], 0.0)
+    extra_g, extra_c, extra_m = zeros, zeros, zeros
+    for j in range(pack.shape[1]):
+        extra_g = extra_g + added[:, j, 0]
+        extra_c = extra_c + added[:, j, 1]
+        extra_m = extra_m + added[:, j, 2]
+    g, c, m, n = g + extra_g, c + extra_c, m + extra_m, n + counts
+    ok = (
+        (counts > 0)
+        & ~spanning
+        & (g >= pod.gpus)
+        & (c + TOLERANCE >= pod.cpu)
+        & (m + TOLERANCE >= pod.mem)
+        & (n >= 1)
+    )
+    return ok, (g - pod.gpus, c - pod.cpu, m - pod.mem, n - 1)
+
+
+def reprieve(
+    ok: np.ndarray, counts: np.ndarray, ordered: np.ndarray, left: tuple[np.ndarray, ...]
+) -> np.ndarray:
+    """``try_restore`` each unit in turn, in the order of ``ordered`` ([row, unit, (g, c,
+    m, start)], the first ``counts`` of a row being its lower-priority pods): a unit is
+    kept when what is ``left`` still covers it, so every row needs only what no order
+    can keep. Returns the victim mask, one column per position of ``ordered``."""
+    g, c, m, n = left
+    s_g, s_c, s_m = ordered[:, :, 0], ordered[:, :, 1], ordered[:, :, 2]
+    depth = ordered.shape[1]
+    victim = np.zeros((len(ok), depth), dtype=bool)
+    for j in range(depth):
+        active = ok & (j < counts)
+        g_back, c_back, m_back, n_back = g - s_g[:, j], c - s_c[:, j], m - s_m[:, j], n - 1
+        keep = (
+            active
+            & (g_back >= -TOLERANCE)
+            & (c_back >= -TOLERANCE)
+            & (m_back >= -TOLERANCE)
+            & (n_back >= -TOLERANCE)
+        )
+        g = np.where(keep, g_back, g)
+        c = np.where(keep, c_back, c)
+        m = np.where(keep, m_back, m)
+        n = np.where(keep, n_back, n)
+        victim[:, j] = active > keep
+    return victim
 
 
 def _by_reference(

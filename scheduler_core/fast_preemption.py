@@ -24,9 +24,9 @@ PodDisruptionBudget in the experiment (so no candidate violates one).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -142,6 +142,29 @@ class Found:
         return CompactCandidates(nodes, self.rows, self.victims, self.counts)
 
 
+Evaluated = TypeVar("Evaluated", bound=tuple[Any, ...])
+
+
+def in_chunks(
+    rotated: np.ndarray,
+    limit: int,
+    evaluate: Callable[[np.ndarray, int, bool], Evaluated],
+    listing: bool,
+) -> Iterator[tuple[np.ndarray, Evaluated]]:
+    """The rows of ``rotated`` in growing chunks, each with ``evaluate(chunk, wanted,
+    listing)`` (whose first item is the chunk's candidate mask), until ``limit``
+    candidates are found: the numCandidates stop (§4.2) of every array path, so rows past
+    it are never looked at. A chunk after the first is twice what is still wanted."""
+    count, start, size = 0, 0, max(FIRST_CHUNK, limit)
+    while start < len(rotated) and count < limit:
+        chunk = rotated[start : start + size]
+        evaluated = evaluate(chunk, limit - count, listing)
+        yield chunk, evaluated
+        count += int(evaluated[0].sum())
+        start += size
+        size = max(FIRST_CHUNK, 2 * (limit - count))
+
+
 def pick_in_chunks(
     rotated: np.ndarray, limit: int, evaluate: Evaluate, listing: bool = False
 ) -> Found | None:
@@ -152,18 +175,12 @@ def pick_in_chunks(
     found: list[np.ndarray] = []
     features: list[tuple[np.ndarray, ...]] = []
     victims: list[np.ndarray] = []
-    count, start, size = 0, 0, max(FIRST_CHUNK, limit)
-    while start < len(rotated) and count < limit:
-        chunk = rotated[start : start + size]
-        ok, scores, listed = evaluate(chunk, limit - count, listing)
+    for chunk, (ok, scores, listed) in in_chunks(rotated, limit, evaluate, listing):
         found.append(chunk[ok])
         features.append(tuple(s[ok] for s in scores))
         if listing and listed is not None:
             victims.append(_victims_of(ok, listed))
-        count += int(ok.sum())
-        start += size
-        size = max(FIRST_CHUNK, 2 * (limit - count))
-    if count == 0:
+    if not any(len(rows) for rows in found):
         return None
     chosen = np.concatenate(found)[:limit]
     top, total, nvictims, latest = (
