@@ -12,7 +12,7 @@ bound in the recording (``Pending``) are left out unless ``pending="keep"``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import PurePath
@@ -95,16 +95,7 @@ def read_openb(files: Sequence[TraceFile], options: ImportOptions, log: ErrorLog
 
 
 def _read_nodes(table: CsvTable, draft: Draft, seen: set[str]) -> None:
-    if not table.require(*NODE_COLUMNS):
-        return
-    for row in table.rows():
-        name, cpu, memory = row.text("sn"), row.number("cpu_milli"), row.number("memory_mib")
-        gpus, model = row.integer("gpu"), row.text("model", required=False)
-        if name in seen:
-            row.error("sn", f"node '{name}' is listed twice")
-        if not row.ok or name is None or cpu is None or memory is None or gpus is None:
-            continue
-        seen.add(name)
+    for row, name, cpu, memory, gpus, model in _node_rows(table, seen):
         shape = {
             "gpus": gpus,
             "cpu": cpu / 1000,
@@ -113,6 +104,28 @@ def _read_nodes(table: CsvTable, draft: Draft, seen: set[str]) -> None:
         }
         base = f"{model}-{gpus}gpu" if model else "cpu"
         draft.nodes.add(name, base, shape, Origin(row.file, row.line))
+
+
+NodeRow = tuple[Row, str, float, float, int, str | None]
+
+
+def _node_rows(table: CsvTable, seen: set[str], max_gpus: int | None = None) -> Iterator[NodeRow]:
+    """The node list's valid rows, each name once (``seen`` collects them), errors
+    recorded on the row: one reader for the replay and the placement study, which differ
+    only in what they build from a row and in the study's device limit (``max_gpus``)."""
+    if not table.require(*NODE_COLUMNS):
+        return
+    for row in table.rows():
+        name, cpu, memory = row.text("sn"), row.number("cpu_milli"), row.number("memory_mib")
+        gpus, model = row.integer("gpu"), row.text("model", required=False)
+        if name in seen:
+            row.error("sn", f"node '{name}' is listed twice")
+        if max_gpus is not None and gpus is not None and gpus > max_gpus:
+            row.error("gpu", f"{gpus} GPUs: a placement study tracks at most {max_gpus}")
+        if not row.ok or name is None or cpu is None or memory is None or gpus is None:
+            continue
+        seen.add(name)
+        yield row, name, cpu, memory, gpus, model
 
 
 def _read_pods(table: CsvTable, mapping: QosMapping) -> list[PodRecord]:
@@ -376,19 +389,7 @@ def _node_order(draft: Draft, names: list[str]) -> list[int]:
 def _read_study_nodes(table: CsvTable, draft: Draft, names: list[str]) -> None:
     """The node list, each node kept as the file lists it; ``names`` collects them in
     order (``_node_order``)."""
-    if not table.require(*NODE_COLUMNS):
-        return
-    seen = set(names)
-    for row in table.rows():
-        name, cpu, memory = row.text("sn"), row.number("cpu_milli"), row.number("memory_mib")
-        gpus, model = row.integer("gpu"), row.text("model", required=False)
-        if name in seen:
-            row.error("sn", f"node '{name}' is listed twice")
-        if gpus is not None and gpus > MAX_DEVICES:
-            row.error("gpu", f"{gpus} GPUs: a placement study tracks at most {MAX_DEVICES}")
-        if not row.ok or name is None or cpu is None or memory is None or gpus is None:
-            continue
-        seen.add(name)
+    for row, name, cpu, memory, gpus, model in _node_rows(table, set(names), MAX_DEVICES):
         names.append(name)
         shape: dict[str, Any] = {"gpus": gpus, "cpu": cpu / 1000, "memory": memory / 1024}
         if gpus and model:
