@@ -116,7 +116,7 @@ def run_plan(request: HttpRequest, pk: int) -> HttpResponse:
                 run=run, kind="page-status", build=lambda: selectors.run_status(run=run)
             ),
             "result": result,
-            "figure": planner_figure(result) if result else None,
+            "figures": {"planner": planner_figure(result)} if result else None,
             "work_text": request.GET.get("work", ""),
             "work_rows": result.wall_clock_for(work) if result and work else [],
             "work_error": work_error,

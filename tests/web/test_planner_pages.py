@@ -80,7 +80,9 @@ def test_the_plan_page_draws_the_curve_optimum_and_closed_forms(alice_client, pl
     response = alice_client.get(reverse("experiments:run-plan", args=[planned_run.pk]))
     html = response.content.decode()
     assert response.status_code == 200
-    figure = json.loads(re.search(r'id="planner-data"[^>]*>(.*?)</script>', html, re.S)[1])
+    figure = json.loads(re.search(r'id="planner-data"[^>]*>(.*?)</script>', html, re.S)[1])[
+        "planner"
+    ]
     go.Figure(figure)  # every property is one plotly knows
     names = [t["name"] for t in figure["data"]]
     assert "simulated, 95 % band" in names
