@@ -47,8 +47,10 @@ is two to three times faster)."""
 SECONDS_PER_REPLICATION = 0.015
 """Building the engine and computing the metrics of even a tiny run."""
 SECONDS_PER_DRAIN_RETRY = 5.0e-6
-BASE_MB = 35.0
-"""The interpreter, pydantic and the simulator, before the spec."""
+BASE_MB = 58.0
+"""The interpreter, pydantic, numpy (the array paths import it with the core) and the
+simulator, before the spec: 54 MB after ``import scheduler_core``, 57-59 MB at the peak of
+the smallest preset (``bench/bench_estimate.py``, 2026-12-02; 35 MB before numpy)."""
 BYTES_PER_EVENT = 350.0
 BYTES_PER_POD = 3000.0
 BYTES_PER_NODE = 2500.0
