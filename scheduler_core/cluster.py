@@ -19,7 +19,7 @@ import numpy as np
 from scheduler_core import devices
 from scheduler_core.fast_nodes import NodeArrays
 from scheduler_core.model import Node, Pod, Workload
-from scheduler_core.spec import ExperimentSpec, NodeShape, Taint, Toleration
+from scheduler_core.spec import ExperimentSpec, NodeShape, Taint, Toleration, mig_gpus
 from scheduler_core.status import SUCCESS, Code, Status
 
 TOUCHED_MIN = 4096
@@ -115,6 +115,12 @@ class Cluster:
         for named in spec.cluster.nodes:
             self._add_node(named.name, named)
         self.total_gpus_at_start = sum(n.gpus for n in self.nodes)
+        """Whole devices (what fragmentation, measured per device, divides by)."""
+        self.gpu_capacity_at_start = self.total_gpus_at_start + sum(
+            mig_gpus(n.mig) for n in self.nodes if n.mig
+        )
+        """GPUs including MIG instances as their fractions (spec.mig_gpu_fraction): what
+        allocation is measured against, now that a MIG pod's GPU-seconds count."""
         self.arrays = NodeArrays(self.nodes)
         """Bound pods per node as arrays, for the array-speed preemption decision."""
         self.reach_array = np.array(

@@ -115,7 +115,7 @@ def simulate(
         log,
         workload_infos(resolved.spec),
         horizon=resolved.spec.horizon_seconds,
-        total_gpus=engine.cluster.total_gpus_at_start,
+        total_gpus=engine.cluster.gpu_capacity_at_start,
         fragmentation=engine.fragmentation(),
     )
     return ReplicationResult(

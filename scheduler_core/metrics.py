@@ -94,7 +94,9 @@ class WorkloadRecord:
     priority_class: str
     priority: int
     members: int
-    gpus_per_member: int
+    gpus_per_member: float
+    """GPUs one member holds, a share or MIG instance as its fraction of a GPU
+    (``WorkloadInfo.gpu_amount``): 0.3 for ``gpuMilli: 300``, 3/7 for ``3g.40gb``."""
     urgent: bool
     recovery: str
     arrival: float | None
@@ -179,7 +181,7 @@ def compute(
     infos: Sequence[WorkloadInfo],
     *,
     horizon: float,
-    total_gpus: int,
+    total_gpus: float,
     fragmentation: float | None = None,
 ) -> Metrics:
     """Read the log once; fold it into per-workload records and the variant's summary.
@@ -391,7 +393,7 @@ class _Reader:
             priority_class=info.priority_class,
             priority=info.priority,
             members=info.members,
-            gpus_per_member=info.gpus,
+            gpus_per_member=info.gpus if info.gpu_amount is None else info.gpu_amount,
             urgent=info.urgent,
             recovery=info.recovery,
             arrival=arrival,
@@ -456,7 +458,7 @@ def _mean(values: Iterable[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _available_gpu_seconds(log: Sequence[Event], horizon: float, total_gpus: int) -> float:
+def _available_gpu_seconds(log: Sequence[Event], horizon: float, total_gpus: float) -> float:
     """GPU-seconds the cluster offered in [0, horizon]: lost nodes offer nothing while gone."""
     available = total_gpus * horizon
     lost_since: dict[str, tuple[float, float]] = {}

@@ -173,8 +173,11 @@ class Pod:
 
     @property
     def gpu_amount(self) -> float:
-        """GPUs it holds, a share counted as its fraction (what events and metrics add)."""
-        return self.milli / 1000 if self.milli else self.gpus
+        """GPUs it holds, a share or a MIG instance counted as its fraction of a GPU
+        (``spec.Workload.gpu_amount``): what events and metrics add."""
+        if self.milli:
+            return self.milli / 1000
+        return self.workload.spec.gpu_amount if self.mig else self.gpus
 
     @property
     def never_preempts(self) -> bool:

@@ -62,6 +62,30 @@ MIG_PROFILE = r"^[1-7]g\.[0-9]+gb(\+me)?$"
 """A MIG profile as the NVIDIA device plugin names it (``1g.10gb``, ``3g.40gb``,
 ``1g.10gb+me``); the resource is ``nvidia.com/mig-<profile>``."""
 MigProfile = Annotated[str, Field(pattern=MIG_PROFILE)]
+
+MIG_COMPUTE_SLICES = 7
+"""Compute slices (GPCs) of a MIG-capable device: 7 on A100, H100, H200, B200 and GB200."""
+FOUR_SLICE_MIG_PROFILES = frozenset({"1g.6gb", "2g.12gb", "4g.24gb"})
+"""The profiles of the A30 (24 GB), the one MIG-capable device with 4 compute slices
+(NVIDIA's MIG user guide, "Supported MIG Profiles"). No 7-slice device has a profile of
+these names, so the name alone says which device a profile is carved from."""
+
+
+def mig_gpu_fraction(profile: str) -> float:
+    """The fraction of one GPU a MIG instance of ``profile`` is: its compute slices (the
+    ``N`` of ``Ng.XXgb``) over its device's, so ``3g.40gb`` is 3/7 of an A100 and
+    ``2g.12gb`` half an A30. Compute, not memory: ``4g.40gb`` holds half of an A100's
+    memory but 4/7 of its SMs, and GPU-seconds count the SMs a pod keeps from others."""
+    name = profile.removesuffix("+me")
+    slices = 4 if name in FOUR_SLICE_MIG_PROFILES else MIG_COMPUTE_SLICES
+    return int(name.split("g.", 1)[0]) / slices
+
+
+def mig_gpus(mig: Mapping[str, int]) -> float:
+    """GPUs that ``count`` instances per profile add up to (:func:`mig_gpu_fraction`)."""
+    return sum(count * mig_gpu_fraction(profile) for profile, count in mig.items())
+
+
 SEED_STRIDE = 1_000_003
 """Replication r of a run with seed s simulates with seed ``s * SEED_STRIDE + r``."""
 MAX_SEED = (2**63 - 1) // SEED_STRIDE - 1_000_000
@@ -641,10 +665,12 @@ class Workload(Model):
 
     @property
     def gpu_amount(self) -> float:
-        """GPUs one member holds, a share counted as its fraction (600 milli: 0.6), so
-        GPU-seconds of useful, lost or stranded work count shared devices too. A MIG
-        profile counts 0: its fraction of a GPU depends on the model."""
-        return self.gpu_milli / MILLI_PER_GPU if self.gpu_milli is not None else self.gpus
+        """GPUs one member holds, a share counted as its fraction (600 milli: 0.6) and a
+        MIG instance as its compute slices' (``3g.40gb``: 3/7), so GPU-seconds of
+        useful, lost or stranded work count shared and partitioned devices too."""
+        if self.gpu_milli is not None:
+            return self.gpu_milli / MILLI_PER_GPU
+        return self.gpus + mig_gpus(self.mig) if self.mig else self.gpus
 
     @model_validator(mode="after")
     def _consistent(self) -> Workload:

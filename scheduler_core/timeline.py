@@ -19,17 +19,18 @@ log: the web app stores a :class:`Timeline` with each replication and only draws
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from scheduler_core.events import Reason
-from scheduler_core.spec import ExperimentSpec, resolve_variant
+from scheduler_core.spec import MILLI_PER_GPU, ExperimentSpec, mig_gpus, resolve_variant
 
 BASE_STATES = ("loading", "running", "terminating")
 OVERLAY_STATES = ("checkpointing", "stranded")
-TIMELINE_VERSION = 1
+TIMELINE_VERSION = 2
 """Bumped when what a stored timeline holds changes: older ones are derived again."""
 
 TIMELINE_REASONS = (
@@ -84,6 +85,11 @@ class Span(NamedTuple):
     gpus: float
     under: str = ""
     slots: tuple[int, ...] = ()
+    parts: tuple[int, ...] = ()
+    """A share of one device (``gpuMilli`` or a MIG instance): ``slots`` is that one
+    device and ``parts`` the milli-GPU ranges of it the share is drawn on, flat as
+    (offset, milli, offset, milli, ...); usually one range, more when the free room left
+    by shares that went is not contiguous. Empty for whole GPUs."""
 
 
 class Preemption(NamedTuple):
@@ -149,7 +155,7 @@ class Timeline:
         return {
             "version": TIMELINE_VERSION,
             "omitted_spans": len(self.spans) if over else self.omitted_spans,
-            "spans": [[*s[:8], list(s.slots)] for s in kept],
+            "spans": [[*s[:8], list(s.slots), list(s.parts)] for s in kept],
             "preemptions": [list(p) for p in self.preemptions],
             "costs": [list(c) for c in self.costs],
             "recoveries": [list(r) for r in self.recoveries],
@@ -159,7 +165,10 @@ class Timeline:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Timeline:
         return cls(
-            spans=[Span._make([*row[:8], tuple(row[8])]) for row in data.get("spans", ())],
+            spans=[
+                Span._make([*row[:8], tuple(row[8]), tuple(row[9] if len(row) > 9 else ())])
+                for row in data.get("spans", ())
+            ],
             preemptions=[Preemption(*row) for row in data.get("preemptions", ())],
             costs=costs_from_json(data.get("costs", ())),
             recoveries=recoveries_from_json(data.get("recoveries", ())),
@@ -192,6 +201,8 @@ def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
         write_seconds(spec),
         node_capacity(spec),
         checkpoint_cycles(spec),
+        mig_devices(spec),
+        frozenset(w.name for w in spec.workloads if w.mig),
     )
     return Timeline(
         spans=reader.spans + reader.overlays,
@@ -213,6 +224,25 @@ def node_capacity(spec: ExperimentSpec) -> dict[str, int]:
     cluster = spec.cluster
     capacity = {f"{p.name}-{i}": p.gpus for p in cluster.node_pools for i in range(p.count)}
     return capacity | {n.name: n.gpus for n in cluster.nodes}
+
+
+def mig_device_count(mig: Mapping[str, int]) -> int:
+    """Devices a node's MIG instances are carved from, as drawn after its whole ones:
+    the instances' GPUs (spec.mig_gpus) rounded up. Which instance is on which physical
+    device is not modelled (a pod asks for a profile, not a device)."""
+    return math.ceil(mig_gpus(mig) - 1e-9) if mig else 0
+
+
+def mig_devices(spec: ExperimentSpec) -> dict[str, int]:
+    """MIG devices per node that has any (:func:`mig_device_count`)."""
+    cluster = spec.cluster
+    out = {
+        f"{p.name}-{i}": mig_device_count(p.mig)
+        for p in cluster.node_pools
+        if p.mig
+        for i in range(p.count)
+    }
+    return out | {n.name: mig_device_count(n.mig) for n in cluster.nodes if n.mig}
 
 
 def write_seconds(spec: ExperimentSpec) -> dict[str, float]:
@@ -239,24 +269,38 @@ class _Open:
     state: str
     since: float
     slots: tuple[int, ...]
+    parts: tuple[int, ...] = ()
     ready_at: float | None = None
     killed_at: float | None = None
 
 
 class _Slots:
-    """Which GPU indexes of each node are taken."""
+    """Which GPU indexes of each node are taken, and how much of each device its shares
+    hold. Whole devices come first (``capacity``), then the devices MIG instances are
+    carved from (``mig``); whole GPUs and ``gpuMilli`` shares use the first, MIG
+    instances the second."""
 
-    def __init__(self, capacity: Mapping[str, int]) -> None:
+    def __init__(self, capacity: Mapping[str, int], mig: Mapping[str, int] | None = None) -> None:
         self.capacity = capacity
+        self.mig = mig or {}
         self.taken: dict[str, list[bool]] = {}
+        """A device in use, whole or by shares."""
+        self.ranges: dict[str, dict[int, list[tuple[int, int]]]] = {}
+        """The (offset, milli) ranges the shares on each shared device are drawn on."""
+
+    def _taken(self, node: str) -> list[bool]:
+        size = self.capacity.get(node, 0) + self.mig.get(node, 0)
+        return self.taken.setdefault(node, [False] * size)
 
     def take(self, node: str, count: int) -> tuple[int, ...]:
         """The lowest free contiguous block of ``count``, else the lowest free indexes
         (a log that overcommits a node gets extra indexes rather than an error)."""
         if count <= 0:
             return ()
-        taken = self.taken.setdefault(node, [False] * self.capacity.get(node, 0))
-        free = [i for i, used in enumerate(taken) if not used]
+        taken = self._taken(node)
+        whole = self.capacity.get(node, 0)
+        mig = range(whole, whole + self.mig.get(node, 0))
+        free = [i for i, used in enumerate(taken) if not used and i not in mig]
         run = next(
             (
                 free[i : i + count]
@@ -265,15 +309,77 @@ class _Slots:
             ),
             None,
         )
-        chosen = run or (free + list(range(len(taken), len(taken) + count)))[:count]
+        extra = range(len(taken), len(taken) + count)
+        chosen = run or (free + list(extra))[:count]
         taken.extend([False] * (max(chosen, default=-1) + 1 - len(taken)))
         for i in chosen:
             taken[i] = True
         return tuple(chosen)
 
-    def give_back(self, node: str, slots: tuple[int, ...]) -> None:
-        for i in slots:
-            self.taken[node][i] = False
+    def take_share(
+        self, node: str, milli: int, mig: bool
+    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """A share's device and its ranges on it: the fullest device of its kind with
+        room (best fit, lowest index among equals, the rule devices.py places shares
+        by), drawn on the lowest free ranges of that device."""
+        taken = self._taken(node)
+        ranges = self.ranges.setdefault(node, {})
+        whole = self.capacity.get(node, 0)
+        kind = range(whole, whole + self.mig.get(node, 0)) if mig else range(whole)
+        best, best_free = -1, MILLI_PER_GPU + 1
+        for i in kind:
+            held = ranges.get(i)
+            if taken[i] and held is None:
+                continue  # a whole-GPU pod holds it
+            left = MILLI_PER_GPU - sum(n for _, n in held or ())
+            if milli <= left < best_free:
+                best, best_free = i, left
+        if best < 0:  # an overcommitted log: a device of its own past the node's
+            best = len(taken)
+            taken.append(False)
+        taken[best] = True
+        held = ranges.setdefault(best, [])
+        parts = _free_ranges(held, milli)
+        held.extend(zip(parts[::2], parts[1::2], strict=True))
+        held.sort()
+        return (best,), parts
+
+    def give_back(self, node: str, slots: tuple[int, ...], parts: tuple[int, ...] = ()) -> None:
+        if not parts:
+            for i in slots:
+                self.taken[node][i] = False
+            return
+        (device,) = slots
+        held = self.ranges[node][device]
+        for part in zip(parts[::2], parts[1::2], strict=True):
+            held.remove(part)
+        if not held:
+            del self.ranges[node][device]
+            self.taken[node][device] = False
+
+
+def _free_ranges(held: Sequence[tuple[int, int]], milli: int) -> tuple[int, ...]:
+    """Flat (offset, milli, ...) for ``milli`` on a device whose shares hold ``held``
+    (sorted): the first gap that fits it whole, else the gaps in order until it is
+    covered (past the end if the log overcommits the device)."""
+    gaps, at = [], 0
+    for offset, length in held:
+        if offset > at:
+            gaps.append((at, offset - at))
+        at = max(at, offset + length)
+    gaps.append((at, max(0, MILLI_PER_GPU - at)))
+    fits = next(((o, n) for o, n in gaps if n >= milli), None)
+    if fits is not None:
+        return (fits[0], milli)
+    out: list[int] = []
+    left = milli
+    for offset, length in gaps:
+        if left and length:
+            out += [offset, min(length, left)]
+            left -= min(length, left)
+    if left:
+        out += [max(MILLI_PER_GPU, at), left]
+    return tuple(out)
 
 
 class _SpanReader:
@@ -284,10 +390,13 @@ class _SpanReader:
         write_seconds: Mapping[str, float],
         capacity: Mapping[str, int],
         cycles: Mapping[str, float] | None = None,
+        mig: Mapping[str, int] | None = None,
+        mig_workloads: frozenset[str] = frozenset(),
     ) -> None:
         self.write_seconds = write_seconds
         self.cycles = cycles or {}
-        self.slots = _Slots(capacity)
+        self.slots = _Slots(capacity, mig)
+        self.mig_workloads = mig_workloads
         self.open: dict[str, _Open] = {}
         self.by_workload: dict[str, set[str]] = defaultdict(set)
         self.spans: list[Span] = []
@@ -312,8 +421,17 @@ class _SpanReader:
 
     def _scheduled(self, e: EventLike) -> None:
         self._close(e.pod, e.time)
-        slots = self.slots.take(e.node, int(e.value))
-        self.open[e.pod] = _Open(e.node, e.workload, float(e.value), "loading", e.time, slots)
+        gpus = float(e.value)
+        mig = e.workload in self.mig_workloads
+        parts: tuple[int, ...] = ()
+        if mig or not gpus.is_integer():
+            # A share's value is its fraction (engine: Pod.gpu_amount); a MIG instance's
+            # is floored to a milli so the instances of one device never overflow it.
+            milli = math.floor(gpus * MILLI_PER_GPU + 1e-6) if mig else round(gpus * 1000)
+            slots, parts = self.slots.take_share(e.node, max(1, milli), mig)
+        else:
+            slots = self.slots.take(e.node, int(gpus))
+        self.open[e.pod] = _Open(e.node, e.workload, gpus, "loading", e.time, slots, parts)
         self.by_workload[e.workload].add(e.pod)
 
     def _ready(self, e: EventLike) -> None:
@@ -341,7 +459,7 @@ class _SpanReader:
         if current is not None:
             self._emit(pod, current, time)
             self.by_workload[current.workload].discard(pod)
-            self.slots.give_back(current.node, current.slots)
+            self.slots.give_back(current.node, current.slots, current.parts)
 
     def _emit(self, pod: str, current: _Open, end: float) -> None:
         if end > current.since:
@@ -355,6 +473,7 @@ class _SpanReader:
                     end,
                     current.gpus,
                     slots=current.slots,
+                    parts=current.parts,
                 )
             )
 
@@ -432,6 +551,7 @@ class _SpanReader:
                     current.gpus,
                     under=under,
                     slots=current.slots,
+                    parts=current.parts,
                 )
             )
 
@@ -447,8 +567,10 @@ def _read(
     write_seconds: Mapping[str, float] | None,
     capacity: Mapping[str, int] | None,
     cycles: Mapping[str, float] | None = None,
+    mig: Mapping[str, int] | None = None,
+    mig_workloads: frozenset[str] = frozenset(),
 ) -> _SpanReader:
-    reader = _SpanReader(write_seconds or {}, capacity or {}, cycles)
+    reader = _SpanReader(write_seconds or {}, capacity or {}, cycles, mig, mig_workloads)
     for event in events:
         reader.read(event)
     reader.finish(end)

@@ -15,7 +15,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.timeline import BASE_STATES, OVERLAY_STATES, Preemption, Span
+from scheduler_core.timeline import (
+    BASE_STATES,
+    OVERLAY_STATES,
+    Preemption,
+    Span,
+    mig_device_count,
+)
 
 __all__ = [
     "BASE_STATES",
@@ -55,8 +61,14 @@ def node_groups(
 
 
 def node_capacity(cluster: Mapping[str, Any]) -> dict[str, int]:
-    """GPUs per node of a stored spec's ``cluster``."""
+    """GPU slots per node of a stored spec's ``cluster``: its whole devices, then the
+    devices its MIG instances are carved from (``scheduler_core.timeline`` lays the
+    spans out on the same slots)."""
     return {name: gpus for name, gpus, _ in _nodes(cluster)}
+
+
+def _devices(shape: Mapping[str, Any]) -> int:
+    return int(shape.get("gpus", 0)) + mig_device_count(shape.get("mig") or {})
 
 
 def _nodes(cluster: Mapping[str, Any]) -> Iterable[tuple[str, int, str]]:
@@ -64,9 +76,9 @@ def _nodes(cluster: Mapping[str, Any]) -> Iterable[tuple[str, int, str]]:
     for pool in cluster.get("nodePools") or []:
         group = _label_group(pool.get("labels") or {}) or pool["name"]
         for i in range(pool.get("count", 1)):
-            yield f"{pool['name']}-{i}", pool.get("gpus", 0), group
+            yield f"{pool['name']}-{i}", _devices(pool), group
     for node in cluster.get("nodes") or []:
-        yield node["name"], node.get("gpus", 0), _label_group(node.get("labels") or {}) or "nodes"
+        yield node["name"], _devices(node), _label_group(node.get("labels") or {}) or "nodes"
 
 
 def _label_group(labels: Mapping[str, str]) -> str:

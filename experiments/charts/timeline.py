@@ -31,6 +31,7 @@ from experiments.charts.style import (
     trace,
     workload_color,
 )
+from scheduler_core.spec import MILLI_PER_GPU
 
 MAX_OVERLAYS = 1500
 HEATMAP_BINS = 120
@@ -61,6 +62,26 @@ class _Rows:
         """Centre and thickness of ``count`` slots from ``first`` on ``node``."""
         per_slot = BAND / max(1, self.capacity.get(node, 0), first + count)
         return self.index[node] + (first + count / 2) * per_slot, count * per_slot * 0.9
+
+    def share_band(self, node: str, device: int, offset: int, milli: int) -> tuple[float, float]:
+        """Centre and thickness of ``milli`` of device ``device`` from ``offset``: the
+        device's bar (what a whole GPU would fill) cut in thousandths, so a 600-milli
+        share fills 60 % of its slot and the rest shows the device partly free."""
+        per_slot = BAND / max(1, self.capacity.get(node, 0), device + 1)
+        top = self.index[node] + (device + 0.05) * per_slot
+        fill = 0.9 * per_slot / MILLI_PER_GPU
+        return top + (offset + milli / 2) * fill, milli * fill
+
+    def pieces(self, span: Span) -> list[tuple[tuple[float, float], str]]:
+        """Where ``span`` is drawn, (centre, thickness) per bar, with what it holds
+        there: one bar per run of whole GPUs, one per range of a share's device."""
+        if span.parts:
+            (device,) = span.slots
+            ranges = list(zip(span.parts[::2], span.parts[1::2], strict=True))
+            label = f"{sum(n for _, n in ranges)} milli-GPU of GPU {device}"
+            return [(self.share_band(span.node, device, o, n), label) for o, n in ranges]
+        label = f"{span.gpus:g} GPU"
+        return [(self.band(span.node, f, c), label) for f, c in contiguous_runs(span.slots)]
 
 
 def gantt_figure(
@@ -116,9 +137,36 @@ def gantt_figure(
                 zeroline=False,
                 showgrid=False,
             ),
-            "shapes": _initial_state_shade(spans),
+            "shapes": _initial_state_shade(spans) + _shared_device_outlines(spans, rows),
         },
     )
+
+
+MAX_DEVICE_OUTLINES = 1000
+SHARED_DEVICE_LINE = "#8c959f"
+
+
+def _shared_device_outlines(spans: Sequence[Span], rows: _Rows) -> list[dict[str, Any]]:
+    """A thin frame around every device that shares ever held, over the whole time
+    axis: the frame is the whole device, the bars in it the shares, and what the
+    frame holds empty the part of the device nobody uses."""
+    devices = sorted({(s.node, s.slots[0]) for s in spans if s.parts}, key=str)
+    return [
+        {
+            "type": "rect",
+            "xref": "paper",
+            "yref": "y",
+            "x0": 0,
+            "x1": 1,
+            "y0": round(center - width / 2, 4),
+            "y1": round(center + width / 2, 4),
+            "line": {"color": SHARED_DEVICE_LINE, "width": 0.6},
+            "fillcolor": "rgba(0,0,0,0)",
+            "layer": "below",
+        }
+        for node, device in devices[:MAX_DEVICE_OUTLINES]
+        for center, width in [rows.share_band(node, device, 0, MILLI_PER_GPU)]
+    ]
 
 
 MAX_WORKLOAD_KEYS = 12
@@ -186,11 +234,8 @@ def _state_bars(
     patterned state adds its hatch as a second bar trace over the same bars. One
     pattern for the whole trace: a pattern on bars of many colours is one SVG pattern
     per bar, which took half of a large Gantt's drawing time."""
-    pieces = [
-        (s, rows.band(s.node, first, count))
-        for s in spans
-        for first, count in contiguous_runs(s.slots)
-    ]
+    drawn = [(s, where, label) for s in spans for where, label in rows.pieces(s)]
+    pieces = [(s, where) for s, where, _ in drawn]
     shape = {
         "y": [round(y, 4) for _, (y, _) in pieces],
         "width": [round(w, 4) for _, (_, w) in pieces],
@@ -205,9 +250,9 @@ def _state_bars(
     bars = trace(
         "bar",
         **shape,
-        marker={"color": fill, "line": {"width": 0}},
-        customdata=[[s.pod, s.workload, s.gpus, s.node] for s, _ in pieces],
-        hovertemplate="%{customdata[0]} (%{customdata[1]}, %{customdata[2]} GPU) on "
+        marker={"color": fill, "line": _share_edges([s for s, _ in pieces])},
+        customdata=[[s.pod, s.workload, s.gpus, s.node, label] for s, _, label in drawn],
+        hovertemplate="%{customdata[0]} (%{customdata[1]}, %{customdata[4]}) on "
         "%{customdata[3]}<br>" + state + " from %{base:,.1f}s for %{x:,.1f}s"
         "<extra></extra>",
     )
@@ -228,12 +273,19 @@ def _state_bars(
     return [bars, hatch]
 
 
+def _share_edges(spans: Sequence[Span]) -> dict[str, Any]:
+    """A white edge around each share's bar, so two shares of one workload on one
+    device read as two (whole-GPU bars keep none, as before)."""
+    if not any(s.parts for s in spans):
+        return {"width": 0}
+    return {"width": [0.8 if s.parts else 0 for s in spans], "color": "white"}
+
+
 def _victim_position(mark: Preemption, by_pod: dict[str, list[Span]], rows: _Rows) -> float:
-    """The centre of the GPUs the victim held when it was preempted."""
+    """The centre of the GPUs (or the share) the victim held when it was preempted."""
     for span in by_pod.get(mark.victim, ()):
         if span.start <= mark.time <= span.end and span.slots:
-            first, count = contiguous_runs(span.slots)[0]
-            return rows.band(span.node, first, count)[0]
+            return rows.pieces(span)[0][0][0]
     return rows.center(mark.victim_node)
 
 

@@ -296,6 +296,21 @@ def event_page(
 
 
 # ------------------------------------------------------------------- the compare page
+def compare_study_rows(chosen: Sequence[selectors_charts.ChosenVariant]) -> list[dict[str, Any]]:
+    """Each chosen placement-study variant's aggregate row (the core's numbers), named
+    by its label on the page (``#12 FGD``), so variants of several runs stay apart."""
+    return [{**c.run.aggregate[c.index], "variant": c.results.label, "run": c.run} for c in chosen]
+
+
+def compare_study_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The study page's two charts over variants of any study runs: allocation against
+    arrived load, one line per chosen variant, and the asked load alone."""
+    from experiments.charts.study import study_figure, zoom_figure
+
+    plain = [{k: v for k, v in row.items() if k != "run"} for row in rows]
+    return {"study-curve": study_figure(plain), "study-at-load": zoom_figure(plain)}
+
+
 def compare_figures(chosen: Sequence[selectors_charts.ChosenVariant]) -> dict[str, Any]:
     """The run page's summary and cost charts over variants picked from any runs."""
     figures = summary_figures([c.results for c in chosen])

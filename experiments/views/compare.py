@@ -18,6 +18,7 @@ from experiments.charts.compare import compare_table
 from experiments.charts.style import variant_colors
 from experiments.models import Run
 from experiments.selectors_charts import ChosenVariant, VariantRef
+from experiments.selectors_run_page import is_study_run
 from experiments.views import chart_data
 
 MAX_CHOSEN = 24
@@ -31,27 +32,37 @@ def compare(request: HttpRequest) -> HttpResponse:
         if (ref := VariantRef.parse(text)) is not None
     ]
     chosen, left_out = selectors_charts.compare_variants(user=request.user, refs=refs)
-    baseline = _baseline(request.GET.get("baseline", ""), chosen)
+    # A placement study has no time, timeline or replay metric: its variants are drawn
+    # as allocation against arrived load, the replays beside them as before.
+    studies = [c for c in chosen if is_study_run(c.run)]
+    replays = [c for c in chosen if not is_study_run(c.run)]
+    baseline = _baseline(request.GET.get("baseline", ""), replays)
     table = compare_table(
-        [c.results for c in chosen],
+        [c.results for c in replays],
         sc.SUMMARY_NAMES,
         baseline=baseline,
         differences_only=request.GET.get("diff") == "1",
     )
-    figures = chart_data.compare_figures(chosen) if chosen else {}
+    study_rows = chart_data.compare_study_rows(studies)
+    figures = chart_data.compare_figures(replays) if replays else {}
+    if studies:
+        figures |= chart_data.compare_study_figures(study_rows)
     parameters, more_parameters = selectors_charts.compare_parameters(chosen=chosen)
     return render(
         request,
         "experiments/compare.html",
         {
             "chosen": chosen,
+            "replays": replays,
+            "study_rows": study_rows,
+            "study_has_paper": any(row.get("paper") for row in study_rows),
             "left_out": left_out,
             "table": table,
             "baseline": baseline,
             "heads": list(
-                zip(chosen, variant_colors([c.results.color_key for c in chosen]), strict=True)
+                zip(replays, variant_colors([c.results.color_key for c in replays]), strict=True)
             ),
-            "unserved": [c.results.label for c in chosen if c.results.unserved],
+            "unserved": [c.results.label for c in replays if c.results.unserved],
             "intervals": sorted(
                 {cell.interval for row in table.rows for cell in row.cells if cell.interval}
             ),

@@ -1,0 +1,92 @@
+"""The Gantt of shared devices (#18): each share is a bar of its milli in its device's
+slot, so a device shows how much of it is used, and which shares use it."""
+
+from __future__ import annotations
+
+import pytest
+
+import scheduler_core as sc
+from experiments.charts import spans as sp
+from experiments.charts import timeline as tl
+from scheduler_core import timeline as core_timeline
+from tests.web.charts_support import spec_document, validated
+
+BAND_PER_DEVICE = tl.BAND / 8
+
+
+def _gantt(variant: str):
+    spec = sc.get_preset("s16-shared-gpus").spec()
+    result = sc.simulate(spec, variant)
+    line = core_timeline.for_variant(spec, variant, result.events)
+    capacity = sp.node_capacity(spec_document(spec)["cluster"])
+    return validated(
+        tl.gantt_figure(
+            line.spans,
+            line.preemptions,
+            ["gpu-0"],
+            capacity=capacity,
+            start=0.0,
+            end=float(spec.horizon_seconds),
+            title="t",
+        )
+    )
+
+
+def _running(figure):
+    bars = [
+        t
+        for t in figure.data
+        if t.name == "running" and t.showlegend is False and t.hoverinfo != "skip"
+    ]
+    return [
+        (c[0], c[4], y, w) for t in bars for c, y, w in zip(t.customdata, t.y, t.width, strict=True)
+    ]
+
+
+def test_each_share_fills_its_milli_of_its_device_slot():
+    """Device 0 holds serving-0 (600) and batch-0, batch-1 (200 each): three bars that
+    tile the device's bar top to bottom; device 5 holds serving-5 only, 60 % of it."""
+    drawn = {pod: (label, y, w) for pod, label, y, w in _running(_gantt("one-gpu"))}
+    whole = 0.9 * BAND_PER_DEVICE  # what one whole GPU's bar is
+
+    def edges(pod):
+        _, y, w = drawn[pod]
+        return round(y - w / 2, 3), round(y + w / 2, 3)
+
+    top = 0.05 * BAND_PER_DEVICE
+    assert edges("serving-0") == (round(top, 3), round(top + 0.6 * whole, 3))
+    assert edges("batch-0") == (round(top + 0.6 * whole, 3), round(top + 0.8 * whole, 3))
+    assert edges("batch-1") == (round(top + 0.8 * whole, 3), round(top + whole, 3))
+    assert drawn["batch-1"][0] == "200 milli-GPU of GPU 0"
+    assert drawn["serving-5"][0] == "600 milli-GPU of GPU 5"
+    assert drawn["serving-5"][2] == pytest.approx(0.6 * whole, abs=1e-4)
+    assert edges("serving-5")[0] == round(5 * BAND_PER_DEVICE + top, 3)
+
+
+def test_shared_devices_are_framed_whole_and_the_400_milli_notebook_sits_in_device_4():
+    figure = _gantt("share-of-400")
+    frames = [s for s in figure.layout.shapes if s.line.color == tl.SHARED_DEVICE_LINE]
+    assert len(frames) == 8  # every device holds a share
+    assert [f.y1 - f.y0 for f in frames] == [pytest.approx(0.9 * BAND_PER_DEVICE, abs=2e-4)] * 8
+    drawn = {pod: label for pod, label, _, _ in _running(figure)}
+    assert drawn["notebook-0"] == "400 milli-GPU of GPU 4"
+    running = [t for t in figure.data if t.name == "running" and t.showlegend is False]
+    assert all("%{customdata[4]}" in t.hovertemplate for t in running if t.hovertemplate)
+
+
+def test_whole_gpus_are_labelled_and_drawn_as_before():
+    """No share, no frame; a whole-GPU bar keeps its slot's 0.9 thickness."""
+    spec = sc.get_preset("s2-jump-the-queue").spec()
+    name = sc.variant_names(spec)[0]
+    result = sc.simulate(spec, name)
+    line = core_timeline.for_variant(spec, name, result.events)
+    cluster = spec_document(spec)["cluster"]
+    capacity = sp.node_capacity(cluster)
+    nodes = list(capacity)
+    figure = validated(
+        tl.gantt_figure(line.spans, [], nodes, capacity=capacity, start=0.0, end=100.0, title="t")
+    )
+    assert not [s for s in figure.layout.shapes if s.line.color == tl.SHARED_DEVICE_LINE]
+    labels = {label for _, label, _, _ in _running(figure)}
+    assert labels
+    assert all(label.endswith(" GPU") and "milli" not in label for label in labels)
