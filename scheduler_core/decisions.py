@@ -14,8 +14,9 @@ the event log's. Every record is part of the result and a pure function of (spec
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, overload
 
 from scheduler_core.events import Reason as R  # noqa: N817 (short: used in tables below)
 
@@ -123,6 +124,77 @@ class CompactCandidates:
         return out
 
 
+class CandidateNodes(Sequence[CandidateNode]):
+    """A record's candidates from the arrays, named when first read: a tuple of
+    :class:`CandidateNode` in every way that is looked at (length, items, iteration,
+    equality with the tuple the Python path stores, hash, repr, pickling, as_dict), built
+    from the :class:`CompactCandidates` only then. A storm at 5,000 nodes has about 500
+    candidates per decision, 2.4 million for the run, while a reader looks at a few
+    records; building them all made up half of the run with records on."""
+
+    __slots__ = ("_built", "_compact")
+
+    def __init__(self, compact: CompactCandidates) -> None:
+        self._compact: CompactCandidates | None = compact
+        self._built: tuple[CandidateNode, ...] | None = None
+
+    def built(self) -> tuple[CandidateNode, ...]:
+        """The candidates as the tuple the record stands for (built once)."""
+        if self._built is None:
+            assert self._compact is not None
+            self._built = tuple([CandidateNode(*c) for c in self._compact.entries()])
+            self._compact = None  # the pods and nodes are no longer held
+        return self._built
+
+    def __len__(self) -> int:
+        if self._built is not None:
+            return len(self._built)
+        assert self._compact is not None
+        return len(self._compact)
+
+    @overload
+    def __getitem__(self, index: int) -> CandidateNode: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[CandidateNode, ...]: ...
+    def __getitem__(self, index: int | slice) -> CandidateNode | tuple[CandidateNode, ...]:
+        return self.built()[index]
+
+    def __iter__(self) -> Iterator[CandidateNode]:
+        return iter(self.built())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CandidateNodes):
+            other = other.built()
+        return isinstance(other, tuple) and self.built() == other
+
+    def __hash__(self) -> int:
+        return hash(self.built())
+
+    def __repr__(self) -> str:
+        return repr(self.built())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.built(),))
+
+    def as_dicts(self) -> tuple[dict[str, Any], ...]:
+        """What :func:`dataclasses.asdict` makes of the built tuple (same keys, order and
+        values), without building the records first."""
+        if self._built is not None:
+            return tuple(asdict(c) for c in self._built)
+        assert self._compact is not None
+        return tuple(
+            [
+                {
+                    "node": e[0],
+                    "victims": e[1],
+                    "pdb_violations": e[2],
+                    "cost": e[3] if len(e) > 3 else None,
+                }
+                for e in self._compact.entries()
+            ]
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Reprieve:
     """A lower-priority pod that was put back: the preemptor still fits with it there."""
@@ -169,13 +241,19 @@ class Decision:
     cause: str = ""
     rule: str = ""
     victims: tuple[str, ...] = ()
-    candidates: tuple[CandidateNode, ...] = ()
+    candidates: Sequence[CandidateNode] = ()
+    """A tuple, or for a decision made on the arrays a :class:`CandidateNodes` equal to
+    that tuple (named when first read)."""
     reprieved: tuple[Reprieve, ...] = ()
     units: tuple[VictimUnit, ...] = ()
     targets: tuple[QueueTarget, ...] = ()
     events: tuple[tuple[float, str, str], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
+        if isinstance(self.candidates, CandidateNodes):
+            out = asdict(replace(self, candidates=()))
+            out["candidates"] = self.candidates.as_dicts()
+            return out
         return asdict(self)
 
     def pods(self) -> set[str]:
@@ -518,8 +596,9 @@ class Recorder:
             fields = dict(fields)
             candidates = fields.get("candidates", ())
             if isinstance(candidates, CompactCandidates):
-                candidates = candidates.entries()
-            fields["candidates"] = tuple(CandidateNode(*c) for c in candidates)
+                fields["candidates"] = CandidateNodes(candidates)
+            else:
+                fields["candidates"] = tuple(CandidateNode(*c) for c in candidates)
             fields["reprieved"] = tuple(Reprieve(*r) for r in fields.get("reprieved", ()))
             out.append(Decision(**fields))
         return out
