@@ -414,6 +414,17 @@ class Cluster:
         a = self.arrays
         gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
         claims = self.claim_arrays(pod.priority)
+        if len(rows) == len(self.nodes):  # every row, in order: the arrays as they are
+            if claims is not None:
+                gpus, cpu = pod.gpus + claims[0], pod.cpu + claims[1]
+                mem, count = pod.mem + claims[2], 1 + claims[3]
+            fit = (
+                (gpus <= a.free_gpus)
+                & (cpu <= a.free_cpu + 1e-9)
+                & (mem <= a.free_mem + 1e-9)
+                & (a.npods + count <= a.max_pods)
+            )
+            return bool(fit.any())
         if claims is not None:
             gpus = pod.gpus + claims[0][rows]
             cpu = pod.cpu + claims[1][rows]

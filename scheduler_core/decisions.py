@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, overload
 
 from scheduler_core.events import Reason as R  # noqa: N817 (short: used in tables below)
+from scheduler_core.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     from scheduler_core.cluster import Cluster
@@ -590,17 +591,20 @@ class Recorder:
         self._raw.append(fields)
 
     def records(self) -> list[Decision]:
-        """Every decision, in order, as frozen records."""
+        """Every decision, in order, as frozen records (with the cyclic collector paused,
+        as while the engine runs: they all live on, and its passes over a run's records
+        cost as much as building them)."""
         out = []
-        for fields in self._raw:
-            fields = dict(fields)
-            candidates = fields.get("candidates", ())
-            if isinstance(candidates, CompactCandidates):
-                fields["candidates"] = CandidateNodes(candidates)
-            else:
-                fields["candidates"] = tuple(CandidateNode(*c) for c in candidates)
-            fields["reprieved"] = tuple(Reprieve(*r) for r in fields.get("reprieved", ()))
-            out.append(Decision(**fields))
+        with gc_paused():
+            for fields in self._raw:
+                fields = dict(fields)
+                candidates = fields.get("candidates", ())
+                if isinstance(candidates, CompactCandidates):
+                    fields["candidates"] = CandidateNodes(candidates)
+                else:
+                    fields["candidates"] = tuple([CandidateNode(*c) for c in candidates])
+                fields["reprieved"] = tuple([Reprieve(*r) for r in fields.get("reprieved", ())])
+                out.append(Decision(**fields))
         return out
 
     def _tally(self, pod: Pod) -> Tally:

@@ -82,12 +82,10 @@ def decide(
     from scheduler_core.plugins.default_preemption import select_victims_on_node
 
     cluster = host.cluster
-    visit = visit_order(host, policy, pod)
+    visit = _reaching_order(host, policy, pod)
     if visit is None:
         return None
-    rotated, k, limit = visit
-    need = _needs(host, pod)
-    rotated = rotated[_may_reach(cluster, k, pod, rotated, need)]
+    rotated, need, limit = visit
     if len(rotated) <= FEW:
         return _few(host, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
     found = pick_in_chunks(
@@ -120,6 +118,33 @@ def visit_order(
         return None
     rows = cluster.eligible_rows(pod.workload)
     return np.concatenate((rows[offset:], rows[:offset])), k, policy.num_candidates(n)
+
+
+def _reaching_order(
+    host: PreemptionHost, policy: DefaultPreemption, pod: Pod
+) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None, int] | None:
+    """:func:`visit_order` (the same random draw, at the same point) with the rows that
+    cannot reach the pod's need left out (:func:`_may_reach`), what the pod needs per row
+    (:func:`_needs`) and the numCandidates limit. The reach test runs on the eligible rows
+    in node order, where a cluster whose every node is eligible reads the arrays as they
+    are (no gather), and the rotation from the offset is applied to the rows kept: the
+    rows kept at or after the offset, then those before it, as the reference visits
+    them."""
+    cluster = host.cluster
+    potential, _ = cluster.eligible_nodes(pod.workload)
+    n = len(potential)
+    if n == 0:
+        return None
+    offset = host.random_offset(n)
+    k = cluster.threshold(pod.priority)
+    if not cluster.below[k]:
+        return None
+    rows = cluster.eligible_rows(pod.workload)
+    need = _needs(host, pod)
+    kept = np.flatnonzero(_may_reach(cluster, k, pod, rows, need))
+    cut = int(np.searchsorted(kept, offset))
+    order = np.concatenate((kept[cut:], kept[:cut]))
+    return (order if n == len(cluster.nodes) else rows[order]), need, policy.num_candidates(n)
 
 
 @dataclass(slots=True)
@@ -268,15 +293,24 @@ def _may_reach(
     exactly, CPU, memory and pod slots with a margin for rounding (a superset of the
     candidates, which :func:`_evaluate` then decides exactly). Non-candidates dropped
     here keep their place out of the rotation, so the stop rule finds the same nodes."""
+    every = len(rows) == len(cluster.nodes)  # then ``rows`` is every row, in order
     if need is None:
         need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
+    elif every:
+        need_g, need_c, need_m, need_n = need
     else:
         need_g, need_c, need_m, need_n = (x[rows] for x in need)
+    if every:
+        reach_g, reach_c = cluster.reach_array[k], cluster.reach_cpu[k]
+        reach_m, reach_n = cluster.reach_mem[k], cluster.reach_pods[k]
+    else:
+        reach_g, reach_c = cluster.reach_array[k, rows], cluster.reach_cpu[k, rows]
+        reach_m, reach_n = cluster.reach_mem[k, rows], cluster.reach_pods[k, rows]
     mask: np.ndarray = (
-        (cluster.reach_array[k, rows] >= need_g)
-        & (cluster.reach_cpu[k, rows] + MARGIN >= need_c)
-        & (cluster.reach_mem[k, rows] + MARGIN >= need_m)
-        & (cluster.reach_pods[k, rows] >= need_n)
+        (reach_g >= need_g)
+        & (reach_c + MARGIN >= need_c)
+        & (reach_m + MARGIN >= need_m)
+        & (reach_n >= need_n)
     )
     return mask
 
