@@ -201,22 +201,27 @@ def pick_in_chunks(
     features: list[tuple[np.ndarray, ...]] = []
     victims: list[np.ndarray] = []
     for chunk, (ok, scores, listed) in in_chunks(rotated, limit, evaluate, listing):
-        found.append(chunk[ok])
-        features.append(tuple(s[ok] for s in scores))
+        every = bool(ok.all())  # a storm's chunk: no gather
+        found.append(chunk if every else chunk[ok])
+        features.append(scores if every else tuple(s[ok] for s in scores))
         if listing and listed is not None:
             victims.append(_victims_of(ok, listed))
     if not any(len(rows) for rows in found):
         return None
-    chosen = np.concatenate(found)[:limit]
-    top, total, nvictims, latest = (
-        np.concatenate(parts)[:limit] for parts in zip(*features, strict=True)
-    )
+    chosen = _joined(found)[:limit]
+    top, total, nvictims, latest = (_joined(parts)[:limit] for parts in zip(*features, strict=True))
     counts = nvictims.astype(np.int64)
     listed_victims = None
     if listing:
-        listed_victims = np.concatenate(victims)[: int(counts.sum())]
+        listed_victims = _joined(victims)[: int(counts.sum())]
     best, rule = pick_by_rule(top, total, counts, latest)
     return Found(chosen, counts, listed_victims, int(chosen[best]), rule)
+
+
+def _joined(parts: list[np.ndarray] | tuple[np.ndarray, ...]) -> np.ndarray:
+    """The parts end to end (the one part itself when there is one: a storm's decision
+    is decided in its first chunk)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def pick_by_rule(
@@ -241,7 +246,7 @@ def _victims_of(ok: np.ndarray, listed: Listing) -> np.ndarray:
     """The victims of a chunk's candidates, concatenated in row order."""
     pods, where, victim, by_reference = listed
     if not by_reference:
-        flat: np.ndarray = pods[where[ok][victim[ok]]]
+        flat: np.ndarray = pods[where[victim] if ok.all() else where[ok][victim[ok]]]
         return flat
     parts = []
     for position in np.flatnonzero(ok).tolist():
@@ -354,10 +359,9 @@ def _evaluate(
         claimed = need[3][rows] != 1
         if claimed.any():
             keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
-    if len(keys) and (keys == keys[0]).all():  # the storm's case: every row alike
-        first, inverse = np.zeros(1, dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
-    else:
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if FEW_KINDS and len(keys) and (keys == keys[0]).all():  # a storm: every row alike
+        return _evaluate_alike(a, pod, rows, _need_at(pod, need, int(rows[0])), listing)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     alike = len(first) * 2 <= len(rows)  # else evaluating every row is as quick
     picked = rows[first] if alike else rows
     if alike and len(first) <= FEW_KINDS:
@@ -375,6 +379,43 @@ def _evaluate(
     listed: Listing | None = None
     if listing and order.shape[1]:
         where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
+    return ok, (top, total, nvictims, latest), listed
+
+
+def _evaluate_alike(
+    a: object,
+    pod: Pod,
+    rows: np.ndarray,
+    need: tuple[float, float, float, int],
+    listing: bool,
+) -> tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]:
+    """:func:`_evaluate` when every row has one signature and needs the same room (a
+    storm's full nodes): the reprieve runs once, on the first row, and its verdict, keys
+    and victim columns hold for every row, so they are filled in, not gathered; per row
+    only the start times of the top-priority victims' columns are read (rule 5), and,
+    when ``listing``, the victims' own columns (the same pods as the broadcast
+    columns would give, in the same order)."""
+    ok1, top1, total1, count1, order1, victim1, prio1 = _select_row(a, pod, int(rows[0]), need)
+    size = len(rows)
+    ok = np.full(size, ok1, dtype=bool)
+    top, total = np.full(size, top1, dtype=np.int64), np.full(size, total1, dtype=np.int64)
+    nvictims = np.full(size, count1, dtype=np.int64)
+    if not order1:
+        return ok, (top, total, nvictims, np.zeros(size)), None
+    tops = [c for c, v, p in zip(order1, victim1, prio1, strict=True) if v and p == top1]
+    pack = a.pack  # type: ignore[attr-defined]
+    if not tops:
+        latest = np.full(size, np.inf)
+    elif len(tops) == 1:
+        latest = pack[rows, tops[0], 3]
+    else:
+        latest = pack[rows[:, None], tops, 3].min(axis=1)
+    listed: Listing | None = None
+    if listing:
+        columns = np.array([c for c, v in zip(order1, victim1, strict=True) if v], dtype=np.int64)
+        where = columns + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        victim = np.ones(where.shape, dtype=bool)
         listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
     return ok, (top, total, nvictims, latest), listed
 

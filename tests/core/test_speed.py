@@ -490,3 +490,35 @@ def test_storm_on_part_of_the_cluster_gives_the_python_log_and_records(
     preempted = {e.node for e in fast if e.reason == "Preempted"}
     assert len(preempted) == 90
     assert all(node.startswith("node-") for node in preempted)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_storm_with_start_times_per_node_gives_the_python_log_and_records(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential (§4.4 rule 5) on the storm shape where the full nodes share one
+    signature (the same pods in the same MoreImportantPod order) but not their start
+    times: the one reprieve broadcast to every row must still read each row's own start
+    times, so the node rule 5 picks, the log and the records are the Python steps'."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_scheduler_perf import LOW_PODS_PER_NODE, perf_spec
+
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    rng = random.Random(seed)
+    data = perf_spec(150, 60)
+    for entry in data["initialState"]:  # the same order on every node, not the same times
+        member = entry["member"] % LOW_PODS_PER_NODE
+        entry["startedAt"] = round(-1.0 - 10 * member - rng.uniform(0, 5), 3)
+    spec = sc.parse_spec(data)
+    with python_decisions():
+        engine = Engine(resolve_variant(spec, "default"), seed=seed, explain=True)
+        reference, reference_records = engine.run(), engine.decisions()
+    engine = Engine(resolve_variant(spec, "default"), seed=seed, explain=True)
+    fast, records = engine.run(), engine.decisions()
+    assert fast == reference
+    assert records == reference_records
+    rules = {d.rule for d in records if d.kind == "Preemption"}
+    assert "latest start time of the highest-priority victims" in rules
