@@ -46,6 +46,9 @@ FEW = 48
 FEW_KINDS = 4
 """Up to this many signatures in a chunk, the reprieve runs in plain Python per signature
 (numpy's per-call cost dominates arrays of a few rows)."""
+MAX_REPRIEVES = 4096
+"""At most this many (signature, need, priority) reprieve outcomes are kept (then the
+memo starts afresh)."""
 MARGIN = 1e-6
 """Rounding slack of the CPU and memory reach sums (far below any request's size)."""
 
@@ -366,7 +369,9 @@ def _evaluate(
         if claimed.any():
             keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
     if FEW_KINDS and len(keys) and (keys == keys[0]).all():  # a storm: every row alike
-        return _evaluate_alike(a, pod, rows, _need_at(pod, need, int(rows[0])), listing)
+        return _evaluate_alike(
+            a, pod, rows, int(keys[0]), _need_at(pod, need, int(rows[0])), listing
+        )
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     alike = len(first) * 2 <= len(rows)  # else evaluating every row is as quick
     picked = rows[first] if alike else rows
@@ -393,6 +398,7 @@ def _evaluate_alike(
     a: object,
     pod: Pod,
     rows: np.ndarray,
+    key: int,
     need: tuple[float, float, float, int],
     listing: bool,
 ) -> tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]:
@@ -401,8 +407,21 @@ def _evaluate_alike(
     and victim columns hold for every row, so they are filled in, not gathered; per row
     only the start times of the top-priority victims' columns are read (rule 5), and,
     when ``listing``, the victims' own columns (the same pods as the broadcast
-    columns would give, in the same order)."""
-    ok1, top1, total1, count1, order1, victim1, prio1 = _select_row(a, pod, int(rows[0]), need)
+    columns would give, in the same order).
+
+    The reprieve's outcome is a function of the signature (``key``, when not a row of
+    its own), the need and the pod's priority, so it is kept per such triple
+    (:attr:`NodeArrays.reprieves`): a storm's preemptors, alike, reprieve once."""
+    reprieves = a.reprieves  # type: ignore[attr-defined]
+    memo = (key, need, pod.priority) if key >= 0 else None
+    result = reprieves.get(memo) if memo is not None else None
+    if result is None:
+        result = _select_row(a, pod, int(rows[0]), need)
+        if memo is not None:
+            if len(reprieves) >= MAX_REPRIEVES:
+                reprieves.clear()
+            reprieves[memo] = result
+    ok1, top1, total1, count1, order1, victim1, prio1 = result
     size = len(rows)
     ok = np.full(size, ok1, dtype=bool)
     top, total = np.full(size, top1, dtype=np.int64), np.full(size, total1, dtype=np.int64)

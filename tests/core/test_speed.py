@@ -522,3 +522,35 @@ def test_storm_with_start_times_per_node_gives_the_python_log_and_records(
     assert records == reference_records
     rules = {d.rule for d in records if d.kind == "Preemption"}
     assert "latest start time of the highest-priority victims" in rules
+
+
+def test_storm_of_mixed_preemptors_gives_the_python_log_and_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Differential (§4.3) on a storm whose preemptors differ in request and priority:
+    the reprieve kept per (signature, need, priority) for rows alike must not serve one
+    preemptor the victims of another (1.2 CPU needs one victim, 3 CPU three), so the log
+    and the records are the Python steps'."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_scheduler_perf import perf_spec
+
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    data = perf_spec(200, 40)
+    data["priorityClasses"].append({"name": "top", "value": 20})
+    data["workloads"] += [
+        {**data["workloads"][1], "name": "small", "cpu": 1.2},
+        {**data["workloads"][1], "name": "urgent", "priorityClassName": "top", "cpu": 2.1},
+    ]
+    spec = sc.parse_spec(data)
+    with python_decisions():
+        engine = Engine(resolve_variant(spec, "default"), seed=4, explain=True)
+        reference, reference_records = engine.run(), engine.decisions()
+    engine = Engine(resolve_variant(spec, "default"), seed=4, explain=True)
+    fast, records = engine.run(), engine.decisions()
+    assert fast == reference
+    assert records == reference_records
+    counts = {len(d.victims) for d in records if d.kind == "Preemption"}
+    assert {1, 2, 3} <= counts
