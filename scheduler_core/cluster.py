@@ -149,9 +149,6 @@ class Cluster:
         pods at that priority or above claim (see :meth:`claim_arrays`)."""
         self.meter: Any = None
         """When set (fragmentation.FragmentationMeter), told of every node that changes."""
-        self.watch: Any = None
-        """When set, every node whose resources, schedulability or nominations change is
-        appended (decision records keep their per-node verdicts current from it)."""
 
     # ------------------------------------------------------------------ structure
     def _add_node(self, name: str, shape: NodeShape) -> None:
@@ -222,8 +219,6 @@ class Cluster:
             half = len(touched) // 2
             del touched[:half]
             self.touched_base += half
-        if self.watch is not None:
-            self.watch.append(node)
 
     # ------------------------------------------------------------------ accounting
     def assign(self, pod: Pod, node: Node) -> None:
@@ -302,8 +297,8 @@ class Cluster:
         self.arrays.stamp(pod, pod.node)
 
     def nominations_changed(self, node: Node) -> None:
-        """Keep :attr:`claimed_nodes` in step with ``node.nominated``, and tell the
-        :attr:`watch` (a nomination claims room, so verdicts on ``node`` are stale)."""
+        """Keep :attr:`claimed_nodes` in step with ``node.nominated``, and log the change
+        (a nomination claims room, so verdicts on ``node`` are stale)."""
         self._touch(node)
         if node.nominated:
             self.claimed_nodes[node] = None

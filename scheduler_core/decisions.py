@@ -511,31 +511,24 @@ class Tally:
 
 
 class Changes:
-    """Which nodes changed, and when last: each node once, in the order of its latest
-    change, so "changed since change number n" walks back only over those nodes."""
+    """Which nodes changed since change number n, read from the cluster's own log of
+    node changes (:meth:`Cluster.changed_since`, which every bind, release, cordon and
+    nomination writes): the recorder keeps no log of its own, so a change costs it
+    nothing. When that part of the log was dropped, every node counts as changed."""
 
-    __slots__ = ("count", "last", "order")
+    __slots__ = ("cluster",)
 
-    def __init__(self) -> None:
-        self.count = 0
-        self.order: dict[Node, None] = {}
-        self.last: dict[Node, int] = {}
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
 
-    def append(self, node: Node) -> None:
-        """Called by the cluster (as its ``watch``) on every change."""
-        self.count += 1
-        self.order.pop(node, None)
-        self.order[node] = None
-        self.last[node] = self.count
+    @property
+    def count(self) -> int:
+        """The change number of the next change."""
+        return self.cluster.touched_count
 
     def since(self, seen: int) -> set[Node]:
-        stale: set[Node] = set()
-        last = self.last
-        for node in reversed(self.order):
-            if last[node] <= seen:
-                break
-            stale.add(node)
-        return stale
+        changed = self.cluster.changed_since(seen)
+        return set(self.cluster.nodes) if changed is None else set(changed)
 
 
 def _index(node: Node) -> int:
@@ -581,7 +574,7 @@ class Recorder:
         self._raw: list[dict[str, Any]] = []
         """Decisions as plain fields (nested parts as tuples of strings and numbers, which
         the garbage collector soon stops tracking); :meth:`records` builds the objects."""
-        self.changed = Changes()
+        self.changed = Changes(cluster)
         """Nodes as they change (bind, release, cordon, nomination)."""
         self._tallies: dict[tuple[Any, ...], Tally] = {}
         self._capacity: dict[tuple[Any, ...], str] = {}

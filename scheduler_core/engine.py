@@ -298,8 +298,6 @@ class Engine:
         self.events_processed = 0
         self.recorder: Recorder | None = Recorder(self.cluster) if explain else None
         """Decision records (docs/decisions.md); None runs without them (the benchmark)."""
-        if self.recorder is not None:
-            self.cluster.watch = self.recorder.changed
         self.replayed = 0
         """Pods that took a cached verdict as part of a class (``_replay_run``)."""
         self.replay_runs = 0
