@@ -407,7 +407,10 @@ class Cluster:
         nomination of its own (its own claim is not subtracted here)."""
         rows = self.eligible_rows(pod.workload)
         a = self.arrays
-        gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
+        gpus: Any = pod.gpus  # a number, or one per row
+        cpu: Any = pod.cpu
+        mem: Any = pod.mem
+        count: Any = 1
         claims = self.claim_arrays(pod.priority)
         if len(rows) == len(self.nodes):  # every row, in order: the arrays as they are
             if claims is not None:

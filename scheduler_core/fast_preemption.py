@@ -308,6 +308,10 @@ def _may_reach(
     candidates, which :func:`_evaluate` then decides exactly). Non-candidates dropped
     here keep their place out of the rotation, so the stop rule finds the same nodes."""
     every = len(rows) == len(cluster.nodes)  # then ``rows`` is every row, in order
+    need_g: Any
+    need_c: Any
+    need_m: Any
+    need_n: Any
     if need is None:
         need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
     elif every:
