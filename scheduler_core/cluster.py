@@ -155,9 +155,6 @@ class Cluster:
         pods at that priority or above claim (see :meth:`claim_arrays`)."""
         self.meter: Any = None
         """When set (fragmentation.FragmentationMeter), told of every node that changes."""
-        self.watch: Any = None
-        """When set, every node whose resources, schedulability or nominations change is
-        appended (decision records keep their per-node verdicts current from it)."""
 
     # ------------------------------------------------------------------ structure
     def _add_node(self, name: str, shape: NodeShape) -> None:
@@ -228,8 +225,6 @@ class Cluster:
             half = len(touched) // 2
             del touched[:half]
             self.touched_base += half
-        if self.watch is not None:
-            self.watch.append(node)
 
     # ------------------------------------------------------------------ accounting
     def assign(self, pod: Pod, node: Node) -> None:
@@ -308,8 +303,8 @@ class Cluster:
         self.arrays.stamp(pod, pod.node)
 
     def nominations_changed(self, node: Node) -> None:
-        """Keep :attr:`claimed_nodes` in step with ``node.nominated``, and tell the
-        :attr:`watch` (a nomination claims room, so verdicts on ``node`` are stale)."""
+        """Keep :attr:`claimed_nodes` in step with ``node.nominated``, and log the change
+        (a nomination claims room, so verdicts on ``node`` are stale)."""
         self._touch(node)
         if node.nominated:
             self.claimed_nodes[node] = None
@@ -418,8 +413,22 @@ class Cluster:
         nomination of its own (its own claim is not subtracted here)."""
         rows = self.eligible_rows(pod.workload)
         a = self.arrays
-        gpus, cpu, mem, count = pod.gpus, pod.cpu, pod.mem, 1
+        gpus: Any = pod.gpus  # a number, or one per row
+        cpu: Any = pod.cpu
+        mem: Any = pod.mem
+        count: Any = 1
         claims = self.claim_arrays(pod.priority)
+        if len(rows) == len(self.nodes):  # every row, in order: the arrays as they are
+            if claims is not None:
+                gpus, cpu = pod.gpus + claims[0], pod.cpu + claims[1]
+                mem, count = pod.mem + claims[2], 1 + claims[3]
+            fit = (
+                (gpus <= a.free_gpus)
+                & (cpu <= a.free_cpu + 1e-9)
+                & (mem <= a.free_mem + 1e-9)
+                & (a.npods + count <= a.max_pods)
+            )
+            return bool(fit.any())
         if claims is not None:
             gpus = pod.gpus + claims[0][rows]
             cpu = pod.cpu + claims[1][rows]

@@ -14,10 +14,12 @@ the event log's. Every record is part of the result and a pure function of (spec
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, overload
 
 from scheduler_core.events import Reason as R  # noqa: N817 (short: used in tables below)
+from scheduler_core.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     from scheduler_core.cluster import Cluster
@@ -123,6 +125,77 @@ class CompactCandidates:
         return out
 
 
+class CandidateNodes(Sequence[CandidateNode]):
+    """A record's candidates from the arrays, named when first read: a tuple of
+    :class:`CandidateNode` in every way that is looked at (length, items, iteration,
+    equality with the tuple the Python path stores, hash, repr, pickling, as_dict), built
+    from the :class:`CompactCandidates` only then. A storm at 5,000 nodes has about 500
+    candidates per decision, 2.4 million for the run, while a reader looks at a few
+    records; building them all made up half of the run with records on."""
+
+    __slots__ = ("_built", "_compact")
+
+    def __init__(self, compact: CompactCandidates) -> None:
+        self._compact: CompactCandidates | None = compact
+        self._built: tuple[CandidateNode, ...] | None = None
+
+    def built(self) -> tuple[CandidateNode, ...]:
+        """The candidates as the tuple the record stands for (built once)."""
+        if self._built is None:
+            assert self._compact is not None
+            self._built = tuple([CandidateNode(*c) for c in self._compact.entries()])
+            self._compact = None  # the pods and nodes are no longer held
+        return self._built
+
+    def __len__(self) -> int:
+        if self._built is not None:
+            return len(self._built)
+        assert self._compact is not None
+        return len(self._compact)
+
+    @overload
+    def __getitem__(self, index: int) -> CandidateNode: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[CandidateNode, ...]: ...
+    def __getitem__(self, index: int | slice) -> CandidateNode | tuple[CandidateNode, ...]:
+        return self.built()[index]
+
+    def __iter__(self) -> Iterator[CandidateNode]:
+        return iter(self.built())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CandidateNodes):
+            other = other.built()
+        return isinstance(other, tuple) and self.built() == other
+
+    def __hash__(self) -> int:
+        return hash(self.built())
+
+    def __repr__(self) -> str:
+        return repr(self.built())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (self.built(),))
+
+    def as_dicts(self) -> tuple[dict[str, Any], ...]:
+        """What :func:`dataclasses.asdict` makes of the built tuple (same keys, order and
+        values), without building the records first."""
+        if self._built is not None:
+            return tuple(asdict(c) for c in self._built)
+        assert self._compact is not None
+        return tuple(
+            [
+                {
+                    "node": e[0],
+                    "victims": e[1],
+                    "pdb_violations": e[2],
+                    "cost": e[3] if len(e) > 3 else None,
+                }
+                for e in self._compact.entries()
+            ]
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Reprieve:
     """A lower-priority pod that was put back: the preemptor still fits with it there."""
@@ -169,13 +242,19 @@ class Decision:
     cause: str = ""
     rule: str = ""
     victims: tuple[str, ...] = ()
-    candidates: tuple[CandidateNode, ...] = ()
+    candidates: Sequence[CandidateNode] = ()
+    """A tuple, or for a decision made on the arrays a :class:`CandidateNodes` equal to
+    that tuple (named when first read)."""
     reprieved: tuple[Reprieve, ...] = ()
     units: tuple[VictimUnit, ...] = ()
     targets: tuple[QueueTarget, ...] = ()
     events: tuple[tuple[float, str, str], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
+        if isinstance(self.candidates, CandidateNodes):
+            out = asdict(replace(self, candidates=()))
+            out["candidates"] = self.candidates.as_dicts()
+            return out
         return asdict(self)
 
     def pods(self) -> set[str]:
@@ -432,31 +511,24 @@ class Tally:
 
 
 class Changes:
-    """Which nodes changed, and when last: each node once, in the order of its latest
-    change, so "changed since change number n" walks back only over those nodes."""
+    """Which nodes changed since change number n, read from the cluster's own log of
+    node changes (:meth:`Cluster.changed_since`, which every bind, release, cordon and
+    nomination writes): the recorder keeps no log of its own, so a change costs it
+    nothing. When that part of the log was dropped, every node counts as changed."""
 
-    __slots__ = ("count", "last", "order")
+    __slots__ = ("cluster",)
 
-    def __init__(self) -> None:
-        self.count = 0
-        self.order: dict[Node, None] = {}
-        self.last: dict[Node, int] = {}
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
 
-    def append(self, node: Node) -> None:
-        """Called by the cluster (as its ``watch``) on every change."""
-        self.count += 1
-        self.order.pop(node, None)
-        self.order[node] = None
-        self.last[node] = self.count
+    @property
+    def count(self) -> int:
+        """The change number of the next change."""
+        return self.cluster.touched_count
 
     def since(self, seen: int) -> set[Node]:
-        stale: set[Node] = set()
-        last = self.last
-        for node in reversed(self.order):
-            if last[node] <= seen:
-                break
-            stale.add(node)
-        return stale
+        changed = self.cluster.changed_since(seen)
+        return set(self.cluster.nodes) if changed is None else set(changed)
 
 
 def _index(node: Node) -> int:
@@ -502,7 +574,7 @@ class Recorder:
         self._raw: list[dict[str, Any]] = []
         """Decisions as plain fields (nested parts as tuples of strings and numbers, which
         the garbage collector soon stops tracking); :meth:`records` builds the objects."""
-        self.changed = Changes()
+        self.changed = Changes(cluster)
         """Nodes as they change (bind, release, cordon, nomination)."""
         self._tallies: dict[tuple[Any, ...], Tally] = {}
         self._capacity: dict[tuple[Any, ...], str] = {}
@@ -512,16 +584,20 @@ class Recorder:
         self._raw.append(fields)
 
     def records(self) -> list[Decision]:
-        """Every decision, in order, as frozen records."""
+        """Every decision, in order, as frozen records (with the cyclic collector paused,
+        as while the engine runs: they all live on, and its passes over a run's records
+        cost as much as building them)."""
         out = []
-        for fields in self._raw:
-            fields = dict(fields)
-            candidates = fields.get("candidates", ())
-            if isinstance(candidates, CompactCandidates):
-                candidates = candidates.entries()
-            fields["candidates"] = tuple(CandidateNode(*c) for c in candidates)
-            fields["reprieved"] = tuple(Reprieve(*r) for r in fields.get("reprieved", ()))
-            out.append(Decision(**fields))
+        with gc_paused():
+            for fields in self._raw:
+                fields = dict(fields)
+                candidates = fields.get("candidates", ())
+                if isinstance(candidates, CompactCandidates):
+                    fields["candidates"] = CandidateNodes(candidates)
+                else:
+                    fields["candidates"] = tuple([CandidateNode(*c) for c in candidates])
+                fields["reprieved"] = tuple([Reprieve(*r) for r in fields.get("reprieved", ())])
+                out.append(Decision(**fields))
         return out
 
     def _tally(self, pod: Pod) -> Tally:

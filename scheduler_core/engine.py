@@ -187,26 +187,32 @@ def _device_cover(holders: list[Pod], free: int, need: int, priority: int) -> in
 
 
 def _fewest_covering(node: Node, need: list[float], priority: int, ours: set[Pod]) -> int:
+    """Per resource: the fewest lower-priority pods, largest first, that cover the node's
+    shortfall (nominations of others at the preemptors' priority or above count as taken,
+    terminating pods as leaving); the largest of those counts. One pass over the node's
+    pods collects every resource's amounts, summed per resource in pod order as before."""
     free = (node.free_gpus, node.free_cpu, node.free_mem, node.max_pods - node.npods)
+    claimed: tuple[list[float], ...] = ([], [], [], [])
+    for p in node.nominated:
+        if p not in ours and p.priority >= priority:
+            for part, value in zip(claimed, _amounts(p), strict=True):
+                part.append(value)
+    leaving: tuple[list[float], ...] = ([], [], [], [])
+    lower: tuple[list[float], ...] = ([], [], [], [])
+    for p in node.pods:
+        into = (
+            leaving if p.state is PodState.TERMINATING else lower if p.priority < priority else None
+        )
+        if into is not None:
+            for part, value in zip(into, _amounts(p), strict=True):
+                part.append(value)
     fewest = 0
     for i, (wanted, available) in enumerate(zip(need, free, strict=True)):
         if i == 0 and node.dev_free is not None:
             continue  # GPUs per device: _fewest_on_devices
-        claimed = sum(
-            _amounts(p)[i] for p in node.nominated if p not in ours and p.priority >= priority
-        )
-        leaving = sum(_amounts(p)[i] for p in node.pods if p.state is PodState.TERMINATING)
-        short = wanted + claimed - available - leaving
-        sizes = sorted(
-            (
-                _amounts(p)[i]
-                for p in node.pods
-                if p.priority < priority and p.state is not PodState.TERMINATING
-            ),
-            reverse=True,
-        )
+        short = wanted + sum(claimed[i]) - available - sum(leaving[i])
         count = 0
-        for size in sizes:
+        for size in sorted(lower[i], reverse=True):
             if short <= 1e-9:
                 break
             short -= size
@@ -292,8 +298,6 @@ class Engine:
         self.events_processed = 0
         self.recorder: Recorder | None = Recorder(self.cluster) if explain else None
         """Decision records (docs/decisions.md); None runs without them (the benchmark)."""
-        if self.recorder is not None:
-            self.cluster.watch = self.recorder.changed
         self.replayed = 0
         """Pods that took a cached verdict as part of a class (``_replay_run``)."""
         self.replay_runs = 0

@@ -33,6 +33,7 @@ class NodeArrays:
         "pack",
         "pods",
         "prio",
+        "reprieves",
         "seq",
         "sig",
         "signatures",
@@ -68,6 +69,10 @@ class NodeArrays:
         self.stale = np.ones(count, dtype=bool)
         """Rows changed since their signature was last computed (computed on demand)."""
         self.signatures: dict[tuple[object, ...], int] = {}
+        self.reprieves: dict[tuple[object, ...], tuple[object, ...]] = {}
+        """SelectVictimsOnNode's outcome per (signature id, need, preemptor priority), as
+        :func:`scheduler_core.fast_preemption._select_row` gives it: ids are never reused,
+        so an outcome stays true of its signature."""
 
     def add(self, pod: Pod, node: Node) -> None:
         row = node.idx

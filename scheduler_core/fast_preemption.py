@@ -46,6 +46,9 @@ FEW = 48
 FEW_KINDS = 4
 """Up to this many signatures in a chunk, the reprieve runs in plain Python per signature
 (numpy's per-call cost dominates arrays of a few rows)."""
+MAX_REPRIEVES = 4096
+"""At most this many (signature, need, priority) reprieve outcomes are kept (then the
+memo starts afresh)."""
 MARGIN = 1e-6
 """Rounding slack of the CPU and memory reach sums (far below any request's size)."""
 
@@ -82,12 +85,10 @@ def decide(
     from scheduler_core.plugins.default_preemption import select_victims_on_node
 
     cluster = host.cluster
-    visit = visit_order(host, policy, pod)
+    visit = _reaching_order(host, policy, pod)
     if visit is None:
         return None
-    rotated, k, limit = visit
-    need = _needs(host, pod)
-    rotated = rotated[_may_reach(cluster, k, pod, rotated, need)]
+    rotated, need, limit = visit
     if len(rotated) <= FEW:
         return _few(host, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
     found = pick_in_chunks(
@@ -120,6 +121,33 @@ def visit_order(
         return None
     rows = cluster.eligible_rows(pod.workload)
     return np.concatenate((rows[offset:], rows[:offset])), k, policy.num_candidates(n)
+
+
+def _reaching_order(
+    host: PreemptionHost, policy: DefaultPreemption, pod: Pod
+) -> tuple[np.ndarray, tuple[np.ndarray, ...] | None, int] | None:
+    """:func:`visit_order` (the same random draw, at the same point) with the rows that
+    cannot reach the pod's need left out (:func:`_may_reach`), what the pod needs per row
+    (:func:`_needs`) and the numCandidates limit. The reach test runs on the eligible rows
+    in node order, where a cluster whose every node is eligible reads the arrays as they
+    are (no gather), and the rotation from the offset is applied to the rows kept: the
+    rows kept at or after the offset, then those before it, as the reference visits
+    them."""
+    cluster = host.cluster
+    potential, _ = cluster.eligible_nodes(pod.workload)
+    n = len(potential)
+    if n == 0:
+        return None
+    offset = host.random_offset(n)
+    k = cluster.threshold(pod.priority)
+    if not cluster.below[k]:
+        return None
+    rows = cluster.eligible_rows(pod.workload)
+    need = _needs(host, pod)
+    kept = np.flatnonzero(_may_reach(cluster, k, pod, rows, need))
+    cut = int(np.searchsorted(kept, offset))
+    order = np.concatenate((kept[cut:], kept[:cut]))
+    return (order if n == len(cluster.nodes) else rows[order]), need, policy.num_candidates(n)
 
 
 @dataclass(slots=True)
@@ -176,22 +204,27 @@ def pick_in_chunks(
     features: list[tuple[np.ndarray, ...]] = []
     victims: list[np.ndarray] = []
     for chunk, (ok, scores, listed) in in_chunks(rotated, limit, evaluate, listing):
-        found.append(chunk[ok])
-        features.append(tuple(s[ok] for s in scores))
+        every = bool(ok.all())  # a storm's chunk: no gather
+        found.append(chunk if every else chunk[ok])
+        features.append(scores if every else tuple(s[ok] for s in scores))
         if listing and listed is not None:
             victims.append(_victims_of(ok, listed))
     if not any(len(rows) for rows in found):
         return None
-    chosen = np.concatenate(found)[:limit]
-    top, total, nvictims, latest = (
-        np.concatenate(parts)[:limit] for parts in zip(*features, strict=True)
-    )
+    chosen = _joined(found)[:limit]
+    top, total, nvictims, latest = (_joined(parts)[:limit] for parts in zip(*features, strict=True))
     counts = nvictims.astype(np.int64)
     listed_victims = None
     if listing:
-        listed_victims = np.concatenate(victims)[: int(counts.sum())]
+        listed_victims = _joined(victims)[: int(counts.sum())]
     best, rule = pick_by_rule(top, total, counts, latest)
     return Found(chosen, counts, listed_victims, int(chosen[best]), rule)
+
+
+def _joined(parts: list[np.ndarray] | tuple[np.ndarray, ...]) -> np.ndarray:
+    """The parts end to end (the one part itself when there is one: a storm's decision
+    is decided in its first chunk)."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def pick_by_rule(
@@ -203,20 +236,26 @@ def pick_by_rule(
     position and the rule that left it alone."""
     if len(top) == 1:
         return 0, ONLY_CANDIDATE
-    keep = np.arange(len(top))
-    for number, values in ((1, top), (2, total), (3, victims), (4, -latest)):
-        part = values[keep]
-        keep = keep[part == part.min()]
+    keep: np.ndarray | None = None  # None: every candidate (no gather while all tie)
+    for number, values in ((1, top), (2, total), (3, victims), (4, latest)):
+        part = values if keep is None else values[keep]
+        best = part == (part.max() if number == 4 else part.min())  # rule 4: latest
+        if keep is None:
+            if best.all():
+                continue
+            keep = np.flatnonzero(best)
+        else:
+            keep = keep[best]
         if len(keep) == 1:
             return int(keep[0]), RULES[number]
-    return int(keep[0]), RULES[5]
+    return (0 if keep is None else int(keep[0])), RULES[5]
 
 
 def _victims_of(ok: np.ndarray, listed: Listing) -> np.ndarray:
     """The victims of a chunk's candidates, concatenated in row order."""
     pods, where, victim, by_reference = listed
     if not by_reference:
-        flat: np.ndarray = pods[where[ok][victim[ok]]]
+        flat: np.ndarray = pods[where[victim] if ok.all() else where[ok][victim[ok]]]
         return flat
     parts = []
     for position in np.flatnonzero(ok).tolist():
@@ -268,15 +307,28 @@ def _may_reach(
     exactly, CPU, memory and pod slots with a margin for rounding (a superset of the
     candidates, which :func:`_evaluate` then decides exactly). Non-candidates dropped
     here keep their place out of the rotation, so the stop rule finds the same nodes."""
+    every = len(rows) == len(cluster.nodes)  # then ``rows`` is every row, in order
+    need_g: Any
+    need_c: Any
+    need_m: Any
+    need_n: Any
     if need is None:
         need_g, need_c, need_m, need_n = pod.gpus, pod.cpu, pod.mem, 1
+    elif every:
+        need_g, need_c, need_m, need_n = need
     else:
         need_g, need_c, need_m, need_n = (x[rows] for x in need)
+    if every:
+        reach_g, reach_c = cluster.reach_array[k], cluster.reach_cpu[k]
+        reach_m, reach_n = cluster.reach_mem[k], cluster.reach_pods[k]
+    else:
+        reach_g, reach_c = cluster.reach_array[k, rows], cluster.reach_cpu[k, rows]
+        reach_m, reach_n = cluster.reach_mem[k, rows], cluster.reach_pods[k, rows]
     mask: np.ndarray = (
-        (cluster.reach_array[k, rows] >= need_g)
-        & (cluster.reach_cpu[k, rows] + MARGIN >= need_c)
-        & (cluster.reach_mem[k, rows] + MARGIN >= need_m)
-        & (cluster.reach_pods[k, rows] >= need_n)
+        (reach_g >= need_g)
+        & (reach_c + MARGIN >= need_c)
+        & (reach_m + MARGIN >= need_m)
+        & (reach_n >= need_n)
     )
     return mask
 
@@ -320,10 +372,11 @@ def _evaluate(
         claimed = need[3][rows] != 1
         if claimed.any():
             keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
-    if len(keys) and (keys == keys[0]).all():  # the storm's case: every row alike
-        first, inverse = np.zeros(1, dtype=np.int64), np.zeros(len(rows), dtype=np.int64)
-    else:
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if FEW_KINDS and len(keys) and (keys == keys[0]).all():  # a storm: every row alike
+        return _evaluate_alike(
+            a, pod, rows, int(keys[0]), _need_at(pod, need, int(rows[0])), listing
+        )
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     alike = len(first) * 2 <= len(rows)  # else evaluating every row is as quick
     picked = rows[first] if alike else rows
     if alike and len(first) <= FEW_KINDS:
@@ -341,6 +394,57 @@ def _evaluate(
     listed: Listing | None = None
     if listing and order.shape[1]:
         where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
+    return ok, (top, total, nvictims, latest), listed
+
+
+def _evaluate_alike(
+    a: object,
+    pod: Pod,
+    rows: np.ndarray,
+    key: int,
+    need: tuple[float, float, float, int],
+    listing: bool,
+) -> tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]:
+    """:func:`_evaluate` when every row has one signature and needs the same room (a
+    storm's full nodes): the reprieve runs once, on the first row, and its verdict, keys
+    and victim columns hold for every row, so they are filled in, not gathered; per row
+    only the start times of the top-priority victims' columns are read (rule 5), and,
+    when ``listing``, the victims' own columns (the same pods as the broadcast
+    columns would give, in the same order).
+
+    The reprieve's outcome is a function of the signature (``key``, when not a row of
+    its own), the need and the pod's priority, so it is kept per such triple
+    (:attr:`NodeArrays.reprieves`): a storm's preemptors, alike, reprieve once."""
+    reprieves = a.reprieves  # type: ignore[attr-defined]
+    memo = (key, need, pod.priority) if key >= 0 else None
+    result = reprieves.get(memo) if memo is not None else None
+    if result is None:
+        result = _select_row(a, pod, int(rows[0]), need)
+        if memo is not None:
+            if len(reprieves) >= MAX_REPRIEVES:
+                reprieves.clear()
+            reprieves[memo] = result
+    ok1, top1, total1, count1, order1, victim1, prio1 = result
+    size = len(rows)
+    ok = np.full(size, ok1, dtype=bool)
+    top, total = np.full(size, top1, dtype=np.int64), np.full(size, total1, dtype=np.int64)
+    nvictims = np.full(size, count1, dtype=np.int64)
+    if not order1:
+        return ok, (top, total, nvictims, np.zeros(size)), None
+    tops = [c for c, v, p in zip(order1, victim1, prio1, strict=True) if v and p == top1]
+    pack = a.pack  # type: ignore[attr-defined]
+    if not tops:
+        latest = np.full(size, np.inf)
+    else:  # one column at a time: a 2-D gather from the 3-D pack costs five times more
+        latest = pack[rows, tops[0], 3]
+        for column in tops[1:]:
+            latest = np.minimum(latest, pack[rows, column, 3])
+    listed: Listing | None = None
+    if listing:
+        columns = np.array([c for c, v in zip(order1, victim1, strict=True) if v], dtype=np.int64)
+        where = columns + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+        victim = np.ones(where.shape, dtype=bool)
         listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
     return ok, (top, total, nvictims, latest), listed
 

@@ -9,6 +9,7 @@ and the event log to be the Python reference's, on random clusters.
 
 from __future__ import annotations
 
+import pickle
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,7 +21,14 @@ from hypothesis import strategies as st
 
 import scheduler_core as sc
 from scheduler_core import fast_group, fast_preemption
-from scheduler_core.decisions import ONLY_CANDIDATE, CompactCandidates, Decision, Recorder
+from scheduler_core.cli import describe_decision
+from scheduler_core.decisions import (
+    ONLY_CANDIDATE,
+    CandidateNodes,
+    CompactCandidates,
+    Decision,
+    Recorder,
+)
 from scheduler_core.engine import Engine
 from scheduler_core.experiment import simulate
 from scheduler_core.plugins.default_preemption import DefaultPreemption, pick_one_node_by_rule
@@ -220,3 +228,50 @@ def test_array_candidates_are_named_only_when_records_are_built() -> None:
     assert next(c for c in record.candidates if c.node == best.node.name).victims == (
         record.victims
     )
+
+
+@pytest.mark.parametrize("seed", [3, 5, 11])
+def test_array_candidates_read_as_the_reference_tuple(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record from the arrays names its candidates only when they are read
+    (:class:`CandidateNodes`), and then is the Python path's record in every way it is
+    looked at: equal Decision, equal candidates tuple, item for item, hash, repr,
+    ``as_dict`` (before and after they were named), a pickled copy, and the CLI text."""
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    spec = sc.parse_spec(_random_full_cluster(seed))
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    engine.run()
+    preemptor = engine._new_pod(engine.by_name["urgent"], 0)
+    policy = engine.preemption
+    state = engine.rng.getstate()
+    candidates = policy.find_candidates(engine, preemptor)
+    engine.rng.setstate(state)
+    decided = policy.array_decision(engine, preemptor, listing=True)
+    assert decided is not None
+    assert len(candidates) > 1
+    best, rule = pick_one_node_by_rule(candidates)
+    expected, got = Recorder(engine.cluster), Recorder(engine.cluster)
+    expected.preemption(0.0, preemptor, candidates, best, rule)
+    got.preemption(0.0, preemptor, decided[1], decided[0], decided[2])
+    reference, record = expected.records()[0], got.records()[0]
+    lazy = record.candidates
+    assert isinstance(lazy, CandidateNodes)
+    assert isinstance(reference.candidates, tuple)
+    assert lazy._built is None
+    assert len(lazy) == len(reference.candidates)
+    assert record.as_dict() == reference.as_dict()  # named without building the records
+    assert lazy._built is None
+    assert record == reference
+    assert reference == record
+    assert lazy == reference.candidates
+    assert reference.candidates == lazy
+    assert lazy._built is not None
+    assert list(lazy) == list(reference.candidates)
+    assert lazy[1:3] == reference.candidates[1:3]
+    assert lazy[-1] == reference.candidates[-1]
+    assert hash(record) == hash(reference)
+    assert repr(record) == repr(reference)
+    assert record.as_dict() == reference.as_dict()
+    assert pickle.loads(pickle.dumps(record)) == reference
+    assert describe_decision(record) == describe_decision(reference)

@@ -448,3 +448,109 @@ def test_storm_decisions_per_signature_give_the_python_log_and_records(
     assert fast == reference
     assert records == reference_records
     assert sum(e.reason == "Preempted" for e in fast) == 3 * 120
+
+
+@pytest.mark.parametrize("spare", [0, 7, 40])
+def test_storm_on_part_of_the_cluster_gives_the_python_log_and_records(
+    spare: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential (§4.2-4.4) on the storm shape where the preemptors may use only some
+    nodes (a nodeSelector on the pool listed second, so their rows are not the node
+    indexes): the reach test and the rotation from the offset on the eligible rows give
+    the Python steps' log and records, as on a cluster whose every node is eligible
+    (``spare`` 0: the arrays are read without a gather)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_scheduler_perf import LOW_PODS_PER_NODE, perf_spec
+
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    data = perf_spec(90, 90)
+    pool = data["cluster"]["nodePools"][0]
+    pool["labels"] = {"pool": "a"}
+    if spare:
+        data["cluster"]["nodePools"].insert(0, {**pool, "name": "spare", "count": spare})
+        del data["cluster"]["nodePools"][0]["labels"]
+        data["workloads"][0]["members"] += spare * LOW_PODS_PER_NODE
+        data["initialState"] += [
+            {"workload": "low", "node": f"spare-{i}", "member": 360 + 4 * i + j}
+            for i in range(spare)
+            for j in range(LOW_PODS_PER_NODE)
+        ]
+    data["workloads"][1]["nodeSelector"] = {"pool": "a"}
+    spec = sc.parse_spec(data)
+    with python_decisions():
+        engine = Engine(resolve_variant(spec, "default"), seed=5, explain=True)
+        reference, reference_records = engine.run(), engine.decisions()
+    engine = Engine(resolve_variant(spec, "default"), seed=5, explain=True)
+    fast, records = engine.run(), engine.decisions()
+    assert fast == reference
+    assert records == reference_records
+    preempted = {e.node for e in fast if e.reason == "Preempted"}
+    assert len(preempted) == 90
+    assert all(node.startswith("node-") for node in preempted)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_storm_with_start_times_per_node_gives_the_python_log_and_records(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential (§4.4 rule 5) on the storm shape where the full nodes share one
+    signature (the same pods in the same MoreImportantPod order) but not their start
+    times: the one reprieve broadcast to every row must still read each row's own start
+    times, so the node rule 5 picks, the log and the records are the Python steps'."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_scheduler_perf import LOW_PODS_PER_NODE, perf_spec
+
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    rng = random.Random(seed)
+    data = perf_spec(150, 60)
+    for entry in data["initialState"]:  # the same order on every node, not the same times
+        member = entry["member"] % LOW_PODS_PER_NODE
+        entry["startedAt"] = round(-1.0 - 10 * member - rng.uniform(0, 5), 3)
+    spec = sc.parse_spec(data)
+    with python_decisions():
+        engine = Engine(resolve_variant(spec, "default"), seed=seed, explain=True)
+        reference, reference_records = engine.run(), engine.decisions()
+    engine = Engine(resolve_variant(spec, "default"), seed=seed, explain=True)
+    fast, records = engine.run(), engine.decisions()
+    assert fast == reference
+    assert records == reference_records
+    rules = {d.rule for d in records if d.kind == "Preemption"}
+    assert "latest start time of the highest-priority victims" in rules
+
+
+def test_storm_of_mixed_preemptors_gives_the_python_log_and_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Differential (§4.3) on a storm whose preemptors differ in request and priority:
+    the reprieve kept per (signature, need, priority) for rows alike must not serve one
+    preemptor the victims of another (1.2 CPU needs one victim, 3 CPU three), so the log
+    and the records are the Python steps'."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_scheduler_perf import perf_spec
+
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    data = perf_spec(200, 40)
+    data["priorityClasses"].append({"name": "top", "value": 20})
+    data["workloads"] += [
+        {**data["workloads"][1], "name": "small", "cpu": 1.2},
+        {**data["workloads"][1], "name": "urgent", "priorityClassName": "top", "cpu": 2.1},
+    ]
+    spec = sc.parse_spec(data)
+    with python_decisions():
+        engine = Engine(resolve_variant(spec, "default"), seed=4, explain=True)
+        reference, reference_records = engine.run(), engine.decisions()
+    engine = Engine(resolve_variant(spec, "default"), seed=4, explain=True)
+    fast, records = engine.run(), engine.decisions()
+    assert fast == reference
+    assert records == reference_records
+    counts = {len(d.victims) for d in records if d.kind == "Preemption"}
+    assert {1, 2, 3} <= counts
