@@ -15,7 +15,9 @@ to a GPU that no pod can use (the fragmentation the paper is about).
 The steps of one run (``run_study``):
 1. sample the workload with the seed: the trace's pods, shuffled; then pods drawn again
    at random (or dropped at random) until their GPU request is the asked share of the
-   cluster's capacity (the simulator's ``TunePodsByNodeTotalResource``);
+   cluster's capacity (the simulator's ``TunePodsByNodeTotalResource``). By default the
+   numbers are the simulator's own for that seed (Go's ``math/rand``, in its order:
+   ``simulator_stream``), so a seed's run is the simulator's run;
 2. for each pod in order: Filter (CPU, memory, GPU model, a device set that fits), Score
    with the policy, bind to the best node (ties broken at random, as ``selectHost``),
    pick its devices with the policy's device rule;
