@@ -26,14 +26,16 @@ How it stays cheap (a run scores ~10k pods on ~1.2k nodes):
 - A share's after-state differs from the before-state in one device, so its counts come
   from two lookups in per-value tables (``_fit``, ``_small``) instead of a new pass over
   the devices.
-- The score reads the fragmentation as the simulator computes it: float64 sums in its
-  order (each typical pod's ``freq * milli`` into one of seven bins, in the typical
-  pods' order, then the bins in order; ``_go_frag``), once per state, row by row, so a
-  state scores the same however it is batched. Another order (one dot product, BLAS)
-  differs in the last bits, and where the exact gain is 0 that noise decides whether
-  ``int(100 * sigmoid(gain / 1000))`` is 49 or 50: with the exact integer sum this code
-  used before, 23 of the 170 openb FGD runs (cpu250, gpuspec10, ...) differed from the
-  simulator's run of the same seed; with the simulator's sums they do not (docs/placement-study.md).
+- Fragmentation is kept as an exact integer, the sum of (pod count x unusable milli),
+  divided by the covered pod count only for the sigmoid, so a state scores the same
+  however it is batched. One case is decided by the simulator's float arithmetic
+  instead: a gain of exactly 0, where ``int(100 * sigmoid(gain / 1000))`` sits on the
+  50 boundary and the simulator's float64 sums (``freq * milli`` per typical pod into
+  seven bins in the typical pods' order, then the bins in order: ``_go_frag``) leave a
+  rounding residue that makes it 49 or 50. Any other gain is at least 1/covered milli
+  away from 0, far from a truncation boundary. With 50 for every zero gain, 23 of the
+  170 openb FGD runs (mostly cpu250 and gpuspec10) differed from the simulator's run of
+  the same seed (docs/placement-study.md).
 - Which nodes to score at all is ``placement_study.IncrementalSelect``'s job.
 """
 
@@ -230,16 +232,24 @@ class FGDScore(GpuScorer):
         bins one by one. Leading dimensions are states (and device choices)."""
         access = self._access[model]
         is_cpu = self._t_is_cpu
-        q3 = ~is_cpu & access & host_ok & cpu_ok
-        bins = np.select(
-            [is_cpu & cpu_ok, is_cpu, ~access, q3, host_ok, cpu_ok], [4, 5, 6, 1, 3, 1], 0
+        gpu = ~is_cpu & access
+        q3 = gpu & host_ok & cpu_ok
+        contrib = self._freq * np.where(q3, unusable, free[..., None])
+        bins = np.stack(
+            [
+                gpu & ~host_ok & ~cpu_ok,  # Q1: lacks both
+                gpu & cpu_ok,  # Q2: lacks GPU, and Q3's unusable milli
+                gpu & host_ok & ~cpu_ok,  # Q4: lacks CPU
+                is_cpu & cpu_ok,  # XL
+                is_cpu & ~cpu_ok,  # XR
+                ~is_cpu & ~access,  # NoAccess
+            ]
         )
-        amount = np.where(q3, unusable, free[..., None]).astype(np.float64)
-        contrib = self._freq * amount
-        out = np.zeros(contrib.shape[:-1], np.float64)
-        for b in (0, 1, 3, 4, 5, 6):
-            out = out + np.cumsum(np.where(bins == b, contrib, 0.0), axis=-1)[..., -1]
-        return out
+        sums = np.cumsum(np.where(bins, contrib, 0.0), axis=-1)[..., -1]
+        out = sums[0]
+        for b in range(1, len(sums)):
+            out = out + sums[b]
+        return np.asarray(out, np.float64)
 
     def _shape_cache(self, pod: StudyPod) -> _ShapeCache:
         key = (pod.cpu, pod.milli, pod.gpus)
@@ -280,9 +290,9 @@ class FGDScore(GpuScorer):
         rest = np.maximum(dev - pod.milli, 0)
         placed = rows[:, None, :] + self._per_value[rest] - self._per_value[dev]
         host3 = placed[..., :t] >= 0
-        cpu3 = np.broadcast_to(cpu_ok[:, None, :], host3.shape)
-        free2 = np.broadcast_to((scalars[:, 2] - pod.milli)[:, None], dev.shape)
-        after = np.where(host3 & cpu3, placed[..., t:], free2[..., None]) @ self.t_count
+        left = scalars[:, 2] - pod.milli
+        ok = host3 & cpu_ok[:, None, :]
+        after = np.where(ok, placed[..., t:], left[:, None, None]) @ self.t_count
         gains = before[:, None] - after
         fit = dev >= pod.milli
         scores = np.array(self._scores(gains.ravel().tolist()), np.int64).reshape(gains.shape)
@@ -290,10 +300,10 @@ class FGDScore(GpuScorer):
         if len(tie_s):
             exact = self._go_frag(
                 models[tie_s],
-                cpu3[tie_s, tie_d],
+                cpu_ok[tie_s],
                 host3[tie_s, tie_d],
                 placed[tie_s, tie_d, t:],
-                free2[tie_s, tie_d],
+                left[tie_s],
             )
             scores[tie_s, tie_d] = _sigmoid_score(self._go_before(states[tie_s]) - exact)
         slots = np.where(fit, scores, -1)
