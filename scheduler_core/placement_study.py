@@ -15,7 +15,9 @@ to a GPU that no pod can use (the fragmentation the paper is about).
 The steps of one run (``run_study``):
 1. sample the workload with the seed: the trace's pods, shuffled; then pods drawn again
    at random (or dropped at random) until their GPU request is the asked share of the
-   cluster's capacity (the simulator's ``TunePodsByNodeTotalResource``);
+   cluster's capacity (the simulator's ``TunePodsByNodeTotalResource``). By default the
+   numbers are the simulator's own for that seed (Go's ``math/rand``, in its order:
+   ``simulator_stream``), so a seed's run is the simulator's run;
 2. for each pod in order: Filter (CPU, memory, GPU model, a device set that fits), Score
    with the policy, bind to the best node (ties broken at random, as ``selectHost``),
    pick its devices with the policy's device rule;
@@ -36,6 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
+
+from scheduler_core.gorand import GoRand
 
 MILLI = 1000
 MAX_DEVICES = 8
@@ -267,8 +271,14 @@ class StudyRun:
     failed: int
 
     def curve(self) -> dict[int, float]:
+        """The allocation curve over the records *after each arrival*: the simulator
+        logs one record per pod (``SchedulePods``), none before the first, so the
+        starting (0, 0) is left out (it would pull the value at 0 % down)."""
         return allocation_curve(
-            self.arrived_milli, self.allocated_milli, self.capacity_milli, self.load_percent
+            self.arrived_milli[1:] or self.arrived_milli,
+            self.allocated_milli[1:] or self.allocated_milli,
+            self.capacity_milli,
+            self.load_percent,
         )
 
     @property
@@ -332,25 +342,98 @@ def check_study(study: Study) -> None:
         raise StudyInputError(f"load_percent: must be in (0, {MAX_LOAD_PERCENT}]")
 
 
-def run_study(study: Study, policy: str, seed: int) -> StudyRun:
+STREAMS = ("go", "numpy")
+"""Where a run's random numbers come from: ``go``, the FGD simulator's own stream (Go's
+``math/rand`` seeded with the seed, drawn in the simulator's order, ``simulator_stream``);
+``numpy``, a numpy generator seeded with the seed (the same steps, other numbers)."""
+DEFAULT_STREAM = "go"
+"""The simulator's stream: with it a seed's run is the simulator's run for that seed
+(per-seed curves equal to the published ones for every policy but Random)."""
+INFORMER_DRAWS = 10
+"""Draws the simulator's informers take from the global source between the tuning and
+the node permutation (see ``simulator_stream``)."""
+
+
+def run_study(study: Study, policy: str, seed: int, stream: str = DEFAULT_STREAM) -> StudyRun:
     """One run of ``policy`` with ``seed`` (see the module docstring for the steps).
 
-    Deterministic: one ``numpy`` generator seeded with ``seed`` draws the sample, the
-    node order that breaks ties, and the random policy's choices, in that order.
+    Deterministic. With ``stream="numpy"`` one numpy generator seeded with ``seed`` draws
+    the sample, the node order that breaks ties, and the random policy's choices, in that
+    order. With ``stream="go"`` the sample and the node order are the simulator's own
+    draws for that seed (``simulator_stream``) and only the random policy's choices come
+    from a numpy generator.
     """
-    return _run(study, policy, seed, incremental=True)
+    return _run(study, policy, seed, incremental=True, stream=stream)
 
 
-def _run(study: Study, policy: str, seed: int, incremental: bool) -> StudyRun:
+def simulator_stream(
+    study: Study, seed: int, informer_draws: int = INFORMER_DRAWS
+) -> tuple[list[StudyPod], IntArray]:
+    """The arriving pods and the tie-break ranks exactly as the FGD simulator draws them.
+
+    The simulator (hkust-adsl/kubernetes-scheduler-simulator) uses Go's *global*
+    ``math/rand`` source, so every draw in this order comes from one stream:
+
+    1. ``pkg/simulator/core.go`` ``Simulate``: ``rand.Seed(seed)``, then one ``rand.Int()``
+       evaluated as an argument of a ``log.Debugf`` (Go evaluates it even when debug
+       logging is off);
+    2. ``SortClusterPods`` (``simulator.go``): the pods sorted by name, then
+       ``rand.Shuffle`` (openb's names sort in file order, so the order is the file's);
+    3. ``TunePodsByNodeTotalResource``: above the target, ``tuneDownPods`` removes
+       ``pods[rand.Intn(len(pods))]`` until the total is at most the target; below it,
+       ``tuneUpPods`` appends ``workloadPods[rand.Intn(n)]`` (the pods sorted by name)
+       until one would overshoot, and that test adds the pod's *per-device* milli-GPU
+       (``podRes.MilliGpu``), not its total, so a multi-GPU pod can pass it and end above
+       the target;
+    4. ``informer_draws`` draws of the informers started by ``runScheduler`` (client-go's
+       reflector draws ``rand.Float64()`` for its watch timeout);
+    5. ``syncClusterResourceList``: the nodes sorted by name, ``rand.Perm(len(nodes))``,
+       and node i renamed ``%04d-`` + its name with ``perm[i]``; the patched
+       ``selectHost`` takes the smallest name among equal scores, so ``perm[i]`` is node
+       i's tie-break rank.
+
+    After that, the scheduler's own draws (``rand.Intn(100)`` per cycle in
+    ``scheduler.go``) and the Random policy's, which draw in goroutine order, decide
+    nothing the other policies use.
+    """
+    rng = GoRand(seed)
+    rng.int_()
+    order = list(study.pods)
+    rng.shuffle(order)
+    target = study.load_percent / 100.0 * float(study.capacity_milli)
+    total = sum(p.total_milli for p in order)
+    if total > target:
+        while total > target and order:
+            total -= order.pop(rng.intn(len(order))).total_milli
+    elif total < target:
+        while len(order) < MAX_STUDY_PODS:
+            extra = study.pods[rng.intn(len(study.pods))]
+            if total + extra.milli > target:
+                break
+            total += extra.total_milli
+            order.append(extra)
+    for _ in range(informer_draws):
+        rng.float64()
+    return order, np.array(rng.perm(len(study.nodes)), np.int64)
+
+
+def _run(
+    study: Study, policy: str, seed: int, incremental: bool, stream: str = DEFAULT_STREAM
+) -> StudyRun:
     """``run_study``; ``incremental=False`` takes the reference path (Filter and Score
     over every node for every pod), which the tests hold the fast path to."""
     from scheduler_core.plugins.gpu_scoring import make_policy
 
+    if stream not in STREAMS:
+        raise StudyInputError(f"stream: '{stream}' is not one of {', '.join(STREAMS)}")
     rng = np.random.default_rng(seed)
     scorer = make_policy(policy)
-    arriving = sample_workload(study.pods, study.capacity_milli, study.load_percent, rng)
     cluster = DeviceCluster(study.nodes)
-    cluster.rank = rng.permutation(len(cluster)).astype(np.int64)
+    if stream == "go":
+        arriving, cluster.rank = simulator_stream(study, seed)
+    else:
+        arriving = sample_workload(study.pods, study.capacity_milli, study.load_percent, rng)
+        cluster.rank = rng.permutation(len(cluster)).astype(np.int64)
     scorer.prepare(cluster, study.pods, rng)
     select = (
         IncrementalSelect(cluster, scorer).select

@@ -968,6 +968,13 @@ class PlacementStudy(Model):
         "node pools expanded in order and then the named nodes (a permutation). The "
         "openb import writes the node list's order (ties go by it)",
     )
+    random_stream: Literal["go", "numpy"] = Field(
+        default="go",
+        description="where each seed's random numbers come from: go, the FGD simulator's "
+        "own stream (Go's math/rand seeded with the seed, drawn in the simulator's order: "
+        "a seed's run is the simulator's run); numpy, a numpy generator seeded with the "
+        "seed (the same steps, other numbers)",
+    )
 
 
 class ExperimentSpec(Model):

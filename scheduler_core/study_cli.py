@@ -18,7 +18,14 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from scheduler_core.placement_study import StudyInputError, StudyRun, load_openb_study, run_study
+from scheduler_core.placement_study import (
+    DEFAULT_STREAM,
+    STREAMS,
+    StudyInputError,
+    StudyRun,
+    load_openb_study,
+    run_study,
+)
 from scheduler_core.plugins.gpu_scoring import PAPER_POLICIES, make_policy, policy_names
 from scheduler_core.spec import ExperimentSpec, variant_names
 from scheduler_core.study_spec import (
@@ -51,6 +58,13 @@ def register(sub: Any) -> None:
     parser.add_argument("--seeds", default="42", help="replications: 42, 42,43 or 42-51")
     parser.add_argument("--load", type=float, default=130.0, help="arrived load, %% of GPUs")
     parser.add_argument("--json", action="store_true", help="every run's curve as JSON")
+    parser.add_argument(
+        "--stream",
+        choices=STREAMS,
+        default=DEFAULT_STREAM,
+        help="go: the FGD simulator's own random stream for each seed (default); "
+        "numpy: a numpy generator seeded with the seed",
+    )
     parser.set_defaults(handler=_study)
 
 
@@ -75,7 +89,9 @@ def _study(args: argparse.Namespace) -> int:
         make_policy(policy)  # an unknown name fails before any run
     seeds = parse_seeds(args.seeds)
     study = load_openb_study(args.nodes, args.pods, args.load)
-    runs = [run_study(study, policy, seed) for policy in policies for seed in seeds]
+    runs = [
+        run_study(study, policy, seed, stream=args.stream) for policy in policies for seed in seeds
+    ]
     print(json.dumps(_document(runs), indent=1) if args.json else _table(runs, args.load))
     return 0
 

@@ -302,9 +302,10 @@ def run_variant_study(
     a caller can store it and report progress before the chunk is done."""
     resolved = resolve_variant(spec, variant)
     study = study_of(resolved.spec)
+    stream = resolved.spec.placement_study.random_stream if resolved.spec.placement_study else "go"
     runs = []
     for replication in replications:
-        run = run_study(study, resolved.placement, study_seed(spec, replication))
+        run = run_study(study, resolved.placement, study_seed(spec, replication), stream=stream)
         if each is not None:
             each(replication, run)
         runs.append(run)

@@ -172,6 +172,12 @@ class TopForm(SpecForm):
         blank="none",
         help_text="openb workload whose published results the chart shows",
     )
+    placement_study__random_stream = SpecChoiceField(
+        label="Placement study: random stream",
+        choices=_choices(["go", "numpy"]),
+        blank="go (the simulator's)",
+        help_text="go: each seed draws what the FGD simulator draws; numpy: other numbers",
+    )
     grid = SpecYAMLMapField(
         label="Grid (one variant per combination)",
         help_text="one per line, e.g. workloads.training.checkpoint.intervalSeconds: [600, 1800]",
@@ -198,7 +204,11 @@ class TopForm(SpecForm):
             "wait_for_pods_ready__requeuing_strategy__backoff_limit_count",
         ),
         ("grid", "origin", "fair_sharing__preemption_strategies"),
-        ("placement_study__arrived_load_percent", "placement_study__paper_workload"),
+        (
+            "placement_study__arrived_load_percent",
+            "placement_study__paper_workload",
+            "placement_study__random_stream",
+        ),
         ("description",),
     )
     OPTIONAL_OBJECTS = {"placementStudy": ("placement_study__arrived_load_percent",)}

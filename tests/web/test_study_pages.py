@@ -98,6 +98,8 @@ def test_the_editor_shows_and_keeps_the_study_fields(alice_client, study_experim
     assert fields["spec-placement_study__arrived_load_percent"] == "130"
     fields["spec-placement_study__arrived_load_percent"] = "150"
     fields["spec-placement_study__paper_workload"] = "default"
+    assert fields["spec-placement_study__random_stream"] == "go"  # the default, shown
+    fields["spec-placement_study__random_stream"] = "numpy"
     response = alice_client.post(url, fields)
     assert response.status_code == 302, response.content.decode()[:3000]
     study_experiment.refresh_from_db()
@@ -106,6 +108,7 @@ def test_the_editor_shows_and_keeps_the_study_fields(alice_client, study_experim
         "paperWorkload": "default",
         "podOrder": None,  # the stored spec writes every default out
         "nodeOrder": None,
+        "randomStream": "numpy",
     }
 
 

@@ -27,11 +27,15 @@ How it stays cheap (a run scores ~10k pods on ~1.2k nodes):
   from two lookups in per-value tables (``_fit``, ``_small``) instead of a new pass over
   the devices.
 - Fragmentation is kept as an exact integer, the sum of (pod count x unusable milli),
-  divided by the covered pod count only for the sigmoid. Sums of floats depend on the
-  order BLAS adds them in, which changes with the batch; the integers do not, so a
-  state scores the same however it is batched. (On 1.2 M scores of six openb files,
-  seeds 42-43, this never differed from the frequency-weighted float sum, and the
-  allocation records of every policy and seed checked are identical.)
+  divided by the covered pod count only for the sigmoid, so a state scores the same
+  however it is batched. One case is decided by the simulator's float arithmetic
+  instead: a gain of exactly 0, where ``int(100 * sigmoid(gain / 1000))`` sits on the
+  50 boundary and the simulator's float64 sums (``freq * milli`` per typical pod into
+  seven bins in the typical pods' order, then the bins in order: ``_go_frag``) leave a
+  rounding residue that makes it 49 or 50. Any other gain is at least 1/covered milli
+  away from 0, far from a truncation boundary. With 50 for every zero gain, 23 of the
+  170 openb FGD runs (mostly cpu250 and gpuspec10) differed from the simulator's run of
+  the same seed (docs/placement-study.md).
 - Which nodes to score at all is ``placement_study.IncrementalSelect``'s job.
 """
 
@@ -73,6 +77,18 @@ class TypicalPod:
     frequency: float
     count: int = 1
     """Pods of this shape in the workload; ``frequency`` is count / covered pods."""
+
+
+def go_frequencies(workload: Sequence[StudyPod], typical: Sequence[TypicalPod]) -> FloatArray:
+    """Each typical pod's ``Percentage`` as ``GetTypicalPods`` computes it in float64:
+    count / total, then, when the list was cut, divided by (covered / total)."""
+    total = float(len(workload))
+    shapes = len({(p.cpu, p.milli, p.gpus, p.model_key) for p in workload})
+    covered = float(sum(t.count for t in typical))
+    freq = [t.count / total for t in typical]
+    if len(typical) < shapes:
+        freq = [f / (covered / total) for f in freq]
+    return np.array(freq, np.float64)
 
 
 def typical_pods(workload: Sequence[StudyPod], popularity: float = POPULARITY) -> list[TypicalPod]:
@@ -120,10 +136,16 @@ class FGDScore(GpuScorer):
         )
         """_per_value[v]: for a device with v milli free, per typical pod, whether it fits
         (first half) and the milli the pod cannot use (second half)."""
+        self._access = access
+        self._t_is_cpu = t_milli == 0
+        self._freq = go_frequencies(workload, typical)
+        self._before = np.full(256, np.nan)
+        """Per state, its fragmentation as the simulator's float sum (``_go_frag``), NaN
+        until a zero integer gain needs it."""
+        self._sigmoid: dict[int, int] = {}
         self._states = _StateTable(len(typical))
         self._ids: dict[tuple[int, ...], int] = {}
         self._shapes: dict[tuple[int, int, int], _ShapeCache] = {}
-        self._sigmoid: dict[int, int] = {}
         self._read = len(cluster.bound)
         self._node_state = np.array(
             [self._register(cluster, n) for n in range(len(cluster))], np.int64
@@ -189,6 +211,46 @@ class FGDScore(GpuScorer):
             self._states.add(row, [cpu, model, free, before, *devices])
         return state
 
+    def _go_frag(
+        self,
+        model: IntArray,
+        cpu_ok: NDArray[np.bool_],
+        host_ok: NDArray[np.bool_],
+        unusable: IntArray,
+        free: IntArray,
+    ) -> FloatArray:
+        """``NodeGpuShareFragAmountScore`` in the simulator's float arithmetic, so that a
+        score the simulator truncates (``int64(sigmoid(...) * 100)``) truncates alike.
+
+        ``NodeGpuShareFragAmount`` (pkg/utils/frag.go) adds ``freq * milli`` for each
+        typical pod, in the typical pods' order, to one of seven bins by
+        ``GetNodePodFrag``: a CPU-only pod to XL or XR, a pod the node's model does not
+        accept to NoAccess, a pod that fits the devices to Q3 (its unusable milli to Q2),
+        or else to Q4, Q2 or Q1 by CPU; then ``FragAmountSumExceptQ3`` adds the bins in
+        bin order. Float addition is not associative, so the order is kept: per bin a
+        sequential ``cumsum`` (adding 0.0 for the other pods changes nothing), then the
+        bins one by one. Leading dimensions are states (and device choices)."""
+        access = self._access[model]
+        is_cpu = self._t_is_cpu
+        gpu = ~is_cpu & access
+        q3 = gpu & host_ok & cpu_ok
+        contrib = self._freq * np.where(q3, unusable, free[..., None])
+        bins = np.stack(
+            [
+                gpu & ~host_ok & ~cpu_ok,  # Q1: lacks both
+                gpu & cpu_ok,  # Q2: lacks GPU, and Q3's unusable milli
+                gpu & host_ok & ~cpu_ok,  # Q4: lacks CPU
+                is_cpu & cpu_ok,  # XL
+                is_cpu & ~cpu_ok,  # XR
+                ~is_cpu & ~access,  # NoAccess
+            ]
+        )
+        sums = np.cumsum(np.where(bins, contrib, 0.0), axis=-1)[..., -1]
+        out = sums[0]
+        for b in range(1, len(sums)):
+            out = out + sums[b]
+        return np.asarray(out, np.float64)
+
     def _shape_cache(self, pod: StudyPod) -> _ShapeCache:
         key = (pod.cpu, pod.milli, pod.gpus)
         cache = self._shapes.get(key)
@@ -210,30 +272,66 @@ class FGDScore(GpuScorer):
         scalars = s.scalars[states]
         cpu_ok = scalars[:, :1] >= cache.cpu_need
         before = scalars[:, 3]
+        models = scalars[:, 1]
         if not pod.shared:
-            ok = (rows[:, :t] >= cache.taken) & cpu_ok
-            free = scalars[:, 2:3] - pod.total_milli
-            after = np.where(ok, rows[:, t:], free) @ self.t_count
-            cache.scores[states] = self._scores((before - after).tolist())
+            host = rows[:, :t] >= cache.taken
+            ok = host & cpu_ok
+            free = scalars[:, 2] - pod.total_milli
+            after = np.where(ok, rows[:, t:], free[:, None]) @ self.t_count
+            gains = before - after
+            scores = np.array(self._scores(gains.tolist()), np.int64)
+            tie = np.flatnonzero(gains == 0)
+            if len(tie):
+                exact = self._go_frag(models[tie], cpu_ok[tie], host[tie], rows[tie, t:], free[tie])
+                scores[tie] = _sigmoid_score(self._go_before(states[tie]) - exact)
+            cache.scores[states] = scores
             return
         dev = scalars[:, 4:]
         rest = np.maximum(dev - pod.milli, 0)
         placed = rows[:, None, :] + self._per_value[rest] - self._per_value[dev]
-        ok = (placed[..., :t] >= 0) & cpu_ok[:, None, :]
-        free = (scalars[:, 2:3] - pod.milli)[:, :, None]
-        after = np.where(ok, placed[..., t:], free) @ self.t_count
-        gain = (before[:, None] - after).tolist()
-        fits = (dev >= pod.milli).tolist()
-        slots = [
-            [score if fit else -1 for score, fit in zip(self._scores(g), f, strict=True)]
-            for g, f in zip(gain, fits, strict=True)
-        ]
+        host3 = placed[..., :t] >= 0
+        left = scalars[:, 2] - pod.milli
+        ok = host3 & cpu_ok[:, None, :]
+        after = np.where(ok, placed[..., t:], left[:, None, None]) @ self.t_count
+        gains = before[:, None] - after
+        fit = dev >= pod.milli
+        scores = np.array(self._scores(gains.ravel().tolist()), np.int64).reshape(gains.shape)
+        tie_s, tie_d = np.nonzero((gains == 0) & fit)
+        if len(tie_s):
+            exact = self._go_frag(
+                models[tie_s],
+                cpu_ok[tie_s],
+                host3[tie_s, tie_d],
+                placed[tie_s, tie_d, t:],
+                left[tie_s],
+            )
+            scores[tie_s, tie_d] = _sigmoid_score(self._go_before(states[tie_s]) - exact)
+        slots = np.where(fit, scores, -1)
         cache.slots[states] = slots
-        cache.scores[states] = [max(row) for row in slots]
+        cache.scores[states] = slots.max(axis=1)
+
+    def _go_before(self, states: IntArray) -> FloatArray:
+        """The simulator's float fragmentation of ``states`` (computed once per state)."""
+        if len(self._before) < len(self._states):
+            grown = np.full(max(2 * len(self._before), len(self._states)), np.nan)
+            grown[: len(self._before)] = self._before
+            self._before = grown
+        todo = np.unique(states[np.isnan(self._before[states])])
+        if len(todo):
+            rows, scalars, t = self._states.rows[todo], self._states.scalars[todo], self.typical
+            self._before[todo] = self._go_frag(
+                scalars[:, 1],
+                scalars[:, :1] >= self.t_cpu,
+                rows[:, :t] >= 0,
+                rows[:, t:],
+                scalars[:, 2],
+            )
+        return self._before[states]
 
     def _scores(self, gains: list[int]) -> list[int]:
-        """``int(100 sigmoid(gain / covered / 1000))`` per gain numerator, memoised
-        (gains repeat: every unchanged placement is 0)."""
+        """``int(100 sigmoid(gain / covered / 1000))`` per integer gain numerator,
+        memoised (gains repeat). A zero gain is 50 here; the caller replaces it with the
+        simulator's float result, whose rounding noise can make it 49."""
         memo = self._sigmoid
         missing = [g for g in gains if g not in memo]
         if missing:
