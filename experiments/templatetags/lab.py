@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 
 import scheduler_core as sc
-from experiments.display import format_value, metric_display
+from experiments.display import format_value, metric_display, metric_tooltip
 
 register = template.Library()
 
@@ -19,8 +19,15 @@ def metric_label(name: str) -> str:
 
 @register.filter
 def metric_definition(name: str) -> str:
-    """The registry's one-line definition, for a column head's tooltip."""
-    return sc.metric_info(name).definition
+    """The registry's definition, unit and better direction, for a tooltip."""
+    return metric_tooltip(name)
+
+
+@register.filter
+def chart_tooltip(chart: str) -> str:
+    """A headline chart's tooltip (``headline-<metric>``); other charts have none."""
+    prefix = "headline-"
+    return metric_tooltip(chart[len(prefix) :]) if chart.startswith(prefix) else ""
 
 
 @register.filter

@@ -33,7 +33,7 @@ class Visit:
         self.server = server
         self.requests: list[str] = []
         self.errors: list[str] = []
-        self.page = browser.new_page(viewport={"width": 1400, "height": 900})
+        self.page = browser.new_page(viewport={"width": 1440, "height": 900})
         self.page.on("request", lambda request: self.requests.append(request.url))
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -164,6 +164,7 @@ def test_a_large_cluster_opens_on_a_heatmap_and_zooms_into_a_group(browser, serv
         f"() => document.getElementById('chart-gantt').layout.title.text.endsWith(': {other}')"
     )
     page.locator("#charts-timeline").screenshot(path=SCREENSHOTS / "charts-3-timeline-groups.png")
+    assert page.evaluate(FITS) == []  # the heatmap's and the Gantt's node labels too
     assert visit.errors == []
 
 
@@ -194,7 +195,7 @@ def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, s
 
 FITS = """() => {
   // Every tick label, axis title and legend entry lies inside its chart's drawing,
-  // and no legend covers an axis title (issue 16 §2).
+  // no legend covers an axis title and the toolbar covers no title (issue 16 §2).
   const problems = [];
   const inside = (r, box) => r.left >= box.left - 1 && r.right <= box.right + 1 &&
                              r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
@@ -211,6 +212,11 @@ FITS = """() => {
       const r = t.getBoundingClientRect();
       if (r.width && !inside(r, box)) problems.push(chart.id + ': ' + t.textContent);
     });
+    const bar = chart.querySelector('.modebar');
+    const title = chart.querySelector('.gtitle');
+    if (bar && title && title.textContent && overlap(bar.getBoundingClientRect(),
+                                                     title.getBoundingClientRect()))
+      problems.push(chart.id + ': toolbar over ' + title.textContent);
     const legend = chart.querySelector('.legend');
     if (legend) {
       const l = legend.getBoundingClientRect();
