@@ -22,7 +22,7 @@ def metric_display(name: str) -> MetricDisplay:
 
 UNIT_WORDS = {
     "s": "simulated seconds",
-    "GPU·s": "GPU-seconds (GPUs × seconds)",
+    "GPU·s": "GPU-seconds (GPUs times seconds)",
     "count": "a count",
     "ratio": "a share, shown as %",
 }

@@ -78,12 +78,28 @@ def sim_clock(seconds: float | None) -> str:
     return "—" if seconds is None else clock(seconds)
 
 
+SINGULAR_UNITS = {"pods": "pod", "GPUs": "GPU"}
+
+
 @register.filter
 def event_value(event: Any) -> str:
-    """An event's value with its unit from the core's reason registry ("300 s")."""
+    """An event's value with its unit from the core's reason registry ("300 s", "1 pod");
+    a flag reads "yes" or "no" (the cell's tooltip, ``event_value_meaning``, says what)."""
     from scheduler_core.events import reason_info
 
     info = reason_info(event.reason)
     if info is None or not info.value:
         return "" if not event.value else number(event.value)
-    return f"{number(event.value)} {info.unit}".strip()
+    if info.unit == "flag":
+        return "yes" if event.value else "no"
+    unit = SINGULAR_UNITS.get(info.unit, info.unit) if event.value == 1 else info.unit
+    return f"{number(event.value)} {unit}".strip()
+
+
+@register.filter
+def event_value_meaning(event: Any) -> str:
+    """What an event's value holds, from the reason registry ("GPUs freed")."""
+    from scheduler_core.events import reason_info
+
+    info = reason_info(event.reason)
+    return info.value if info is not None else ""
