@@ -15,6 +15,7 @@ import pytest
 from django.contrib.auth.hashers import make_password
 from django.utils import timezone
 
+import scheduler_core as sc
 from experiments import services
 from experiments.models import Experiment, Run, Status
 from tests.e2e.conftest import SCREENSHOTS, _answers, _free_port
@@ -308,7 +309,8 @@ def test_the_import_page_takes_a_window_reshapes_the_load_and_names_the_limit(
     page.screenshot(path=SCREENSHOTS / "16-3-import-limit.png", full_page=False)
     text = page.inner_text("#import-form")
     assert "above the limit of 2 (LAB_MAX_WORKLOADS)" in text
-    assert "set 'sample'" in text
+    assert "set “Sample to N workloads” lower" in text  # the field, by its label
+    assert "(“Start (trace time)”, “Horizon”)" in text
     assert Experiment.objects.count() == 0
 
     page.set_input_files("input[name='files']", files)  # a browser drops files on a redisplay
@@ -380,3 +382,28 @@ def test_the_run_page_hands_over_the_spec_and_every_table_in_every_format(browse
     with page.expect_download() as download:  # and a click hands the file over
         page.click("#downloads a[data-download='workloads.parquet']")
     assert download.value.suggested_filename == f"run-{run.pk}-workloads.parquet"
+
+
+def test_presets_are_listed_once_and_a_copy_keeps_the_from_preset_tag(browser, server):
+    """§4: each preset shows once, on a card (or, once installed, as a row, never both);
+    "Use this preset" says it makes a copy, and the saved copy is tagged from-preset."""
+    page, user = _logged_in(browser, server)
+    cards = page.locator("a[data-preset]")
+    every = len(sc.list_presets(studies=True))
+    assert cards.count() == every
+    assert set(cards.all_inner_texts()) == {"Use this preset (makes a copy)"}
+    _shot(page, "#presets", "16-4-presets.png")
+
+    page.click("a[data-preset='s3-grace-period']")
+    page.click("#save")
+    page.wait_for_selector("#run-button")
+    assert Experiment.objects.get(owner=user).tag_names == ["from-preset"]
+
+    Experiment.objects.filter(owner=user).delete()
+    installed = services.presets_install(owner=user)  # what make run does for admin
+    page.goto(f"{server}/")
+    assert page.locator("a[data-preset]").count() == 0  # no card repeats a row
+    assert page.locator("#presets-installed").is_visible()
+    listed = page.locator("#experiments tbody tr").all_inner_texts()
+    for experiment in installed:
+        assert sum(experiment.name in row for row in listed) == 1, experiment.name
