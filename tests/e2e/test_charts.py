@@ -91,6 +91,10 @@ def test_a_finished_run_draws_every_chart(browser, server, alice):
 
     visit.open(f"/runs/{run.pk}/")
     visit.page.screenshot(path=SCREENSHOTS / "charts-1-run-page.png", full_page=True)
+    for section in ("glance", "milestones", "timeline", "costs"):  # readable 1440x900 shots
+        visit.page.locator(f"#charts-{section}").evaluate("el => el.scrollIntoView()")
+        visit.page.wait_for_timeout(500)  # Plotly re-lays out after the full-page shot
+        visit.page.screenshot(path=SCREENSHOTS / f"charts-1-{section}.png")
 
     charts = visit.charts()
     assert set(charts) == {
@@ -175,6 +179,11 @@ def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, s
 
     visit.open(f"/compare/?v={s1.pk}:pod&v={s1.pk}:workload-aware-all&v={s3.pk}:grace-30s")
     visit.page.screenshot(path=SCREENSHOTS / "charts-4-compare.png", full_page=True)
+    visit.page.wait_for_timeout(500)  # Plotly re-lays out after the full-page shot
+    visit.page.screenshot(path=SCREENSHOTS / "charts-4-compare-top.png")
+    visit.page.locator("#chart-tradeoff").evaluate("el => el.scrollIntoView()")
+    visit.page.wait_for_timeout(500)
+    visit.page.screenshot(path=SCREENSHOTS / "charts-4-compare-charts.png")
 
     charts = visit.charts()
     assert len(charts) == 9
@@ -246,7 +255,22 @@ def test_no_chart_clips_a_label_or_hides_an_axis_title(browser, server, alice):
     visit.page.locator("#chart-gantt").screenshot(path=SCREENSHOTS / "charts-5-gantt.png")
 
     assert visit.page.evaluate(FITS) == []
+    # After the window is resized (Plotly redraws responsive charts), each drawing still
+    # lies inside its own box: no chart runs over the next one.
+    visit.page.set_viewport_size({"width": 1100, "height": 700})
+    visit.page.set_viewport_size({"width": 1440, "height": 900})
+    visit.page.wait_for_timeout(500)
+    assert visit.page.evaluate(CONTAINED) == []
+    assert visit.page.evaluate(FITS) == []
     assert visit.errors == []
+
+
+CONTAINED = """() => Array.from(document.querySelectorAll('[data-chart]'))
+  .filter(el => !el.hidden && el.querySelector('.main-svg')).flatMap(el => {
+    const box = el.getBoundingClientRect();
+    const svg = el.querySelector('.main-svg').getBoundingClientRect();
+    return svg.bottom <= box.bottom + 1 && svg.top >= box.top - 1 ? [] : [el.id];
+  })"""
 
 
 def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser, server, alice):
