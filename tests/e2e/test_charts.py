@@ -255,6 +255,14 @@ def test_no_chart_clips_a_label_or_hides_an_axis_title(browser, server, alice):
     visit.page.locator("#chart-gantt").screenshot(path=SCREENSHOTS / "charts-5-gantt.png")
 
     assert visit.page.evaluate(FITS) == []
+    ticks = visit.page.locator("#chart-gantt .ytick text").all_text_contents()
+    assert ticks
+    assert all(t.endswith("…") and len(t) < 40 for t in ticks), ticks  # shortened...
+    plot = visit.page.locator("#chart-gantt .nsewdrag").first.bounding_box()
+    visit.page.mouse.move(plot["x"] + plot["width"] * 0.7, plot["y"] + plot["height"] * 0.75)
+    visit.page.wait_for_selector("#chart-gantt .hoverlayer .hovertext")
+    hover = visit.page.locator("#chart-gantt .hoverlayer").text_content()
+    assert "-a-very-long-node-name-in-zone-europe-west4" in hover  # ...and whole on hover
     # After the window is resized (Plotly redraws responsive charts), each drawing still
     # lies inside its own box: no chart runs over the next one.
     visit.page.set_viewport_size({"width": 1100, "height": 700})
