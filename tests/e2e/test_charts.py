@@ -111,6 +111,11 @@ def test_a_finished_run_draws_every_chart(browser, server, alice):
         "chart-recovery",
     }
     assert all(charts.values()), charts
+    shapes = visit.page.evaluate(
+        "() => document.getElementById('chart-states').data.map(t => t.line && t.line.shape)"
+    )
+    assert shapes
+    assert set(shapes) == {"hv"}  # GPUs by pod state: steps, not slopes (issue 16 §2)
     victims = next(t for t in visit.figure("chart-gantt")["data"] if t["name"] == "victim")
     assert sorted(c[0] for c in victims["customdata"]) == [
         "train-0",
