@@ -20,6 +20,25 @@ def metric_display(name: str) -> MetricDisplay:
     return MetricDisplay(info.label, info.unit)
 
 
+UNIT_WORDS = {
+    "s": "simulated seconds",
+    "GPU·s": "GPU-seconds (GPUs times seconds)",
+    "count": "a count",
+    "ratio": "a share, shown as %",
+}
+
+
+def metric_tooltip(name: str) -> str:
+    """A metric's definition, unit and better direction in one line, all from the
+    registry: what a name, a column head or a chart title shows on hover, so a reader
+    never needs the glossary to know which way is good."""
+    info = sc.metric_info(name)
+    unit = UNIT_WORDS.get(info.unit, info.unit)
+    direction = "Higher" if info.better == "higher" else "Lower"
+    definition = info.definition.rstrip(".")
+    return f"{info.title}: {definition}. Unit: {unit}. {direction} is better."
+
+
 def format_value(value: float | None, unit: str = "", *, null: str = "—") -> str:
     """A number for a table cell: ratios as percentages, no noise digits; a null reads
     as the metric's null reading (e.g. "never (> horizon)"), "—" when none is given."""

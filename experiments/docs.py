@@ -24,6 +24,7 @@ ORDER = (
     "metrics",
     "application-model",
     "presets",
+    "kubernetes-preemption",
     "kubernetes-rules",
     "kubernetes",
     "kubernetes-export",

@@ -342,7 +342,7 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
         """The service's errors, each beside what it is about: a file's rows beside the
         upload field, an option at its field, a defaults cell at its cell, the rest on top."""
         for error in errors:
-            path, message = str(error.get("path", "")), str(error["message"])
+            path, message = str(error.get("path", "")), self._labelled(str(error["message"]))
             if path.startswith("files"):
                 self.file_errors.append(error)
             elif path == "qos_map":
@@ -357,6 +357,21 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
                 self.add_error(path, message)
             else:
                 self.add_error(None, f"{path}: {message}" if path else message)
+
+    # The service names its options as the API and CLI spell them; on this page each
+    # reads as the label of the field to change.
+    API_NAMES = (
+        ("'sample' (at most N workloads)", "sample"),
+        ("'sample'", "sample"),
+        ("'start'", "start_seconds"),
+        ("'horizon_seconds'", "horizon_seconds"),
+    )
+
+    def _labelled(self, message: str) -> str:
+        """``message`` with each API option name replaced by its field's label here."""
+        for name, field in self.API_NAMES:
+            message = message.replace(name, f"“{self.fields[field].label}”")
+        return message
 
 
 def _default_cell(field: str, value: Any) -> forms.Field:
@@ -540,7 +555,7 @@ class ManifestImportForm(KindDefaultsMixin, forms.Form):
         """Located errors (file, line, column) go to the list above the inputs; a
         defaults cell's error to its cell; the rest on top."""
         for error in errors:
-            path, message = str(error.get("path", "")), str(error["message"])
+            path, message = str(error.get("path", "")), self._labelled(str(error["message"]))
             if path.startswith("files"):
                 self.file_errors.append(error)
             elif path == "defaults":

@@ -22,6 +22,7 @@ from experiments.charts.style import (
 
 BEST_MARK = "★ best"
 UNSERVED_MARK = "⚠ urgent never useful"
+ALL_ZERO_MARK = "0 for every variant"
 FLAG_COLOR = "#cf222e"
 
 
@@ -138,6 +139,20 @@ def _annotations(
         for v, mean in zip(variants, means, strict=True)
         if v.unserved
     ]
+    numbers = [m for m in means if is_number(m)]
+    if numbers and not any(numbers):
+        # Bars of height 0 draw nothing: say so, or the chart reads as empty or broken.
+        flags.append(
+            {
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+                "text": ALL_ZERO_MARK,
+                "showarrow": False,
+                "font": {"color": "#6e7781", "size": 12},
+            }
+        )
     return marks + missing + flags
 
 

@@ -9,6 +9,7 @@ from django.core.paginator import Paginator
 from django.db.models import QuerySet
 
 import scheduler_core as sc
+from experiments.display import metric_tooltip
 from experiments.models import WorkloadRecord
 
 _RECORD_COLUMNS = (
@@ -55,7 +56,15 @@ def workload_page(
     ``every`` is how many records the replication has."""
     shown = Paginator(records, per_page).get_page(max(1, page))
     return {
-        "columns": [{"name": n, "label": label, "kind": kind} for n, label, kind in COLUMNS],
+        "columns": [
+            {
+                "name": n,
+                "label": label,
+                "kind": kind,
+                "tip": metric_tooltip(n) if n in sc.REGISTRY else "",
+            }
+            for n, label, kind in COLUMNS
+        ],
         "rows": [{n: getattr(r, n) for n in ROW_FIELDS} for r in shown],
         "total": shown.paginator.count,
         "all": every,

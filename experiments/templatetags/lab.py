@@ -7,7 +7,7 @@ from typing import Any
 from django import template
 
 import scheduler_core as sc
-from experiments.display import format_value, metric_display
+from experiments.display import format_value, metric_display, metric_tooltip
 
 register = template.Library()
 
@@ -19,8 +19,15 @@ def metric_label(name: str) -> str:
 
 @register.filter
 def metric_definition(name: str) -> str:
-    """The registry's one-line definition, for a column head's tooltip."""
-    return sc.metric_info(name).definition
+    """The registry's definition, unit and better direction, for a tooltip."""
+    return metric_tooltip(name)
+
+
+@register.filter
+def chart_tooltip(chart: str) -> str:
+    """A headline chart's tooltip (``headline-<metric>``); other charts have none."""
+    prefix = "headline-"
+    return metric_tooltip(chart[len(prefix) :]) if chart.startswith(prefix) else ""
 
 
 @register.filter
@@ -71,12 +78,28 @@ def sim_clock(seconds: float | None) -> str:
     return "—" if seconds is None else clock(seconds)
 
 
+SINGULAR_UNITS = {"pods": "pod", "GPUs": "GPU"}
+
+
 @register.filter
 def event_value(event: Any) -> str:
-    """An event's value with its unit from the core's reason registry ("300 s")."""
+    """An event's value with its unit from the core's reason registry ("300 s", "1 pod");
+    a flag reads "yes" or "no" (the cell's tooltip, ``event_value_meaning``, says what)."""
     from scheduler_core.events import reason_info
 
     info = reason_info(event.reason)
     if info is None or not info.value:
         return "" if not event.value else number(event.value)
-    return f"{number(event.value)} {info.unit}".strip()
+    if info.unit == "flag":
+        return "yes" if event.value else "no"
+    unit = SINGULAR_UNITS.get(info.unit, info.unit) if event.value == 1 else info.unit
+    return f"{number(event.value)} {unit}".strip()
+
+
+@register.filter
+def event_value_meaning(event: Any) -> str:
+    """What an event's value holds, from the reason registry ("GPUs freed")."""
+    from scheduler_core.events import reason_info
+
+    info = reason_info(event.reason)
+    return info.value if info is not None else ""

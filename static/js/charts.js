@@ -32,10 +32,34 @@
     element.hidden = false;
     element.style.minHeight = "";  // the space reserved for it (reserve): Plotly sizes it now
     const started = performance.now();
-    const drawn = Plotly.react(element, figure.data, figure.layout, CONFIG);
+    const drawn = Plotly.react(element, figure.data, figure.layout, CONFIG).then(function (el) {
+      titleTip(el);
+      return el;
+    });
     // How long each chart held the main thread: the benchmark names the slowest.
     (window.chartTimings = window.chartTimings || {})[element.id] = Math.round(performance.now() - started);
     return drawn;
+  }
+
+  // A metric chart's title carries the registry's definition, unit and direction on
+  // hover (the template's data-tip), as an SVG <title> on the title text alone.
+  function titleTip(element) {
+    const tip = element.dataset.tip;
+    if (!tip) return;
+    const add = function () {
+      const title = element.querySelector(".gtitle");
+      if (!title || title.querySelector("title")) return;
+      const node = document.createElementNS("http://www.w3.org/2000/svg", "title");
+      node.textContent = tip;
+      title.appendChild(node);
+      title.style.pointerEvents = "all";
+      title.style.cursor = "help";
+    };
+    if (!element.dataset.tipBound) {  // Plotly redraws the title on a resize
+      element.dataset.tipBound = "1";
+      element.on("plotly_afterplot", add);
+    }
+    add();
   }
 
   // ------------------------------------------------------------- the draw queue
@@ -265,6 +289,7 @@
         const th = cell("th", column.label + (active ? (state.sort[0] === "-" ? " ▼" : " ▲") : ""),
                         column.kind === "number" ? "num" : "");
         th.dataset.sort = column.name;
+        if (column.tip) th.title = column.tip;  // the registry's definition, unit, direction
         th.setAttribute("aria-sort", active ? (state.sort[0] === "-" ? "descending" : "ascending") : "none");
         th.addEventListener("click", function () {
           const descending = !(active && state.sort[0] === "-");

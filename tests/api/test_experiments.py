@@ -368,6 +368,24 @@ def test_validate_answers_like_the_form_and_saves_nothing(alice_api):
     assert not Experiment.objects.exists()
 
 
+def test_validate_reports_every_error_at_once(alice_api):
+    """Issue 16 §1: a shape error (GPUs 1.5) and the cross-field ones (an unknown class,
+    two globalDefault classes) come back from one call, each at its path."""
+    document = preset_document("s1-training-vs-shards")
+    document["workloads"][0]["gpus"] = 1.5
+    document["workloads"][1]["priorityClassName"] = "urgnet"
+    for priority_class in document["priorityClasses"][:2]:
+        priority_class["globalDefault"] = True
+
+    response = alice_api.post(f"{URL}validate/", {"spec": document}, format="json")
+
+    assert response.status_code == 400
+    by_path = {e["path"]: e["message"] for e in errors(response)}
+    assert by_path["workloads[0].gpus"] == "must be a whole number, got 1.5"
+    assert "urgnet" in by_path["workloads[1].priorityClassName"]
+    assert any("only one PriorityClass may be globalDefault" in m for m in by_path.values())
+
+
 def test_malformed_yaml_is_an_error_of_the_whole_spec(alice_api):
     response = alice_api.post(f"{URL}validate/", {"spec": "name: [unclosed"}, format="json")
 

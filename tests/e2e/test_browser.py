@@ -89,6 +89,19 @@ def test_the_cancel_button_stops_a_running_run(browser, server, stack):
         "() => document.getElementById('progress-overall').value > 0", timeout=60_000
     )
     page.screenshot(path=SCREENSHOTS / "5-run-in-progress.png", full_page=True)
+    # Issue 16 §4: a variant with work under way reads "running", never "queued".
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('#progress [data-variant]'))"
+        ".some(row => row.querySelector('progress').value > 0)"
+    )
+    rows = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#progress [data-variant]'))"
+        ".map(row => [row.querySelector('progress').value,"
+        " row.querySelector('.bar-value').textContent])"
+    )
+    moving = [text for value, text in rows if 0 < value < 1]
+    assert moving, rows
+    assert all(text.endswith("· running") for text in moving), rows
 
     page.click("#cancel-button")
     page.wait_for_selector("#run-cancelled")

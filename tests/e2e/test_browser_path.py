@@ -65,6 +65,13 @@ def test_the_docs_section_is_in_the_app(browser, server):
     page.screenshot(path=SCREENSHOTS / "16-2-docs.png")
     assert page.locator("#doc table").count() >= 1
     assert "../shared" not in page.content()
+    index = page.locator(".docs-index").inner_text()
+    for title in ("Metrics", "The presets", "Recorded clusters"):  # the list
+        assert title in index
+    page.click(".docs-index >> text=Kubernetes and Kueue preemption, exactly")
+    page.wait_for_selector("#doc h1:has-text('Kubernetes and Kueue preemption, exactly')")
+    assert "pickOneNodeForPreemption" in page.inner_text("#doc")
+    page.screenshot(path=SCREENSHOTS / "16-2-docs-preemption.png")
 
 
 def test_the_runs_page_and_the_last_run_of_each_experiment(browser, server):

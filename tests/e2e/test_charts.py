@@ -33,7 +33,7 @@ class Visit:
         self.server = server
         self.requests: list[str] = []
         self.errors: list[str] = []
-        self.page = browser.new_page(viewport={"width": 1400, "height": 900})
+        self.page = browser.new_page(viewport={"width": 1440, "height": 900})
         self.page.on("request", lambda request: self.requests.append(request.url))
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -91,6 +91,10 @@ def test_a_finished_run_draws_every_chart(browser, server, alice):
 
     visit.open(f"/runs/{run.pk}/")
     visit.page.screenshot(path=SCREENSHOTS / "charts-1-run-page.png", full_page=True)
+    for section in ("glance", "milestones", "timeline", "costs"):  # readable 1440x900 shots
+        visit.page.locator(f"#charts-{section}").evaluate("el => el.scrollIntoView()")
+        visit.page.wait_for_timeout(500)  # Plotly re-lays out after the full-page shot
+        visit.page.screenshot(path=SCREENSHOTS / f"charts-1-{section}.png")
 
     charts = visit.charts()
     assert set(charts) == {
@@ -107,6 +111,11 @@ def test_a_finished_run_draws_every_chart(browser, server, alice):
         "chart-recovery",
     }
     assert all(charts.values()), charts
+    shapes = visit.page.evaluate(
+        "() => document.getElementById('chart-states').data.map(t => t.line && t.line.shape)"
+    )
+    assert shapes
+    assert set(shapes) == {"hv"}  # GPUs by pod state: steps, not slopes (issue 16 §2)
     victims = next(t for t in visit.figure("chart-gantt")["data"] if t["name"] == "victim")
     assert sorted(c[0] for c in victims["customdata"]) == [
         "train-0",
@@ -164,6 +173,7 @@ def test_a_large_cluster_opens_on_a_heatmap_and_zooms_into_a_group(browser, serv
         f"() => document.getElementById('chart-gantt').layout.title.text.endsWith(': {other}')"
     )
     page.locator("#charts-timeline").screenshot(path=SCREENSHOTS / "charts-3-timeline-groups.png")
+    assert page.evaluate(FITS) == []  # the heatmap's and the Gantt's node labels too
     assert visit.errors == []
 
 
@@ -174,6 +184,11 @@ def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, s
 
     visit.open(f"/compare/?v={s1.pk}:pod&v={s1.pk}:workload-aware-all&v={s3.pk}:grace-30s")
     visit.page.screenshot(path=SCREENSHOTS / "charts-4-compare.png", full_page=True)
+    visit.page.wait_for_timeout(500)  # Plotly re-lays out after the full-page shot
+    visit.page.screenshot(path=SCREENSHOTS / "charts-4-compare-top.png")
+    visit.page.locator("#chart-tradeoff").evaluate("el => el.scrollIntoView()")
+    visit.page.wait_for_timeout(500)
+    visit.page.screenshot(path=SCREENSHOTS / "charts-4-compare-charts.png")
 
     charts = visit.charts()
     assert len(charts) == 9
@@ -194,7 +209,7 @@ def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, s
 
 FITS = """() => {
   // Every tick label, axis title and legend entry lies inside its chart's drawing,
-  // and no legend covers an axis title (issue 16 §2).
+  // no legend covers an axis title and the toolbar covers no title (issue 16 §2).
   const problems = [];
   const inside = (r, box) => r.left >= box.left - 1 && r.right <= box.right + 1 &&
                              r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
@@ -211,6 +226,11 @@ FITS = """() => {
       const r = t.getBoundingClientRect();
       if (r.width && !inside(r, box)) problems.push(chart.id + ': ' + t.textContent);
     });
+    const bar = chart.querySelector('.modebar');
+    const title = chart.querySelector('.gtitle');
+    if (bar && title && title.textContent && overlap(bar.getBoundingClientRect(),
+                                                     title.getBoundingClientRect()))
+      problems.push(chart.id + ': toolbar over ' + title.textContent);
     const legend = chart.querySelector('.legend');
     if (legend) {
       const l = legend.getBoundingClientRect();
@@ -240,7 +260,30 @@ def test_no_chart_clips_a_label_or_hides_an_axis_title(browser, server, alice):
     visit.page.locator("#chart-gantt").screenshot(path=SCREENSHOTS / "charts-5-gantt.png")
 
     assert visit.page.evaluate(FITS) == []
+    ticks = visit.page.locator("#chart-gantt .ytick text").all_text_contents()
+    assert ticks
+    assert all(t.endswith("…") and len(t) < 40 for t in ticks), ticks  # shortened...
+    plot = visit.page.locator("#chart-gantt .nsewdrag").first.bounding_box()
+    visit.page.mouse.move(plot["x"] + plot["width"] * 0.7, plot["y"] + plot["height"] * 0.75)
+    visit.page.wait_for_selector("#chart-gantt .hoverlayer .hovertext")
+    hover = visit.page.locator("#chart-gantt .hoverlayer").text_content()
+    assert "-a-very-long-node-name-in-zone-europe-west4" in hover  # ...and whole on hover
+    # After the window is resized (Plotly redraws responsive charts), each drawing still
+    # lies inside its own box: no chart runs over the next one.
+    visit.page.set_viewport_size({"width": 1100, "height": 700})
+    visit.page.set_viewport_size({"width": 1440, "height": 900})
+    visit.page.wait_for_timeout(500)
+    assert visit.page.evaluate(CONTAINED) == []
+    assert visit.page.evaluate(FITS) == []
     assert visit.errors == []
+
+
+CONTAINED = """() => Array.from(document.querySelectorAll('[data-chart]'))
+  .filter(el => !el.hidden && el.querySelector('.main-svg')).flatMap(el => {
+    const box = el.getBoundingClientRect();
+    const svg = el.querySelector('.main-svg').getBoundingClientRect();
+    return svg.bottom <= box.bottom + 1 && svg.top >= box.top - 1 ? [] : [el.id];
+  })"""
 
 
 def test_the_workloads_table_says_it_scrolls_and_lets_columns_be_chosen(browser, server, alice):

@@ -7,7 +7,7 @@ import pytest
 
 import scheduler_core as sc
 from experiments.charts.data import VariantResults
-from experiments.charts.headline import BEST_MARK, headline_figure
+from experiments.charts.headline import ALL_ZERO_MARK, BEST_MARK, headline_figure
 from experiments.charts.metrics import best_indexes, metric_title, pareto_front
 from experiments.charts.milestones import milestones_figure, segments
 from experiments.charts.tradeoff import FRONT_NAME, tradeoff_figure
@@ -242,3 +242,22 @@ def test_an_unserved_variant_is_never_on_the_pareto_front():
     figure = validated(tradeoff_figure([served, unserved]))
     front = next(t for t in figure.data if t.name == FRONT_NAME)
     assert list(front.customdata) == ["served"]
+
+
+def test_a_headline_chart_of_zeros_says_so_instead_of_looking_empty():
+    """Issue 16 §2: bars of height 0 draw nothing; the chart says every value is 0."""
+    zeros = validated(
+        headline_figure(
+            [variant("pod", stranded_capacity=0.0), variant("wa", stranded_capacity=0.0)],
+            "stranded_capacity",
+        )
+    )
+    some = validated(
+        headline_figure(
+            [variant("pod", stranded_capacity=0.0), variant("wa", stranded_capacity=5.0)],
+            "stranded_capacity",
+        )
+    )
+
+    assert ALL_ZERO_MARK in _texts(zeros)
+    assert ALL_ZERO_MARK not in _texts(some)

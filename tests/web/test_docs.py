@@ -40,7 +40,14 @@ def test_every_page_renders_for_a_reader_who_has_not_signed_in(client: Client, p
 
 def test_the_pages_a_new_user_needs_are_there():
     slugs = {page.slug for page in docs.doc_index()}
-    assert {"application-model", "presets", "kubernetes-rules", "traces"} <= slugs
+    assert {
+        "metrics",
+        "application-model",
+        "presets",
+        "kubernetes-preemption",  # the rules the core's docstrings cite by section
+        "kubernetes-rules",
+        "traces",
+    } <= slugs
 
 
 def test_the_presets_page_describes_every_preset():

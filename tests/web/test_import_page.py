@@ -267,10 +267,11 @@ def test_a_spec_above_the_limits_is_an_error_on_top(alice_client, settings):
     response = alice_client.post(URL, browser_form(*OPENB))
 
     assert response.status_code == 200
-    # Issue 16 §3: the setting, and the field that would bring the import under it.
+    # Issue 16 §3: the setting, and the field that would bring the import under it,
+    # by the label the page shows it with.
     assert response.context["form"].errors["sample"] == [
-        "4 workloads is above the limit of 1 (LAB_MAX_WORKLOADS): set 'sample' (at most N "
-        "workloads) lower, or import a shorter window ('start', 'horizon_seconds')"
+        "4 workloads is above the limit of 1 (LAB_MAX_WORKLOADS): set “Sample to N "
+        "workloads” lower, or import a shorter window (“Start (trace time)”, “Horizon”)"
     ]
     assert not Experiment.objects.exists()
 

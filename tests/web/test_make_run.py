@@ -99,6 +99,10 @@ def test_runlocal_prints_the_url_and_login_last_and_keeps_the_access_log_off(sta
     again = _read_until(lines, "Log in as admin / password", timeout=30)
 
     assert any(url in line for line in again)
+    # Nothing but the banner reaches the terminal once it is printed: no gunicorn line
+    # (its start-up, its control socket), no broker warning from a request.
+    banner = ("Disruption Lab: ", "Log in as ", "(logs: ")
+    assert [line for line in again if not line.startswith(banner)] == []
     assert not any("GET /accounts/login/" in line for line in first + again)
     access_log = stack.var_dir / "access.log"
     wait_for(

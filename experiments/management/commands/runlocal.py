@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
 class Command(BaseCommand):
@@ -38,9 +38,14 @@ class Command(BaseCommand):
         host, port = options["host"], options["port"]
         children = [
             self._worker(options["concurrency"], logs / "worker.log"),
-            self._web(host, port, logs / "access.log"),
+            self._web(host, port, logs / "access.log", logs / "web.log"),
         ]
-        _wait_for_port(host, port, children)
+        if not _wait_for_port(host, port, children):
+            _stop(children)
+            raise CommandError(
+                f"the web server did not start on {host}:{port}; the end of "
+                f"{logs / 'web.log'}:\n{_tail(logs / 'web.log')}"
+            )
         login = _local_login(logs / "local-superuser.json")
 
         def banner() -> None:
@@ -49,7 +54,10 @@ class Command(BaseCommand):
             self.stdout.write(self.style.SUCCESS(f"Disruption Lab: http://{host}:{port}/"))
             if login:
                 self.stdout.write(self.style.SUCCESS(f"Log in as {login}"))
-            self.stdout.write(f"(logs: {logs / 'access.log'}, {logs / 'worker.log'}; Ctrl-C stops)")
+            self.stdout.write(
+                f"(logs: {logs / 'access.log'}, {logs / 'web.log'}, {logs / 'worker.log'}; "
+                "Ctrl-C stops)"
+            )
 
         banner()
         _wait_then_stop(children, remind=banner, every=options["remind_every"])
@@ -73,8 +81,11 @@ class Command(BaseCommand):
         with log.open("ab") as out:  # the worker's chatter goes to its log, not the console
             return _start(command, out)
 
-    def _web(self, host: str, port: int, access_log: Path) -> subprocess.Popen[bytes]:
-        # The access log goes to a file: on the terminal it would bury the URL and login.
+    def _web(self, host: str, port: int, access_log: Path, log: Path) -> subprocess.Popen[bytes]:
+        # The access log goes to a file, and so does everything else gunicorn and the app
+        # print (start-up lines, the broker's warnings): on the terminal they would bury
+        # the URL and the login. No control socket: it is one path per user
+        # (~/.gunicorn/gunicorn.ctl), shared by every gunicorn on the machine.
         command = [
             sys.executable,
             "-m",
@@ -88,22 +99,33 @@ class Command(BaseCommand):
             "4",
             "--access-logfile",
             str(access_log),
+            "--no-control-socket",
         ]
-        return _start(command)
+        with log.open("ab") as out:
+            return _start(command, out)
 
 
 def _wait_for_port(
     host: str, port: int, children: list[subprocess.Popen[bytes]], timeout: float = 60.0
-) -> None:
-    """Until the web server accepts connections (or a child died, or time ran out), so
-    the banner is printed when the URL works, after gunicorn's start-up lines."""
+) -> bool:
+    """Until the web server accepts connections (True), or a child died or time ran out
+    (False), so the banner is printed only when the URL works."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and all(c.poll() is None for c in children):
         try:
             with socket.create_connection((host, port), timeout=1):
-                return
+                return True
         except OSError:
             time.sleep(0.2)
+    return False
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    """The last lines of a log, for an error that points at it."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
 
 
 def _local_login(path: Path) -> str | None:
@@ -148,6 +170,11 @@ def _wait_then_stop(
         if remind is not None and every > 0 and time.monotonic() >= next_reminder:
             remind()
             next_reminder = time.monotonic() + every
+    _stop(children)
+
+
+def _stop(children: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to each child still running, then up to 15 s for all to end."""
     for child in children:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
