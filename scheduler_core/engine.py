@@ -22,6 +22,7 @@ from scheduler_core import devices
 from scheduler_core import events as ev
 from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
+from scheduler_core.fast_costs import CostTable
 from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
@@ -270,6 +271,9 @@ class Engine:
         self._token_wake = False
         self.placement = registry.placement[variant.placement]()
         self.preemption = registry.preemption[variant.preemption](policy)
+        self.cost_table = CostTable()
+        """The applications' eviction-cost inputs as arrays (fast_costs.py), before the
+        applications are made: each registers its units of work there."""
         self.workloads = self._build_workloads(spec)
         self.by_name = {w.name: w for w in self.workloads}
         self.admission = Admission(self, spec)

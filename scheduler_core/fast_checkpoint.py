@@ -140,11 +140,23 @@ def _evaluate(
     group = np.zeros((n_rows, width), dtype=np.int64)
     cells = np.flatnonzero((lower & ok[:, None]).ravel())
     pods = a.pods[rows, :width].ravel()[cells].tolist()
-    costs = policy._costs
-    values = [costs(p) for p in pods]
-    full.ravel()[cells] = [v[0] for v in values]
-    rest.ravel()[cells] = [v[1] for v in values]
-    group.ravel()[cells] = [id(p.workload) for p in pods]
+    table = getattr(host, "cost_table", None)
+    if table is not None:  # the cost model on arrays, every pod at once
+        seqs = a.seq[rows, :width].ravel()[cells]
+        bound_at = pack[..., 3].ravel()[cells]
+        weights = policy.weights
+        pod_full, pod_rest, workloads = table.costs(
+            pods, seqs, bound_at, policy.now, weights, policy._costs
+        )
+        full.ravel()[cells] = pod_full
+        rest.ravel()[cells] = pod_rest
+        group.ravel()[cells] = workloads
+    else:  # a host without the arrays: one Python call per pod
+        costs = policy._costs
+        values = [costs(p) for p in pods]
+        full.ravel()[cells] = [v[0] for v in values]
+        rest.ravel()[cells] = [v[1] for v in values]
+        group.ravel()[cells] = [p.workload.idx for p in pods]
     gpus = np.maximum(1.0, pack[..., 0])
     lone = (flags & IN_GROUP) == 0
     start = pack[..., 3]
