@@ -22,11 +22,11 @@ from scheduler_core import devices
 from scheduler_core import events as ev
 from scheduler_core.admission import Admission
 from scheduler_core.app import make_app
-from scheduler_core.fast_costs import CostTable
 from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
 from scheduler_core.fast import skip_randrange
+from scheduler_core.fast_costs import CostTable
 from scheduler_core.fragmentation import FragmentationMeter, target_workload
 from scheduler_core.gc_pause import gc_paused
 from scheduler_core.guards import Guards

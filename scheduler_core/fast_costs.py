@@ -163,11 +163,11 @@ class CostTable:
             self.fits[seq] = app._sigterm_checkpoint_fits(spec.termination_grace_period_seconds)
             kind = type(app)
             progress: Progress | None = None
-            if kind is PerMemberApp:
+            if kind is PerMemberApp and isinstance(app, PerMemberApp):
                 self.kind[seq] = PER_MEMBER
                 progress = app.units[pod.member]
                 self.loss_gpus[seq] = gpus
-            elif kind is GroupApp:
+            elif kind is GroupApp and isinstance(app, GroupApp):
                 self.kind[seq] = GROUP
                 progress = app.unit
                 self.loss_gpus[seq] = workload.gpu_amount_total
