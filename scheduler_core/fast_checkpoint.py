@@ -17,7 +17,7 @@ an All-mode group are decided by the reference itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,18 +57,19 @@ def _decide(
         return _few(host, policy, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
     rows_found: list[np.ndarray] = []
     costs_found: list[np.ndarray] = []
-    victims_found: list[list[Pod]] = []
+    victims_found: list[np.ndarray] = []
+    counts_found: list[np.ndarray] = []
 
-    def evaluate(
-        chunk: np.ndarray, wanted: int, listing: bool
-    ) -> tuple[np.ndarray, np.ndarray, list[list[Pod]]]:
+    def evaluate(chunk: np.ndarray, wanted: int, listing: bool) -> tuple[Any, ...]:
         return _evaluate(host, policy, pod, chunk, wanted, listing)
 
     for chunk, (ok, cost, victims) in in_chunks(rotated, limit, evaluate, listing):
         rows_found.append(chunk[ok])
         costs_found.append(cost[ok])
         if listing:
-            victims_found += [victims[i] for i in np.flatnonzero(ok).tolist()]
+            flat, counts = victims if isinstance(victims, tuple) else _flatten(victims, ok)
+            victims_found.append(flat)
+            counts_found.append(counts[ok])
     if not any(len(rows) for rows in rows_found):
         return None
     rows = np.concatenate(rows_found)[:limit]
@@ -78,12 +79,24 @@ def _decide(
     assert best is not None  # the arrays found victims there
     listed = None
     if listing:
-        chosen = [victims_found[i] for i in order.tolist()]
-        flat = np.empty(sum(len(v) for v in chosen), dtype=object)
-        flat[:] = [p for v in chosen for p in v]
-        counts = np.array([len(v) for v in chosen], dtype=np.int64)
-        listed = CompactCandidates(cluster.nodes, rows[order], flat, counts, costs[order])
+        counts = np.concatenate(counts_found)[:limit]
+        flat = np.concatenate(victims_found)
+        # each candidate's victims, the candidates cheapest first
+        starts = np.cumsum(counts) - counts
+        chosen = counts[order]
+        moved = np.repeat(starts[order] - (np.cumsum(chosen) - chosen), chosen)
+        flat = flat[moved + np.arange(len(moved))]
+        listed = CompactCandidates(cluster.nodes, rows[order], flat, chosen, costs[order])
     return best, listed, CHEAPEST
+
+
+def _flatten(victims: list[list[Pod]], ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row victim lists as one object array of the candidate rows' victims, in row
+    order, and each row's count (0 where ``ok`` is False)."""
+    chosen = [v if good else [] for v, good in zip(victims, ok.tolist(), strict=True)]
+    flat = np.empty(sum(len(v) for v in chosen), dtype=object)
+    flat[:] = [p for v in chosen for p in v]
+    return flat, np.array([len(v) for v in chosen], dtype=np.int64)
 
 
 def _few(
@@ -116,20 +129,21 @@ def _evaluate(
     rows: np.ndarray,
     wanted: int,
     listing: bool,
-) -> tuple[np.ndarray, np.ndarray, list[list[Pod]]]:
+) -> tuple[np.ndarray, np.ndarray, Any]:
     """The reference's ``select_victims`` for each of ``rows``: whether it is a
     candidate, the cost of its victims and (``listing``) the victims in the reference's
-    order. Rows past the ``wanted``-th candidate may be left out."""
+    order: one object array of every candidate row's victims, row by row, with each
+    row's count, or (rows holding All-mode units, decided by the reference) a list per
+    row. Rows past the ``wanted``-th candidate may be left out."""
     a = host.cluster.arrays
     n_rows = len(rows)
     width = int(a.used[rows].max()) if n_rows else 0
     prio = a.prio[rows, :width]
     lower = prio < pod.priority
     counts = np.count_nonzero(lower, axis=1)
-    empty: list[list[Pod]] = [[] for _ in range(n_rows)]
-    nothing = np.zeros(n_rows, dtype=bool), np.zeros(n_rows), empty
     if width == 0 or not counts.any():
-        return nothing
+        none = np.zeros(n_rows, dtype=bool)
+        return none, np.zeros(n_rows), (np.empty(0, dtype=object), np.zeros(n_rows, np.int64))
     flags = a.flags[rows, :width]
     spanning = (((flags & EVICT_WHOLE) != 0) & lower).any(axis=1)
     pack = a.pack[rows, :width]
@@ -201,14 +215,19 @@ def _evaluate(
     ok = best_found
     assert best_where is not None
     assert best_victim is not None
+    if not spanning.any():
+        if not listing:
+            return ok, best_cost, None
+        chosen = best_victim & ok[:, None]  # row by row, in the victims' order
+        flat = a.pods[rows, :width].ravel()[best_where[chosen]]
+        return ok, best_cost, (flat, np.count_nonzero(chosen, axis=1))
     listed: list[list[Pod]] = []
     if listing:
         all_pods = a.pods[rows, :width].ravel()
         listed = [
             all_pods[best_where[i][best_victim[i]]].tolist() if ok[i] else [] for i in range(n_rows)
         ]
-    if spanning.any():
-        _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
+    _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
     return ok, best_cost, listed
 
 
