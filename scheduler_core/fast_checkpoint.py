@@ -153,7 +153,7 @@ def _evaluate(
     rest = np.zeros((n_rows, width))
     group = np.zeros((n_rows, width), dtype=np.int64)
     cells = np.flatnonzero((lower & ok[:, None]).ravel())
-    pods = a.pods[rows, :width].ravel()[cells].tolist()
+    pods = a.pods[rows, :width].ravel()[cells]
     table = getattr(host, "cost_table", None)
     if table is not None:  # the cost model on arrays, every pod at once
         seqs = a.seq[rows, :width].ravel()[cells]
@@ -167,10 +167,11 @@ def _evaluate(
         group.ravel()[cells] = workloads
     else:  # a host without the arrays: one Python call per pod
         costs = policy._costs
-        values = [costs(p) for p in pods]
+        weighed: list[Pod] = pods.tolist()
+        values = [costs(p) for p in weighed]
         full.ravel()[cells] = [v[0] for v in values]
         rest.ravel()[cells] = [v[1] for v in values]
-        group.ravel()[cells] = [p.workload.idx for p in pods]
+        group.ravel()[cells] = [p.workload.idx for p in weighed]
     gpus = np.maximum(1.0, pack[..., 0])
     lone = (flags & IN_GROUP) == 0
     start = pack[..., 3]

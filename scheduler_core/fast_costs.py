@@ -10,7 +10,9 @@ computed for all of them at once, from two tables kept by the engine's run:
   its checkpoint interval and write time;
 - per pod (by ``seq``), what never changes while it lives: its application kind, its
   unit, GPUs, the recovery and stranded-capacity terms, whether a SIGTERM checkpoint
-  fits its grace period, its workload. Filled the first time a decision weighs the pod.
+  fits its grace period, its workload (filled the first time a decision weighs the
+  pod); and whether it is STARTING, written by the engine where a bound pod's state
+  changes. Its start time is the node arrays' (``NodeArrays.pack``, ``bound_at``).
 
 Each float is the one the Python cost model computes: the same operations in the same
 order (``Progress.at``, ``durable_at``, ``_unsaved``, ``eviction_cost``, and the weighted
@@ -21,12 +23,10 @@ application class this module does not know is weighed by the Python cost model.
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scheduler_core.model import PodState
 from scheduler_core.spec import RecoveryModel
 
 if TYPE_CHECKING:
@@ -48,8 +48,6 @@ PYTHON = 4
 
 EPS = 1e-9  # app.EPS (not imported: app imports this module)
 
-_state = attrgetter("state")
-
 
 class CostTable:
     """The run's units of work and pods as arrays (see the module's docstring)."""
@@ -63,6 +61,7 @@ class CostTable:
         "loss_gpus",
         "recovery",
         "segment",
+        "starting",
         "stranded",
         "sync_group",
         "timed",
@@ -96,6 +95,9 @@ class CostTable:
         self.interactive = np.zeros(size, dtype=bool)
         self.sync_group = np.zeros(size, dtype=bool)
         self.workload = np.zeros(size, dtype=np.int64)
+        self.starting = np.zeros(size, dtype=bool)
+        """Per pod: it is STARTING (bound, not Ready yet), written by the engine on every
+        change of a bound pod's state (:meth:`started`, then False when it leaves)."""
 
     # ------------------------------------------------------------------ units
     def register(self, progress: Progress) -> None:
@@ -126,11 +128,14 @@ class CostTable:
         )
 
     # ------------------------------------------------------------------ pods
-    def _describe(self, pods: list[Pod], seqs: np.ndarray) -> None:
-        """Fill the per-pod rows of ``pods`` not described yet (once per pod)."""
-        from scheduler_core.app import GroupApp, PerMemberApp, ServingApp
+    def started(self, pod: Pod) -> None:
+        """``pod`` was bound: STARTING until the engine says it is not."""
+        if pod.seq >= len(self.starting):
+            self._fit(pod.seq + 1)
+        self.starting[pod.seq] = True
 
-        top = int(seqs.max()) + 1
+    def _fit(self, top: int) -> None:
+        """Room for the pods ``seq < top`` in the per-pod rows (doubling)."""
         if top > len(self.kind):
             size = max(top, 2 * len(self.kind))
             for name in (
@@ -144,13 +149,20 @@ class CostTable:
                 "interactive",
                 "sync_group",
                 "workload",
+                "starting",
             ):
                 old = getattr(self, name)
                 wider = np.zeros(size, dtype=old.dtype)
                 wider[: len(old)] = old
                 setattr(self, name, wider)
+
+    def _describe(self, pods: np.ndarray, seqs: np.ndarray) -> None:
+        """Fill the per-pod rows of ``pods`` not described yet (once per pod)."""
+        from scheduler_core.app import GroupApp, PerMemberApp, ServingApp
+
+        self._fit(int(seqs.max()) + 1)
         for i in np.flatnonzero(self.kind[seqs] == UNKNOWN).tolist():
-            pod = pods[i]
+            pod: Pod = pods[i]
             seq = pod.seq
             workload = pod.workload
             app = workload.app
@@ -187,15 +199,15 @@ class CostTable:
     # ------------------------------------------------------------------ costs
     def costs(
         self,
-        pods: list[Pod],
+        pods: np.ndarray,
         seqs: np.ndarray,
         start: np.ndarray,
         now: float,
         weights: Mapping[str, float],
         python: Callable[[Pod], tuple[float, float]],
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each of ``pods`` (bound, their ``seq`` in ``seqs``, their ``bound_at`` in
-        ``start``): the weighted cost with and without its group's loss, as
+        """For each of ``pods`` (an object array of bound pods, their ``seq`` in ``seqs``,
+        their ``bound_at`` in ``start``): the weighted cost with and without its group's loss, as
         ``CheckpointAwarePreemption._costs`` computes them (``python``: that function, for
         the pods of an application class of its own), and each pod's workload index."""
         n = len(pods)
@@ -204,7 +216,7 @@ class CostTable:
         if int(seqs.max()) >= len(self.kind) or not self.kind[seqs].all():
             self._describe(pods, seqs)
         kind = self.kind[seqs]
-        starting = np.fromiter(map(_state, pods), dtype=np.int8, count=n) == PodState.STARTING
+        starting = self.starting[seqs]
         gpus = self.gpu_amount[seqs]
         recovery = self.recovery[seqs]
         w_lost, w_stranded = weights["lostWork"], weights["strandedCapacity"]

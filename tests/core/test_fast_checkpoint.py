@@ -247,6 +247,7 @@ def _checked_costs(seen: dict[str, int]) -> Any:
                 now,
             )
             assert workloads[i] == pod.workload.idx
+            assert self.starting[pod.seq] == (pod.state is sc.model.PodState.STARTING), pod
             _count(self, pod, now, seen)
         return full, rest, workloads
 
@@ -333,6 +334,8 @@ def test_vectorised_cost_at_checkpoint_edges(data: st.DataObject) -> None:
         pod.state = data.draw(st.sampled_from(list(sc.model.PodState)[1:4]), label="state")
         pod.bound_at = now - data.draw(st.sampled_from((0.0, 0.5, 45.0)), label="bound")
         starts.append(pod.bound_at)
+        table._fit(pod.seq + 1)  # what the engine writes where a bound pod's state changes
+        table.starting[pod.seq] = pod.state is sc.model.PodState.STARTING
         app = pod.workload.app
         unit = getattr(app, "unit", None)
         if unit is None and hasattr(app, "units"):
@@ -365,8 +368,10 @@ def test_vectorised_cost_at_checkpoint_edges(data: st.DataObject) -> None:
     }[offset]
     policy.now = now + max(0.0, at)
     seqs = np.array([p.seq for p in chosen], dtype=np.int64)
+    weighed = np.empty(len(chosen), dtype=object)
+    weighed[:] = chosen
     full, rest, _ = table.costs(
-        chosen, seqs, np.array(starts), policy.now, policy.weights, policy._costs
+        weighed, seqs, np.array(starts), policy.now, policy.weights, policy._costs
     )
     for i, pod in enumerate(chosen):
         expected = policy._costs(pod)
