@@ -153,8 +153,11 @@ def _evaluate(
     rest = np.zeros((n_rows, width))
     group = np.zeros((n_rows, width), dtype=np.int64)
     cells = np.flatnonzero((lower & ok[:, None]).ravel())
-    pods = a.pods[rows, :width].ravel()[cells]
     table = getattr(host, "cost_table", None)
+
+    def pods() -> np.ndarray:
+        return a.pods[rows, :width].ravel()[cells]
+
     if table is not None:  # the cost model on arrays, every pod at once
         seqs = a.seq[rows, :width].ravel()[cells]
         bound_at = pack[..., 3].ravel()[cells]
@@ -167,7 +170,7 @@ def _evaluate(
         group.ravel()[cells] = workloads
     else:  # a host without the arrays: one Python call per pod
         costs = policy._costs
-        weighed: list[Pod] = pods.tolist()
+        weighed: list[Pod] = pods().tolist()
         values = [costs(p) for p in weighed]
         full.ravel()[cells] = [v[0] for v in values]
         rest.ravel()[cells] = [v[1] for v in values]

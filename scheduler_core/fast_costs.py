@@ -199,22 +199,24 @@ class CostTable:
     # ------------------------------------------------------------------ costs
     def costs(
         self,
-        pods: np.ndarray,
+        pods: Callable[[], np.ndarray],
         seqs: np.ndarray,
         start: np.ndarray,
         now: float,
         weights: Mapping[str, float],
         python: Callable[[Pod], tuple[float, float]],
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For each of ``pods`` (an object array of bound pods, their ``seq`` in ``seqs``,
-        their ``bound_at`` in ``start``): the weighted cost with and without its group's loss, as
-        ``CheckpointAwarePreemption._costs`` computes them (``python``: that function, for
-        the pods of an application class of its own), and each pod's workload index."""
-        n = len(pods)
+        """For each of the pods ``pods()`` gives (an object array of bound pods, only
+        gathered for pods not described yet or weighed in Python; their ``seq`` in
+        ``seqs``, their ``bound_at`` in ``start``): the weighted cost with and without
+        its group's loss, as ``CheckpointAwarePreemption._costs`` computes them
+        (``python``: that function, for the pods of an application class of its own),
+        and each pod's workload index."""
+        n = len(seqs)
         if n == 0:
             return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
         if int(seqs.max()) >= len(self.kind) or not self.kind[seqs].all():
-            self._describe(pods, seqs)
+            self._describe(pods(), seqs)
         kind = self.kind[seqs]
         starting = self.starting[seqs]
         gpus = self.gpu_amount[seqs]
@@ -265,6 +267,9 @@ class CostTable:
         r_rest = r_rest + w_stranded * 0.0
         full = np.where(starting, s_full, r_full)
         rest = np.where(starting, s_rest, r_rest)
-        for i in np.flatnonzero(kind == PYTHON).tolist():
-            full[i], rest[i] = python(pods[i])
+        by_python = np.flatnonzero(kind == PYTHON)
+        if len(by_python):
+            weighed = pods()
+            for i in by_python.tolist():
+                full[i], rest[i] = python(weighed[i])
         return full, rest, self.workload[seqs]
