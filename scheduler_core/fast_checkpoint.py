@@ -8,11 +8,13 @@ array sort, moreImportantVictim breaking ties, node order the last), keeps the o
 victims cost less (the cost order on a tie), and the cheapest candidate wins (the first in
 visit order on a tie), instead of §4.4's rules.
 
-The per-pod cost is the cost model's (``_costs``, memoised per decision): one Python call
-per lower-priority pod on the nodes looked at; everything else is array work. A victim
+The per-pod cost is the cost model's, computed for every lower-priority pod of the nodes
+looked at at once (:mod:`scheduler_core.fast_costs`, the same floats as ``_costs``); a
+host without the cost arrays makes one Python call per pod. A victim
 set's cost is summed in the reference's order (victims by MoreImportantPod, a group's
 loss counted once), so each float is the one ``cost_of`` computes. Rows holding a unit of
-an All-mode group are decided by the reference itself.
+an All-mode group are decided by the reference itself. Listing, the candidates' victims
+stay one object array (no Python list per candidate).
 """
 
 from __future__ import annotations
