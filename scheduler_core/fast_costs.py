@@ -233,40 +233,47 @@ class CostTable:
         running = segment[:, 4] != 0.0
         interval, write, timed = self.interval[unit], self.write[unit], self.timed[unit]
         x = now - seg_start
-        cycle = interval + write
-        with np.errstate(divide="ignore", invalid="ignore"):
-            k = np.floor(x / cycle + EPS)
-        k = np.where(timed, k, 0.0)
-        work = np.where(timed, k * interval + np.minimum(x - k * cycle, interval), x)
-        at = np.where(running, p0 + rate * work, p0)
-        held = np.where(running & (k != 0.0), p0 + rate * k * interval, durable)
+        if timed.any():
+            cycle = interval + write
+            with np.errstate(divide="ignore", invalid="ignore"):
+                k = np.floor(x / cycle + EPS)
+            k = np.where(timed, k, 0.0)
+            work = np.where(timed, k * interval + np.minimum(x - k * cycle, interval), x)
+            at = np.where(running, p0 + rate * work, p0)
+            held = np.where(running & (k != 0.0), p0 + rate * k * interval, durable)
+        else:  # no checkpoints: k is 0, the work is x, the durable checkpoint as it is
+            at = np.where(running, p0 + rate * x, p0)
+            held = durable
         unsaved = at - held
         lost = np.where(unsaved > 0.0, unsaved, 0.0) * self.loss_gpus[seqs]  # max(0.0, .)
-        lost = np.where(self.fits[seqs], 0.0, lost)
+        fits = self.fits[seqs]
+        if fits.any():
+            lost = np.where(fits, 0.0, lost)
         group = kind == GROUP
         lost = np.where((kind == SERVING) | (group & ~running), 0.0, lost)
 
-        # the weighted sums, in the order of the parts' dict (eviction_cost)
-        full = np.zeros(n)
-        rest = np.zeros(n)
-        # STARTING: startup, recovery
-        startup = (now - start) * gpus
-        s_full = (full + w_startup * startup) + w_recovery * recovery
-        s_rest = ((rest + w_startup * startup) + w_recovery * recovery + w_lost * 0.0) + (
-            w_stranded * 0.0
-        )
+        # the weighted sums, in the order of the parts' dict (eviction_cost); a term no
+        # pod has is not computed
         # running: lostWork, recovery, session (interactive), strandedCapacity (a
         # synchronous group's running unit)
-        r_full = (full + w_lost * lost) + w_recovery * recovery
-        r_rest = (rest + w_lost * 0.0) + w_recovery * recovery
+        full = (0.0 + w_lost * lost) + w_recovery * recovery
+        rest = (0.0 + w_lost * 0.0) + w_recovery * recovery
         interactive = self.interactive[seqs]
-        r_full = np.where(interactive, r_full + w_session * 1.0, r_full)
-        r_rest = np.where(interactive, r_rest + w_session * 1.0, r_rest)
+        if interactive.any():
+            full = np.where(interactive, full + w_session * 1.0, full)
+            rest = np.where(interactive, rest + w_session * 1.0, rest)
         strands = group & self.sync_group[seqs] & running
-        r_full = np.where(strands, r_full + w_stranded * self.stranded[seqs], r_full)
-        r_rest = r_rest + w_stranded * 0.0
-        full = np.where(starting, s_full, r_full)
-        rest = np.where(starting, s_rest, r_rest)
+        if strands.any():
+            full = np.where(strands, full + w_stranded * self.stranded[seqs], full)
+        rest = rest + w_stranded * 0.0
+        if starting.any():  # STARTING: startup, recovery
+            startup = (now - start) * gpus
+            s_full = (0.0 + w_startup * startup) + w_recovery * recovery
+            s_rest = ((0.0 + w_startup * startup) + w_recovery * recovery + w_lost * 0.0) + (
+                w_stranded * 0.0
+            )
+            full = np.where(starting, s_full, full)
+            rest = np.where(starting, s_rest, rest)
         by_python = np.flatnonzero(kind == PYTHON)
         if len(by_python):
             weighed = pods()
