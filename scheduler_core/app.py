@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from scheduler_core import events as ev
+from scheduler_core.fast_costs import CostTable
 from scheduler_core.model import Pod, PodState, Workload
 from scheduler_core.spec import RecoveryModel
 
@@ -72,6 +73,7 @@ class Progress:
     __slots__ = (
         "computed",
         "durable",
+        "index",
         "interval",
         "p0",
         "pending",
@@ -79,6 +81,7 @@ class Progress:
         "required",
         "running",
         "seg_start",
+        "table",
         "token",
         "write",
     )
@@ -96,6 +99,10 @@ class Progress:
         self.token = 0
         self.pending: list[list[float]] = []
         """Disruptions not yet recovered from: [time, progress at it, resumed?]."""
+        self.table: CostTable | None = None
+        """The run's cost arrays (scheduler_core/fast_costs.py) this unit writes its
+        segment state to, at its ``index``, whenever that changes (None: no arrays)."""
+        self.index = 0
 
     # --------------------------------------------------------------- closed form
     def at(self, t: float) -> float:
@@ -135,6 +142,8 @@ class Progress:
         """Begin running at ``rate``; returns when the work completes (None: never)."""
         self.running, self.seg_start, self.rate = True, t, rate
         self.token += 1
+        if self.table is not None:
+            self.table.sync(self)
         if self.required is None or rate <= 0:
             return None
         return t + self._wall_for(max(0.0, self.required - self.p0))
@@ -153,6 +162,8 @@ class Progress:
         self.p0 = progress
         self.running = False
         self.token += 1
+        if self.table is not None:
+            self.table.sync(self)
         if not count:
             return None
         cycle = (interval or 0.0) + self.write
@@ -195,7 +206,15 @@ class Progress:
         """Restart from the last durable checkpoint; returns the progress lost."""
         lost = self.p0 - self.durable
         self.p0 = self.durable
+        if self.table is not None:
+            self.table.sync(self)
         return lost
+
+    def checkpointed(self) -> None:
+        """A checkpoint on SIGTERM made the progress reached durable."""
+        self.durable = self.p0
+        if self.table is not None:
+            self.table.sync(self)
 
 
 class App(ABC):
@@ -211,9 +230,13 @@ class App(ABC):
 
     # ---------------------------------------------------------------- helpers
     def _new_progress(self) -> Progress:
-        return Progress(
+        progress = Progress(
             self.spec.duration_seconds, self.ckpt.interval_seconds, self.ckpt.write_seconds
         )
+        table = getattr(self.host, "cost_table", None)
+        if table is not None:
+            table.register(progress)
+        return progress
 
     def _sigterm_checkpoint_fits(self, grace: float) -> bool:
         """A checkpoint on SIGTERM counts only if its write and the stop fit in the grace."""
@@ -311,7 +334,7 @@ class App(ABC):
         self._log_checkpoints(progress.stop(now), owner)
         checkpointing = self._sigterm_checkpoint_fits(grace)
         if checkpointing:
-            progress.durable = progress.p0
+            progress.checkpointed()
             self.host.emit(
                 ev.CHECKPOINT,
                 self.workload,

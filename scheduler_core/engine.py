@@ -26,6 +26,7 @@ from scheduler_core.cluster import TOO_LARGE, Cluster
 from scheduler_core.decisions import NAMESPACE, Decision, Recorder, diagnose
 from scheduler_core.events import Event
 from scheduler_core.fast import skip_randrange
+from scheduler_core.fast_costs import CostTable
 from scheduler_core.fragmentation import FragmentationMeter, target_workload
 from scheduler_core.gc_pause import gc_paused
 from scheduler_core.guards import Guards
@@ -276,6 +277,9 @@ class Engine:
         self._token_wake = False
         self.placement = registry.placement[variant.placement]()
         self.preemption = registry.preemption[variant.preemption](policy)
+        self.cost_table = CostTable()
+        """The applications' eviction-cost inputs as arrays (fast_costs.py), before the
+        applications are made: each registers its units of work there."""
         self.workloads = self._build_workloads(spec)
         self.by_name = {w.name: w for w in self.workloads}
         self.admission = Admission(self, spec)
@@ -607,6 +611,7 @@ class Engine:
         counts as a scheduler-preemption victim, so a higher-priority pod nominated to its
         node waits for it instead of preempting again (§4.1)."""
         pod.state = PodState.TERMINATING
+        self.cost_table.starting[pod.seq] = False
         pod.preempted = True
         pod.stop_at = max(until, self.now)
         self.emit(
@@ -931,6 +936,7 @@ class Engine:
         if not assumed:
             self.cluster.assign(pod, node)
         pod.state = PodState.STARTING
+        self.cost_table.started(pod)
         pod.bound_at = self.now
         if self.guards.min_runtime:
             self.at(self.now + self.guards.min_runtime, self._guard_lifted)
@@ -942,6 +948,7 @@ class Engine:
         if pod.state is not PodState.STARTING:
             return
         pod.state = PodState.READY
+        self.cost_table.starting[pod.seq] = False
         pod.ready_at = self.now
         self.emit(ev.READY, pod.workload, pod)
         pod.workload.app.ready(pod)
@@ -1134,6 +1141,7 @@ class Engine:
             return
         stop = pod.workload.app.interrupt(pod, grace, cause)
         pod.state = PodState.TERMINATING
+        self.cost_table.starting[pod.seq] = False
         pod.stop_at = self.now + stop
         self.emit(ev.KILLING, pod.workload, pod, value=stop, related=cause)
         self._replace_if_controlled(pod, terminating=True)
@@ -1253,6 +1261,7 @@ class Engine:
             if pod.state in (PodState.STARTING, PodState.READY):
                 pod.workload.app.interrupt(pod, 0.0, "node-failure")
                 pod.state = PodState.TERMINATING
+                self.cost_table.starting[pod.seq] = False
                 pod.stop_at = self.now + evict_after
                 self.at(pod.stop_at, self._taint_evicted, pod)
 

@@ -8,16 +8,18 @@ array sort, moreImportantVictim breaking ties, node order the last), keeps the o
 victims cost less (the cost order on a tie), and the cheapest candidate wins (the first in
 visit order on a tie), instead of §4.4's rules.
 
-The per-pod cost is the cost model's (``_costs``, memoised per decision): one Python call
-per lower-priority pod on the nodes looked at; everything else is array work. A victim
+The per-pod cost is the cost model's, computed for every lower-priority pod of the nodes
+looked at at once (:mod:`scheduler_core.fast_costs`, the same floats as ``_costs``); a
+host without the cost arrays makes one Python call per pod. A victim
 set's cost is summed in the reference's order (victims by MoreImportantPod, a group's
 loss counted once), so each float is the one ``cost_of`` computes. Rows holding a unit of
-an All-mode group are decided by the reference itself.
+an All-mode group are decided by the reference itself. Listing, the candidates' victims
+stay one object array (no Python list per candidate).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -57,18 +59,19 @@ def _decide(
         return _few(host, policy, pod, [cluster.nodes[i] for i in rotated.tolist()], limit)
     rows_found: list[np.ndarray] = []
     costs_found: list[np.ndarray] = []
-    victims_found: list[list[Pod]] = []
+    victims_found: list[np.ndarray] = []
+    counts_found: list[np.ndarray] = []
 
-    def evaluate(
-        chunk: np.ndarray, wanted: int, listing: bool
-    ) -> tuple[np.ndarray, np.ndarray, list[list[Pod]]]:
+    def evaluate(chunk: np.ndarray, wanted: int, listing: bool) -> tuple[Any, ...]:
         return _evaluate(host, policy, pod, chunk, wanted, listing)
 
     for chunk, (ok, cost, victims) in in_chunks(rotated, limit, evaluate, listing):
         rows_found.append(chunk[ok])
         costs_found.append(cost[ok])
         if listing:
-            victims_found += [victims[i] for i in np.flatnonzero(ok).tolist()]
+            flat, counts = victims if isinstance(victims, tuple) else _flatten(victims, ok)
+            victims_found.append(flat)
+            counts_found.append(counts[ok])
     if not any(len(rows) for rows in rows_found):
         return None
     rows = np.concatenate(rows_found)[:limit]
@@ -78,12 +81,24 @@ def _decide(
     assert best is not None  # the arrays found victims there
     listed = None
     if listing:
-        chosen = [victims_found[i] for i in order.tolist()]
-        flat = np.empty(sum(len(v) for v in chosen), dtype=object)
-        flat[:] = [p for v in chosen for p in v]
-        counts = np.array([len(v) for v in chosen], dtype=np.int64)
-        listed = CompactCandidates(cluster.nodes, rows[order], flat, counts, costs[order])
+        counts = np.concatenate(counts_found)[:limit]
+        flat = np.concatenate(victims_found)
+        # each candidate's victims, the candidates cheapest first
+        starts = np.cumsum(counts) - counts
+        chosen = counts[order]
+        moved = np.repeat(starts[order] - (np.cumsum(chosen) - chosen), chosen)
+        flat = flat[moved + np.arange(len(moved))]
+        listed = CompactCandidates(cluster.nodes, rows[order], flat, chosen, costs[order])
     return best, listed, CHEAPEST
+
+
+def _flatten(victims: list[list[Pod]], ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row victim lists as one object array of the candidate rows' victims, in row
+    order, and each row's count (0 where ``ok`` is False)."""
+    chosen = [v if good else [] for v, good in zip(victims, ok.tolist(), strict=True)]
+    flat = np.empty(sum(len(v) for v in chosen), dtype=object)
+    flat[:] = [p for v in chosen for p in v]
+    return flat, np.array([len(v) for v in chosen], dtype=np.int64)
 
 
 def _few(
@@ -116,20 +131,21 @@ def _evaluate(
     rows: np.ndarray,
     wanted: int,
     listing: bool,
-) -> tuple[np.ndarray, np.ndarray, list[list[Pod]]]:
+) -> tuple[np.ndarray, np.ndarray, Any]:
     """The reference's ``select_victims`` for each of ``rows``: whether it is a
     candidate, the cost of its victims and (``listing``) the victims in the reference's
-    order. Rows past the ``wanted``-th candidate may be left out."""
+    order: one object array of every candidate row's victims, row by row, with each
+    row's count, or (rows holding All-mode units, decided by the reference) a list per
+    row. Rows past the ``wanted``-th candidate may be left out."""
     a = host.cluster.arrays
     n_rows = len(rows)
     width = int(a.used[rows].max()) if n_rows else 0
     prio = a.prio[rows, :width]
     lower = prio < pod.priority
     counts = np.count_nonzero(lower, axis=1)
-    empty: list[list[Pod]] = [[] for _ in range(n_rows)]
-    nothing = np.zeros(n_rows, dtype=bool), np.zeros(n_rows), empty
     if width == 0 or not counts.any():
-        return nothing
+        none = np.zeros(n_rows, dtype=bool)
+        return none, np.zeros(n_rows), (np.empty(0, dtype=object), np.zeros(n_rows, np.int64))
     flags = a.flags[rows, :width]
     spanning = (((flags & EVICT_WHOLE) != 0) & lower).any(axis=1)
     pack = a.pack[rows, :width]
@@ -139,12 +155,28 @@ def _evaluate(
     rest = np.zeros((n_rows, width))
     group = np.zeros((n_rows, width), dtype=np.int64)
     cells = np.flatnonzero((lower & ok[:, None]).ravel())
-    pods = a.pods[rows, :width].ravel()[cells].tolist()
-    costs = policy._costs
-    values = [costs(p) for p in pods]
-    full.ravel()[cells] = [v[0] for v in values]
-    rest.ravel()[cells] = [v[1] for v in values]
-    group.ravel()[cells] = [id(p.workload) for p in pods]
+    table = getattr(host, "cost_table", None)
+
+    def pods() -> np.ndarray:
+        return a.pods[rows, :width].ravel()[cells]
+
+    if table is not None:  # the cost model on arrays, every pod at once
+        seqs = a.seq[rows, :width].ravel()[cells]
+        bound_at = pack[..., 3].ravel()[cells]
+        weights = policy.weights
+        pod_full, pod_rest, workloads = table.costs(
+            pods, seqs, bound_at, policy.now, weights, policy._costs
+        )
+        full.ravel()[cells] = pod_full
+        rest.ravel()[cells] = pod_rest
+        group.ravel()[cells] = workloads
+    else:  # a host without the arrays: one Python call per pod
+        costs = policy._costs
+        weighed: list[Pod] = pods().tolist()
+        values = [costs(p) for p in weighed]
+        full.ravel()[cells] = [v[0] for v in values]
+        rest.ravel()[cells] = [v[1] for v in values]
+        group.ravel()[cells] = [p.workload.idx for p in weighed]
     gpus = np.maximum(1.0, pack[..., 0])
     lone = (flags & IN_GROUP) == 0
     start = pack[..., 3]
@@ -189,14 +221,19 @@ def _evaluate(
     ok = best_found
     assert best_where is not None
     assert best_victim is not None
+    if not spanning.any():
+        if not listing:
+            return ok, best_cost, None
+        chosen = best_victim & ok[:, None]  # row by row, in the victims' order
+        flat = a.pods[rows, :width].ravel()[best_where[chosen]]
+        return ok, best_cost, (flat, np.count_nonzero(chosen, axis=1))
     listed: list[list[Pod]] = []
     if listing:
         all_pods = a.pods[rows, :width].ravel()
         listed = [
             all_pods[best_where[i][best_victim[i]]].tolist() if ok[i] else [] for i in range(n_rows)
         ]
-    if spanning.any():
-        _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
+    _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
     return ok, best_cost, listed
 
 

@@ -11,14 +11,16 @@ candidates with the same costs.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scheduler_core as sc
-from scheduler_core import fast_checkpoint
+from scheduler_core import fast_checkpoint, fast_costs
 from scheduler_core.decisions import CHEAPEST, Recorder
 from scheduler_core.engine import Engine
 from scheduler_core.experiment import simulate
@@ -129,3 +131,290 @@ def test_cheapest_candidate_among_many_is_the_reference_one(
     costs = [c["cost"] for c in expected["candidates"]]
     assert len(set(costs)) > 1
     assert costs == sorted(costs)
+
+
+# ---------------------------------------------------------------- the cost model on arrays
+# (scheduler_core/fast_costs.py): every pod's weighted eviction cost, bit for bit the
+# Python cost model's, for every application kind and segment state.
+
+APP_KINDS: tuple[dict[str, Any], ...] = (
+    {"recovery": {"model": "independent"}},
+    {"recovery": {"model": "interactive"}},
+    {"recovery": {"model": "serving"}},  # durationSeconds dropped below: a ServingApp
+    {"recovery": {"model": "serving"}, "durationSeconds": 20000},  # a PerMemberApp
+    {"recovery": {"model": "synchronous"}, "members": 3},
+    {"recovery": {"model": "elastic", "minMembers": 2}, "members": 3},
+)
+
+
+def app_kinds_cluster(seed: int) -> dict[str, Any]:
+    """A full cluster running every application kind (shards, sessions, replicas with and
+    without a duration, synchronous and elastic groups), with and without periodic
+    checkpoints, SIGTERM checkpoints that fit the grace period or not, startups long
+    enough that preemptors meet starting pods, and higher-priority single pods arriving
+    all along: checkpoint-aware preempts pods in every segment state."""
+    rng = random.Random(seed)
+    workloads: list[dict[str, Any]] = []
+    for i in range(rng.randint(6, 10)):
+        kind = dict(rng.choice(APP_KINDS))
+        w: dict[str, Any] = {
+            "name": f"bg{i}",
+            "members": 1,
+            "gpus": rng.choice((1, 2, 4)),
+            "cpu": 1,
+            "durationSeconds": rng.choice((900, 3000, 20000)),
+            "arrival": rng.choice((0, 0, 30, 200)),
+            "startupSeconds": rng.choice((0, 45, 400)),
+            "terminationGracePeriodSeconds": rng.choice((5, 30, 120)),
+            "stopSeconds": rng.choice((0, 3)),
+            "priorityClassName": rng.choice(("p1", "p2")),
+            **kind,
+        }
+        if kind["recovery"]["model"] == "serving" and "durationSeconds" not in kind:
+            w["durationSeconds"] = None
+        w["members"] = kind.get("members", rng.randint(2, 6))
+        interval = rng.choice((None, 60.0, 137.5, 600.0))
+        if interval is not None:
+            w["checkpoint"] = {
+                "intervalSeconds": interval,
+                "writeSeconds": rng.choice((0.0, 7.25, 40.0)),
+                "onSigterm": rng.random() < 0.3,
+            }
+        workloads.append(w)
+    for j in range(rng.randint(4, 9)):
+        workloads.append(
+            {
+                "name": f"hi{j}",
+                "members": 1,
+                "gpus": rng.choice((1, 2, 4, 8)),
+                "cpu": 1,
+                "durationSeconds": rng.choice((120, 700)),
+                "arrival": rng.uniform(60, 2500),
+                "priorityClassName": "p9",
+            }
+        )
+    weights = rng.choice(
+        (
+            {},
+            {"lostWork": 2.5, "session": 100.0, "startup": 0.3},
+            {"strandedCapacity": 0.1, "recovery": 7.0, "lostWork": 0.0},
+        )
+    )
+    return {
+        "horizonSeconds": 3000,
+        "cluster": {"nodePools": [{"name": "gpu", "count": rng.randint(3, 7), "gpus": 8}]},
+        "priorityClasses": [
+            {"name": "p1", "value": 1, "globalDefault": True},
+            {"name": "p2", "value": 2},
+            {"name": "p9", "value": 9},
+        ],
+        "workloads": workloads,
+        "policy": {
+            "preemption": "checkpoint-aware",
+            "checkpointAwareWeights": weights,
+            "checkpointVictims": rng.random() < 0.3,
+        },
+    }
+
+
+SEEN = (
+    "per-member",
+    "serving",
+    "group",
+    "starting",
+    "stalled group",
+    "never checkpointed",
+    "checkpointed",
+    "writing a checkpoint",
+    "SIGTERM checkpoint fits",
+)
+
+
+def _checked_costs(seen: dict[str, int]) -> Any:
+    """``CostTable.costs``, each result compared with the Python cost model's (the
+    reference ``CheckpointAwarePreemption._costs`` it is handed) bit for bit, counting
+    the kinds and segment states met."""
+    original = fast_costs.CostTable.costs
+
+    def checked(self: fast_costs.CostTable, pods: Any, seqs: Any, *args: Any) -> Any:
+        full, rest, workloads = original(self, pods, seqs, *args)
+        python = args[-1]
+        now = args[1]
+        for i, pod in enumerate(pods()):
+            expected = python(pod)
+            assert (full[i].hex(), rest[i].hex()) == (expected[0].hex(), expected[1].hex()), (
+                pod,
+                now,
+            )
+            assert workloads[i] == pod.workload.idx
+            assert self.starting[pod.seq] == (pod.state is sc.model.PodState.STARTING), pod
+            _count(self, pod, now, seen)
+        return full, rest, workloads
+
+    return checked
+
+
+def _count(table: fast_costs.CostTable, pod: Any, now: float, seen: dict[str, int]) -> None:
+    kind = int(table.kind[pod.seq])
+    names = {fast_costs.PER_MEMBER: "per-member", fast_costs.SERVING: "serving"}
+    seen[names.get(kind, "group")] += 1
+    if pod.state is sc.model.PodState.STARTING:
+        seen["starting"] += 1
+        return
+    if table.fits[pod.seq]:
+        seen["SIGTERM checkpoint fits"] += 1
+    if kind == fast_costs.SERVING:
+        return
+    app = pod.workload.app
+    unit = app.unit if kind == fast_costs.GROUP else app.units[pod.member]
+    if kind == fast_costs.GROUP and not unit.running:
+        seen["stalled group"] += 1
+    if unit.interval is None or not unit.running:
+        return
+    cycle = unit.interval + unit.write
+    x = now - unit.seg_start
+    seen["checkpointed" if x >= cycle else "never checkpointed"] += 1
+    if unit.write and x % cycle > unit.interval:
+        seen["writing a checkpoint"] += 1
+
+
+def test_vectorised_cost_is_the_cost_model_for_every_application_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every pod a checkpoint-aware array decision weighs gets, from the arrays, the very
+    floats the Python cost model gives it (``eviction_cost`` and the weighted sums), for
+    every application kind, starting pods, stalled groups, units never checkpointed,
+    checkpointed, in the middle of writing one, and SIGTERM checkpoints that fit."""
+    monkeypatch.setattr(fast_checkpoint, "FEW", 0)
+    seen = dict.fromkeys(SEEN, 0)
+    monkeypatch.setattr(fast_costs.CostTable, "costs", _checked_costs(seen))
+    for seed in range(10):
+        spec = sc.parse_spec(app_kinds_cluster(seed))
+        simulate(spec, "default", seed=seed, explain=False)
+    assert all(seen.values()), seen
+
+
+@pytest.mark.parametrize("explain", [False, True])
+def test_runs_of_every_application_kind_give_the_reference_log(explain: bool) -> None:
+    """Differential on whole runs of every application kind: the array decisions (costs
+    on arrays) give the log and the records of the Python steps."""
+    preempting = 0
+    for seed in range(10):
+        spec = sc.parse_spec(app_kinds_cluster(seed))
+        with python_decisions():
+            reference = simulate(spec, "default", seed=seed, explain=explain)
+        fast = simulate(spec, "default", seed=seed, explain=explain)
+        assert fast.events == reference.events, seed
+        assert [d.as_dict() for d in fast.decisions] == [
+            d.as_dict() for d in reference.decisions
+        ], seed
+        preempting += sum(e.reason == "Preempted" for e in reference.events)
+    assert preempting >= 20
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_vectorised_cost_at_checkpoint_edges(data: st.DataObject) -> None:
+    """Pods put in any segment state (running or not, any progress and durable
+    checkpoint, starting or Ready or terminating), looked at exactly on a checkpoint's
+    completion, at the start of a write, in the middle of one, a hair before or after,
+    and before the first: the arrays give the Python cost model's floats."""
+    spec = sc.parse_spec(app_kinds_cluster(data.draw(st.integers(0, 30), label="spec")))
+    engine = Engine(resolve_variant(spec, "default"), seed=1, explain=False)
+    engine.run()  # every workload has arrived: its member slots hold pods
+    policy = engine.preemption
+    assert isinstance(policy, CheckpointAwarePreemption)
+    policy.memoise = False
+    table = engine.cost_table
+    pods = [p for w in engine.workloads for p in w.slots if p is not None]
+    chosen = data.draw(st.lists(st.sampled_from(pods), min_size=1, max_size=8, unique=True))
+    now = data.draw(st.sampled_from((0.0, 1.0, 1234.5, 86400.0)), label="segment start")
+    starts = []
+    for pod in chosen:
+        pod.state = data.draw(st.sampled_from(list(sc.model.PodState)[1:4]), label="state")
+        pod.bound_at = now - data.draw(st.sampled_from((0.0, 0.5, 45.0)), label="bound")
+        starts.append(pod.bound_at)
+        table._fit(pod.seq + 1)  # what the engine writes where a bound pod's state changes
+        table.starting[pod.seq] = pod.state is sc.model.PodState.STARTING
+        app = pod.workload.app
+        unit = getattr(app, "unit", None)
+        if unit is None and hasattr(app, "units"):
+            unit = app.units[pod.member]
+        if unit is None:
+            continue
+        unit.running = data.draw(st.booleans(), label="running")
+        unit.p0 = data.draw(st.sampled_from((0.0, 10.0, 333.3)), label="p0")
+        unit.durable = data.draw(st.sampled_from((0.0, 5.0, unit.p0)), label="durable")
+        unit.rate = data.draw(st.sampled_from((1.0, 2 / 3, 0.5)), label="rate")
+        unit.seg_start = now
+        table.sync(unit)
+    k = data.draw(st.sampled_from((0, 1, 2, 7, 1000)), label="checkpoints")
+    offset = data.draw(st.sampled_from(("done", "writing", "mid-write", "before", "after")))
+    unit = next(
+        (u for p in chosen for u in [getattr(p.workload.app, "unit", None)] if u is not None),
+        None,
+    ) or next(
+        (p.workload.app.units[p.member] for p in chosen if hasattr(p.workload.app, "units")), None
+    )
+    interval = unit.interval if unit is not None and unit.interval is not None else 60.0
+    write = unit.write if unit is not None else 0.0
+    cycle = interval + write
+    at = {
+        "done": k * cycle,
+        "writing": k * cycle + interval,
+        "mid-write": k * cycle + interval + write / 2,
+        "before": k * cycle - 1e-10,
+        "after": k * cycle + 1e-10,
+    }[offset]
+    policy.now = now + max(0.0, at)
+    seqs = np.array([p.seq for p in chosen], dtype=np.int64)
+    weighed = np.empty(len(chosen), dtype=object)
+    weighed[:] = chosen
+    full, rest, _ = table.costs(
+        lambda: weighed, seqs, np.array(starts), policy.now, policy.weights, policy._costs
+    )
+    for i, pod in enumerate(chosen):
+        expected = policy._costs(pod)
+        assert (full[i].hex(), rest[i].hex()) == (expected[0].hex(), expected[1].hex()), pod
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(("start", "stop", "rollback", "sigterm")),
+            st.floats(0, 5000),
+            st.sampled_from((0.0, 0.5, 1.0)),
+        ),
+        max_size=20,
+    )
+)
+def test_units_write_their_segment_state_through(steps: list[tuple[str, float, float]]) -> None:
+    """Whatever a unit of work goes through (segments started and stopped, rollbacks, a
+    checkpoint on SIGTERM), its row of the cost arrays holds its state."""
+    from scheduler_core.app import Progress
+
+    table = fast_costs.CostTable()
+    units = [Progress(None, None, 0.0), Progress(3000.0, 60.0, 7.5)] + [
+        Progress(500.0, 100.0, 0.0)
+        for _ in range(70)  # past the first growth
+    ]
+    for unit in units:
+        table.register(unit)
+    t = 0.0
+    for name, dt, rate in steps:
+        t += dt
+        for unit in (units[0], units[1], units[-1]):
+            if name == "start":
+                unit.start(t, rate)
+            elif name == "stop":
+                unit.stop(t)
+            elif name == "rollback":
+                unit.rollback()
+            else:
+                unit.checkpointed()
+    for unit in units:
+        row = table.segment[unit.index].tolist()
+        assert row == [unit.p0, unit.durable, unit.seg_start, unit.rate, float(unit.running)]
+        assert table.write[unit.index] == unit.write
+        assert bool(table.timed[unit.index]) == (unit.interval is not None)
