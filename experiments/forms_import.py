@@ -161,7 +161,28 @@ class KindDefaultsMixin:
         return name if name in self.fields else None
 
 
-class TraceImportForm(KindDefaultsMixin, forms.Form):
+class ApiNamesAsLabels:
+    """The import service names its options as the API and CLI spell them; on an import
+    page each reads as the label of the field to change (a form without that field
+    keeps the name)."""
+
+    API_NAMES = (
+        ("'sample' (at most N workloads)", "sample"),
+        ("'sample'", "sample"),
+        ("'start'", "start_seconds"),
+        ("'horizon_seconds'", "horizon_seconds"),
+    )
+    fields: dict[str, forms.Field]
+
+    def _labelled(self, message: str) -> str:
+        """``message`` with each API option name replaced by its field's label here."""
+        for name, field in self.API_NAMES:
+            if field in self.fields:
+                message = message.replace(name, f"“{self.fields[field].label}”")
+        return message
+
+
+class TraceImportForm(ApiNamesAsLabels, KindDefaultsMixin, forms.Form):
     format = forms.ChoiceField(
         choices=[(f.name, f"{f.name}: {f.title}") for f in FORMATS.values()], initial="openb"
     )
@@ -358,21 +379,6 @@ class TraceImportForm(KindDefaultsMixin, forms.Form):
             else:
                 self.add_error(None, f"{path}: {message}" if path else message)
 
-    # The service names its options as the API and CLI spell them; on this page each
-    # reads as the label of the field to change.
-    API_NAMES = (
-        ("'sample' (at most N workloads)", "sample"),
-        ("'sample'", "sample"),
-        ("'start'", "start_seconds"),
-        ("'horizon_seconds'", "horizon_seconds"),
-    )
-
-    def _labelled(self, message: str) -> str:
-        """``message`` with each API option name replaced by its field's label here."""
-        for name, field in self.API_NAMES:
-            message = message.replace(name, f"“{self.fields[field].label}”")
-        return message
-
 
 def _default_cell(field: str, value: Any) -> forms.Field:
     """One editable cell of the defaults table, showing the built-in value."""
@@ -431,7 +437,7 @@ class OptionalMultipleFileField(MultipleFileField):
         return super().clean(items, initial)
 
 
-class ManifestImportForm(KindDefaultsMixin, forms.Form):
+class ManifestImportForm(ApiNamesAsLabels, KindDefaultsMixin, forms.Form):
     """The Kubernetes import page: manifests pasted and/or uploaded, an optional cluster
     snapshot (``kubectl get -o yaml|json``, KWOK, kube-scheduler-simulator), the per-kind
     defaults. Preview reads it all and shows what was read; save stores it."""
