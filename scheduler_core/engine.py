@@ -1239,7 +1239,7 @@ class Engine:
         if not node.alive:
             return
         self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
-        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.capacity, message=reason)
         self.spares.node_down(node)
         for pod in list(node.pods):
             if pod.state is PodState.TERMINATING:
@@ -1255,7 +1255,7 @@ class Engine:
         if not node.alive:
             return
         self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
-        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.capacity, message=reason)
         self.spares.node_down(node)
         for pod in list(node.pods):
             if pod.state in (PodState.STARTING, PodState.READY):
@@ -1281,7 +1281,7 @@ class Engine:
             return
         back = not node.alive
         self.cluster.set_schedulable(node, alive=True, cordoned=False)
-        self.emit(ev.NODE_BACK, None, node=node, value=node.gpus if back else 0.0)
+        self.emit(ev.NODE_BACK, None, node=node, value=node.capacity if back else 0.0)
         self.queue.wake(self.now, node.free_gpus)
 
     # =================================================================== end
