@@ -182,3 +182,24 @@ def test_the_timeline_endpoint_names_the_profiles_of_the_replications_variant(
     assert hover("default") == {"MIG 1g.10gb on GPU 2"}
     assert hover("two-slices") == {"MIG 1g.10gb + 3g.40gb on GPU 2"}
     assert hover("as-share") == {"100 milli-GPU of GPU 0"}  # a share: its milli, as before
+
+
+def test_the_event_log_says_how_many_gpus_a_lost_mig_node_takes_away():
+    """NodeLost carries the node's GPUs with its MIG instances as fractions (engine,
+    Node.capacity): 2 whole GPUs, two 3g.40gb and a 1g.10gb leave as 3 GPUs."""
+    from experiments.charts import kubectl
+
+    document = {
+        **{k: v for k, v in MIG_SPEC.items() if k != "variants"},
+        "failures": [{"kind": "trace", "csv": "50,n,20\n"}],
+    }
+    result = sc.simulate(sc.parse_spec(document), "default")
+    rows = [
+        kubectl.describe(e.as_dict())
+        for e in result.events
+        if e.reason in ("NodeLost", "NodeReady")
+    ]
+    assert [(r["reason"], r["message"]) for r in rows] == [
+        ("NodeLost", "node failed: NotReady (3 GPUs)"),
+        ("NodeReady", "Node Ready (3 GPUs)"),
+    ]
