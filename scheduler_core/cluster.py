@@ -116,9 +116,7 @@ class Cluster:
             self._add_node(named.name, named)
         self.total_gpus_at_start = sum(n.gpus for n in self.nodes)
         """Whole devices (what fragmentation, measured per device, divides by)."""
-        self.gpu_capacity_at_start = self.total_gpus_at_start + sum(
-            mig_gpus(n.mig) for n in self.nodes if n.mig
-        )
+        self.gpu_capacity_at_start = sum(n.capacity for n in self.nodes)
         """GPUs including MIG instances as their fractions (spec.mig_gpu_fraction): what
         allocation is measured against, now that a MIG pod's GPU-seconds count."""
         self.arrays = NodeArrays(self.nodes)
@@ -177,6 +175,7 @@ class Cluster:
         node.gpu_model = shape.gpu_model
         node.mig = dict(shape.mig)
         node.mig_free = dict(shape.mig)
+        node.capacity = shape.gpus + mig_gpus(shape.mig) if shape.mig else shape.gpus
         if self.shares:
             node.dev_free = [devices.FULL] * shape.gpus
         node.reachable = [shape.gpus] * len(self.thresholds)

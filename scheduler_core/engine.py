@@ -120,12 +120,23 @@ def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
     every resource the preemptors request (GPUs, CPU, memory, pod slots), summed over the
     nodes. Per resource, taking the largest pods first needs the fewest; no choice of
     victims can do with fewer than the largest of those counts, so that is the minimum
-    (a victim needed only for CPU or a pod slot is never counted as over-eviction)."""
+    (a victim needed only for CPU or a pod slot is never counted as over-eviction).
+
+    A MIG instance is a resource of its own per profile (``nvidia.com/mig-<profile>``),
+    as the preemptor's fit check sees it: SelectVictimsOnNode reprieves every victim
+    without which the preemptor still fits (docs/kubernetes-preemption.md §4.3), so a
+    victim is needed only for a resource the preemptor requests and lacks, and a
+    ``7g.80gb`` preemptor's shortfall is in ``7g.80gb`` instances, not whole GPUs."""
     demand: dict[Node, list[float]] = {}
+    mig_demand: dict[Node, dict[str, int]] = {}
     for pod, node in assignments:
         need = demand.setdefault(node, [0, 0.0, 0.0, 0])
         for i, value in enumerate((pod.gpus, pod.cpu, pod.mem, 1)):
             need[i] += value
+        if pod.mig:
+            profiles = mig_demand.setdefault(node, {})
+            for profile, count in pod.mig:
+                profiles[profile] = profiles.get(profile, 0) + count
     priority = assignments[0][0].priority
     ours = {pod for pod, _ in assignments}
     fewest = 0
@@ -134,7 +145,40 @@ def minimum_victims(assignments: list[tuple[Pod, Node]]) -> int:
         if node.dev_free is not None:
             pods = [pod for pod, at in assignments if at is node]
             count = max(count, _fewest_on_devices(node, pods, priority))
+        if node in mig_demand:
+            count = max(count, _fewest_mig_covering(node, mig_demand[node], priority, ours))
         fewest += count
+    return fewest
+
+
+def _fewest_mig_covering(node: Node, need: dict[str, int], priority: int, ours: set[Pod]) -> int:
+    """The MIG part of :func:`minimum_victims`, per profile as :func:`_fewest_covering`
+    counts per resource: the node's free instances of the profile, less those nominated
+    pods of the preemptors' priority or above claim, plus those terminating pods give
+    back, against the request; the lower-priority holders with the most instances of it
+    go first. The largest count over the profiles."""
+    fewest = 0
+    for profile, wanted in need.items():
+        short = wanted - node.mig_free.get(profile, 0)
+        for p in node.nominated:
+            if p not in ours and p.priority >= priority:
+                short += dict(p.mig).get(profile, 0)
+        sizes: list[int] = []
+        for p in node.pods:
+            held = dict(p.mig).get(profile, 0) if p.mig else 0
+            if not held:
+                continue
+            if p.state is PodState.TERMINATING:
+                short -= held
+            elif p.priority < priority:
+                sizes.append(held)
+        count = 0
+        for size in sorted(sizes, reverse=True):
+            if short <= 0:
+                break
+            short -= size
+            count += 1
+        fewest = max(fewest, count)
     return fewest
 
 
@@ -1239,7 +1283,7 @@ class Engine:
         if not node.alive:
             return
         self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
-        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.capacity, message=reason)
         self.spares.node_down(node)
         for pod in list(node.pods):
             if pod.state is PodState.TERMINATING:
@@ -1255,7 +1299,7 @@ class Engine:
         if not node.alive:
             return
         self.cluster.set_schedulable(node, alive=False, cordoned=node.cordoned)
-        self.emit(ev.NODE_LOST, None, node=node, value=node.gpus, message=reason)
+        self.emit(ev.NODE_LOST, None, node=node, value=node.capacity, message=reason)
         self.spares.node_down(node)
         for pod in list(node.pods):
             if pod.state in (PodState.STARTING, PodState.READY):
@@ -1281,7 +1325,7 @@ class Engine:
             return
         back = not node.alive
         self.cluster.set_schedulable(node, alive=True, cordoned=False)
-        self.emit(ev.NODE_BACK, None, node=node, value=node.gpus if back else 0.0)
+        self.emit(ev.NODE_BACK, None, node=node, value=node.capacity if back else 0.0)
         self.queue.wake(self.now, node.free_gpus)
 
     # =================================================================== end

@@ -30,6 +30,7 @@ class PodState(IntEnum):
 class Node:
     __slots__ = (
         "alive",
+        "capacity",
         "cordoned",
         "cpu",
         "dev_free",
@@ -88,6 +89,10 @@ class Node:
         self.mig: dict[str, int] = {}
         """MIG instances per profile (nvidia.com/mig-<profile>), and those free."""
         self.mig_free: dict[str, int] = {}
+        self.capacity: float = gpus
+        """GPUs the node offers, its MIG instances counted as their fractions
+        (spec.mig_gpu_fraction): what it takes away when lost and gives back when
+        repaired, in the same unit as Cluster.gpu_capacity_at_start."""
 
     @property
     def schedulable(self) -> bool:

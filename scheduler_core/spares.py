@@ -116,7 +116,7 @@ class Spares:
             ev.STANDBY_IN_SERVICE,
             None,
             node=spare,
-            value=spare.gpus,
+            value=spare.capacity,
             related=failed.name,
             message=f"serving in place of {failed.name}",
         )
@@ -141,7 +141,7 @@ class Spares:
     def _to_standby(self, node: Node) -> None:
         engine = self.engine
         engine.cluster.set_schedulable(node, alive=True, cordoned=True)
-        engine.emit(ev.NODE_BACK, None, node=node, value=node.gpus, message="repaired")
+        engine.emit(ev.NODE_BACK, None, node=node, value=node.capacity, message="repaired")
         engine.emit(ev.TO_STANDBY, None, node=node, message="repaired: joins the spare pool")
         self.idle.append(node)
         self.idle.sort(key=lambda n: n.idx)

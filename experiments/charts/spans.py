@@ -31,6 +31,7 @@ __all__ = [
     "NodeGroup",
     "Preemption",
     "Span",
+    "mig_labels",
     "node_capacity",
     "node_groups",
     "occupancy",
@@ -65,6 +66,29 @@ def node_capacity(cluster: Mapping[str, Any]) -> dict[str, int]:
     devices its MIG instances are carved from (``scheduler_core.timeline`` lays the
     spans out on the same slots)."""
     return {name: gpus for name, gpus, _ in _nodes(cluster)}
+
+
+def mig_labels(document: Mapping[str, Any], variant: str | None = None) -> dict[str, str]:
+    """What each MIG workload of a stored spec holds per pod, by workload name, for the
+    Gantt's hover text: ``MIG 3g.40gb``, ``MIG 2 x 1g.10gb``, profiles joined by ``+``.
+    The timeline draws an instance at its fraction in milli-GPU; the profile is what the
+    pod asked for, and what a reader of ``nvidia.com/mig-3g.40gb`` recognises. A named
+    ``variant``'s ``set`` overrides of ``workloads.<name>.mig`` (or of ``gpuMilli``,
+    which replaces it) apply; a workload none of them makes MIG keeps the milli label."""
+    overrides: dict[str, Any] = {}
+    for listed in document.get("variants") or []:
+        if variant is not None and listed.get("name") == variant:
+            overrides = dict(listed.get("set") or {})
+    labels = {}
+    for workload in document.get("workloads") or []:
+        name = str(workload.get("name", ""))
+        mig = overrides.get(f"workloads.{name}.mig", workload.get("mig")) or {}
+        if overrides.get(f"workloads.{name}.gpuMilli") is not None:
+            mig = {}
+        if mig:
+            parts = [f"{n} x {p}" if n > 1 else p for p, n in sorted(mig.items())]
+            labels[name] = "MIG " + " + ".join(parts)
+    return labels
 
 
 def _devices(shape: Mapping[str, Any]) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from experiments.charts.downsample import round_all, slice_centers, time_edges
@@ -54,6 +54,9 @@ class _Rows:
 
     index: dict[str, int]
     capacity: Mapping[str, int]
+    mig: Mapping[str, str] = field(default_factory=dict)
+    """What a MIG workload's pod holds (spans.mig_labels), by workload: its hover text
+    names the profile rather than the milli-GPU it is drawn at."""
 
     def center(self, node: str) -> float:
         return self.index[node] + BAND / 2
@@ -78,7 +81,8 @@ class _Rows:
         if span.parts:
             (device,) = span.slots
             ranges = list(zip(span.parts[::2], span.parts[1::2], strict=True))
-            label = f"{sum(n for _, n in ranges)} milli-GPU of GPU {device}"
+            held = self.mig.get(span.workload) or f"{sum(n for _, n in ranges)} milli-GPU"
+            label = f"{held} {'on' if span.workload in self.mig else 'of'} GPU {device}"
             return [(self.share_band(span.node, device, o, n), label) for o, n in ranges]
         label = f"{span.gpus:g} GPU"
         return [(self.band(span.node, f, c), label) for f, c in contiguous_runs(span.slots)]
@@ -93,12 +97,14 @@ def gantt_figure(
     start: float,
     end: float,
     title: str,
+    mig_labels: Mapping[str, str] | None = None,
 ) -> Figure:
     """One band per node in ``nodes``, split into its GPUs: each pod's spans as bars on
     the GPUs it holds, coloured by workload and patterned by state, checkpoint writes and
     stranded capacity drawn over them, and preemptions as markers (victim ✕ on its GPUs,
-    preemptor ▼ on the node it was nominated to) joined by a dotted line."""
-    rows = _Rows({node: i for i, node in enumerate(nodes)}, capacity)
+    preemptor ▼ on the node it was nominated to) joined by a dotted line. ``mig_labels``
+    (spans.mig_labels) names the MIG profile a pod holds in its hover text."""
+    rows = _Rows({node: i for i, node in enumerate(nodes)}, capacity, mig_labels or {})
     spans = [s for s in spans if s.node in rows.index]
     colors = workload_colors(s.workload for s in spans)
     overlays, thinned = _bounded_overlays([s for s in spans if s.state in OVERLAY_STATES])

@@ -184,6 +184,12 @@ def replication_timeline(
     span_list, marks, omitted = _spans(run, replication_id)
     cluster = run.spec.get("cluster") or {}
     groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
+    variant = (
+        Replication.objects.filter(pk=replication_id, run=run)
+        .values_list("variant", flat=True)
+        .first()
+    )
+    mig = spans.mig_labels(run.spec, variant)
     end = float(run.spec.get("horizonSeconds", 0.0))
     left_out = (
         (f" (not drawn: {omitted:,} pod spans, more than LAB_MAX_STORED_TIMELINE_SPANS keeps)")
@@ -205,6 +211,7 @@ def replication_timeline(
             start=0.0,
             end=end,
             title="GPU timeline per node" + left_out,
+            mig_labels=mig,
         )
         return {"figures": figures, "groups": [], "group": None, "replication": replication_id}
     chosen = group if group is not None and 0 <= group < len(groups) else _busiest(groups, marks)
@@ -224,6 +231,7 @@ def replication_timeline(
         start=0.0,
         end=end,
         title=f"GPU timeline: {groups[chosen].name}",
+        mig_labels=mig,
     )
     return {
         "figures": figures,

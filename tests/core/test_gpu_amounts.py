@@ -129,7 +129,8 @@ def test_a_7g_instance_counts_exactly_as_one_whole_gpu(
     """The same node and workloads as whole GPUs and as full-device MIG instances
     (``7g.80gb``) give the same records and summary: a MIG pod counts its GPUs. One node
     and one priority, so only the accounting can differ (placement scoring and the
-    over-eviction count treat MIG resources apart, which is not what this checks)."""
+    over-eviction count of MIG pods are checked in test_mig_placement_scoring.py and
+    test_mig_over_eviction.py)."""
 
     def spec(mig: bool) -> Any:
         node = {"name": "n", **({"gpus": 0, "mig": {"7g.80gb": 8}} if mig else {"gpus": 8})}
