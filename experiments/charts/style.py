@@ -3,6 +3,7 @@ layout defaults the pages share."""
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -38,20 +39,6 @@ VARIANT_COLORS = (
     "#59A14F",
     "#B07AA1",
 )
-WORKLOAD_COLORS = (
-    "#4E79A7",
-    "#F28E2B",
-    "#59A14F",
-    "#B07AA1",
-    "#76B7B2",
-    "#EDC948",
-    "#FF9DA7",
-    "#9C755F",
-    "#BAB0AC",
-    "#E15759",
-    "#86BCB6",
-    "#D4A6C8",
-)
 BEST_COLOR = "#1a7f37"
 MUTED = "#8c959f"
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
@@ -72,6 +59,101 @@ STATE_COLORS = {
     "terminating": "#E15759",
     "stranded": "#7F7F7F",
 }
+STATE_KEY_COLOR = "#d0d7de"
+"""The legend key of a patterned state (its bars take their workload's colour)."""
+VICTIM_COLOR = "#cf222e"
+PREEMPTOR_COLOR = "#24292f"
+RESERVED_COLORS = (*STATE_COLORS.values(), STATE_KEY_COLOR, VICTIM_COLOR, PREEMPTOR_COLOR)
+"""Colours that mean something on the GPU timeline other than "this workload": a
+workload drawn in one of them (or one close to it) reads as a checkpoint write, a
+stranded GPU or a preemption."""
+
+MIN_DELTA_E = 20.0
+"""CIE76 distance a workload colour keeps from every reserved colour and from every other
+workload colour: about 2.3 is a just-noticeable difference, 20 tells two bars apart at a
+glance even when one is a sliver over the other."""
+
+_WORKLOAD_CANDIDATES = (
+    # Tableau 10, then Tableau 20's light members, then Paul Tol's muted scheme and
+    # Okabe-Ito: the palette takes the first that keep MIN_DELTA_E from what came before.
+    "#4E79A7",
+    "#F28E2B",
+    "#59A14F",
+    "#B07AA1",
+    "#76B7B2",
+    "#EDC948",
+    "#FF9DA7",
+    "#9C755F",
+    "#BAB0AC",
+    "#E15759",
+    "#86BCB6",
+    "#D4A6C8",
+    "#A0CBE8",
+    "#FFBE7D",
+    "#8CD17D",
+    "#B6992D",
+    "#F1CE63",
+    "#499894",
+    "#FF9D9A",
+    "#79706E",
+    "#D37295",
+    "#FABFD2",
+    "#D7B5A6",
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#DDCC77",
+    "#CC6677",
+    "#882255",
+    "#AA4499",
+    "#E69F00",
+    "#56B4E9",
+    "#009E73",
+    "#0072B2",
+    "#D55E00",
+    "#CC79A7",
+)
+WORKLOAD_PALETTE_SIZE = 12
+
+
+def _lab(hex_colour: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB ``#rrggbb``: distances there follow what the eye sees,
+    unlike distances between RGB triples."""
+    channels = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    xyz = (
+        (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
+        0.2126 * r + 0.7152 * g + 0.0722 * b,
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
+    )
+    fx, fy, fz = (t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def delta_e(a: str, b: str) -> float:
+    """CIE76 colour difference between two ``#rrggbb`` colours."""
+    return math.dist(_lab(a), _lab(b))
+
+
+def _workload_palette(
+    candidates: Sequence[str], reserved: Sequence[str], size: int
+) -> tuple[str, ...]:
+    """The first ``size`` candidates at least MIN_DELTA_E from every reserved colour and
+    from each other: state and workload colours are disjoint by construction, so no
+    workload can be mistaken for checkpointing (the clash of Tableau's green, which was
+    both s1's urgent workload and the checkpoint writes over it)."""
+    kept: list[str] = []
+    for colour in candidates:
+        if all(delta_e(colour, other) >= MIN_DELTA_E for other in (*reserved, *kept)):
+            kept.append(colour)
+    if len(kept) < size:
+        raise ValueError(f"only {len(kept)} workload colours stay clear of the reserved ones")
+    return tuple(kept[:size])
+
+
+WORKLOAD_COLORS = _workload_palette(_WORKLOAD_CANDIDATES, RESERVED_COLORS, WORKLOAD_PALETTE_SIZE)
 
 
 def figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> Figure:

@@ -19,9 +19,12 @@ from experiments.charts.spans import (
     occupancy,
 )
 from experiments.charts.style import (
+    PREEMPTOR_COLOR,
     STATE_COLORS,
+    STATE_KEY_COLOR,
     STATE_PATTERNS,
     STATES,
+    VICTIM_COLOR,
     Figure,
     axis,
     base_layout,
@@ -35,7 +38,6 @@ from scheduler_core.spec import MILLI_PER_GPU
 
 MAX_OVERLAYS = 1500
 HEATMAP_BINS = 120
-VICTIM_COLOR = "#cf222e"
 HATCH = "rgba(0,0,0,0.55)"
 """The strokes of a state's pattern (loading /, terminating -) over a bar."""
 HELD_COLORS = [[0.0, "#f7fbff"], [0.5, "#6baed6"], [1.0, "#08306b"]]
@@ -121,18 +123,24 @@ def gantt_figure(
     traces += _preemption_traces(marks, spans, rows)
     traces += _legend_keys(colors)
     note = f" (longest {MAX_OVERLAYS} checkpoint/stranded marks of {thinned})" if thinned else ""
+    margin = {"l": 110, "r": 20, "t": 40, "b": 40}
     # Tall enough for its legend too: a scrolled legend hides what colours mean.
-    entries = sum(1 for t in traces if t.get("showlegend", True) and t.get("name"))
-    height = max(_gantt_height(nodes, capacity), min(1500, 90 + 24 * entries))
+    plot = max(_gantt_height(nodes, capacity) - margin["t"] - margin["b"], legend_height(traces))
     return figure(
         traces,
         {
             **base_layout(
                 title=title + note,
-                height=height,
+                height=plot + margin["t"] + margin["b"],
                 barmode="overlay",
-                margin={"l": 110, "r": 20, "t": 40, "b": 40},
-                legend={"orientation": "v", "x": 1.01, "y": 1, "font": {"size": 11}},
+                margin=margin,
+                legend={
+                    "orientation": "v",
+                    "x": 1.01,
+                    "y": 1,
+                    "font": {"size": LEGEND_FONT},
+                    "tracegroupgap": LEGEND_GROUP_GAP,
+                },
             ),
             "xaxis": axis("", range=[start, end], ticksuffix="s"),
             "yaxis": axis(
@@ -178,6 +186,27 @@ def _shared_device_outlines(spans: Sequence[Span], rows: _Rows) -> list[dict[str
 MAX_WORKLOAD_KEYS = 12
 
 
+LEGEND_FONT = 11
+LEGEND_GROUP_GAP = 8
+"""Pixels between two legend groups (plotly's default is 10): the Gantt's legend has one
+group per state, so this is most of what a few-node Gantt grows by to fit it."""
+LEGEND_SLACK = 12
+"""Pixels ``automargin`` may take from the plot for the time axis's tick labels."""
+
+
+def legend_height(traces: Sequence[dict[str, Any]], font: int = LEGEND_FONT) -> int:
+    """Pixels a vertical, grouped legend of ``traces`` takes, as plotly.js 4 lays it out
+    (legend/draw.js): each one-line entry max(1.3 x font, 16) + 3 px, ``tracegroupgap``
+    between groups, and an item gap (5 px) above and below. Plotly caps a legend beside
+    the plot at the plot's height and scrolls the rest, so the figure must give the plot
+    at least this much."""
+    shown = [t for t in traces if t.get("showlegend", True) and t.get("name")]
+    groups = len({t.get("legendgroup") or id(t) for t in shown})
+    entry = max(1.3 * font, 16) + 3
+    needed = len(shown) * entry + max(0, groups - 1) * LEGEND_GROUP_GAP + 2 * 5
+    return math.ceil(needed) + LEGEND_SLACK
+
+
 def _gantt_height(nodes: Sequence[str], capacity: Mapping[str, int]) -> int:
     """About 12 px per GPU, at least 26 px per node, the whole at most 1500 px."""
     return min(1500, 90 + sum(max(26, 12 * capacity.get(n, 1)) for n in nodes))
@@ -199,7 +228,7 @@ def _legend_keys(colors: dict[str, str]) -> list[dict[str, Any]]:
         )
 
     states = [
-        key(state, "#d0d7de", STATE_PATTERNS[state], state)
+        key(state, STATE_KEY_COLOR, STATE_PATTERNS[state], state)
         if state in BASE_STATES
         else key(state, STATE_COLORS[state], "", state)
         for state in STATES
@@ -348,7 +377,7 @@ def _preemption_traces(
             mode="markers",
             name="preemptor",
             legendgroup="preemption",
-            marker={"symbol": "triangle-down", "size": 12, "color": "#24292f"},
+            marker={"symbol": "triangle-down", "size": 12, "color": PREEMPTOR_COLOR},
             customdata=[[key[1], key[2]] for key in preemptors],
             hovertemplate="%{customdata[0]} selects victims, nominated to "
             "%{customdata[1]}<br>at %{x:,.1f}s<extra></extra>",

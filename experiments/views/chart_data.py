@@ -28,8 +28,9 @@ from experiments.models import Replication, Run, Status
 from experiments.services.timelines import replication_costs
 from experiments.services.timelines import replication_timeline as timeline_of
 
-CACHE_VERSION = 2
-"""2: figures drawn from the core's timeline (stranded bands fixed, issue #12)."""
+CACHE_VERSION = 3
+"""2: figures drawn from the core's timeline (stranded bands fixed, issue #12). 3: workload
+colours clear of the state colours, the Gantt tall enough for its legend (issue #16)."""
 CACHE_SECONDS = 24 * 3600
 SMALL_CLUSTER = 64
 """Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of

@@ -209,7 +209,8 @@ def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, s
 
 FITS = """() => {
   // Every tick label, axis title and legend entry lies inside its chart's drawing,
-  // no legend covers an axis title and the toolbar covers no title (issue 16 §2).
+  // no legend covers an axis title or scrolls (what a colour means must be in sight)
+  // and the toolbar covers no title (issue 16 §2).
   const problems = [];
   const inside = (r, box) => r.left >= box.left - 1 && r.right <= box.right + 1 &&
                              r.top >= box.top - 1 && r.bottom <= box.bottom + 1;
@@ -231,6 +232,9 @@ FITS = """() => {
     if (bar && title && title.textContent && overlap(bar.getBoundingClientRect(),
                                                      title.getBoundingClientRect()))
       problems.push(chart.id + ': toolbar over ' + title.textContent);
+    const full = chart._fullLayout && chart._fullLayout.legend;
+    if (full && full._height > full._maxHeight)
+      problems.push(chart.id + ': legend scrolls (' + full._height + ' > ' + full._maxHeight + ')');
     const legend = chart.querySelector('.legend');
     if (legend) {
       const l = legend.getBoundingClientRect();

@@ -9,6 +9,7 @@ from collections import defaultdict
 import pytest
 
 from experiments.charts import spans as sp
+from experiments.charts import style
 from experiments.charts import timeline as tl
 from experiments.charts.data import Row
 from scheduler_core import timeline as core_timeline
@@ -334,3 +335,89 @@ def test_gpus_by_state_are_steps_from_each_slices_left_edge():
     assert running.line.shape == "hv"
     assert list(running.x) == [0.0, 50.0, 100.0]
     assert list(running.y) == [4.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "preset",
+    [
+        "s1-training-vs-shards",
+        "s7-three-class-setup",
+        "s15-fair-sharing",
+        "s4-preemption-not-helpful",
+    ],
+)
+def test_no_workload_is_drawn_in_a_state_colour(preset):
+    """A workload's bars and a state's (checkpoint writes, stranded GPUs, the legend's
+    keys) never share a colour: s1's urgent workload was drawn in the checkpoint green,
+    so the legend and the bars could not tell the two apart. Presets with more
+    workloads than the palette has colours cycle it, and still stay clear."""
+    sim = simulated(preset)
+    capacity = sp.node_capacity(sim.document["cluster"])
+    for result in sim.results.values():
+        found = core_timeline.pod_spans(result.events, end=sim.horizon, capacity=capacity)
+        figure = validated(
+            tl.gantt_figure(
+                found,
+                core_timeline.preemptions(result.events),
+                list(capacity),
+                capacity=capacity,
+                start=0.0,
+                end=sim.horizon,
+                title="t",
+            )
+        )
+        workloads: set[str] = set()
+        states: set[str] = set()
+        for t in figure.data:
+            if t.type != "bar" or t.hoverinfo == "skip":
+                continue
+            colours = [t.marker.color] if isinstance(t.marker.color, str) else t.marker.color
+            if t.legendgroup == "workloads" or (t.name in sp.BASE_STATES and t.showlegend is False):
+                workloads.update(colours)
+            else:
+                states.update(colours)
+        assert len({s.workload for s in found}) > 2
+        assert workloads
+        assert states
+        assert workloads.isdisjoint(states), workloads & states
+        assert workloads.isdisjoint(style.STATE_COLORS.values())
+        assert min(style.delta_e(w, s) for w in workloads for s in states) >= style.MIN_DELTA_E
+
+
+def test_the_workload_palette_keeps_clear_of_every_reserved_colour():
+    palette = style.WORKLOAD_COLORS
+    assert len(palette) == len(set(palette)) == style.WORKLOAD_PALETTE_SIZE
+    for colour in palette:
+        for reserved in style.RESERVED_COLORS:
+            assert style.delta_e(colour, reserved) >= style.MIN_DELTA_E, (colour, reserved)
+    for i, colour in enumerate(palette):
+        assert all(style.delta_e(colour, o) >= style.MIN_DELTA_E for o in palette[i + 1 :])
+    # The walk is what keeps them out: Tableau's blue, green and red are candidates.
+    assert set(style.STATE_COLORS.values()) & set(style._WORKLOAD_CANDIDATES)
+    with pytest.raises(ValueError, match="workload colours"):
+        style._workload_palette(palette, style.RESERVED_COLORS, 13)
+
+
+@pytest.mark.parametrize("workloads", [1, 3, 14])
+def test_a_few_node_gantt_is_tall_enough_for_its_whole_legend(workloads):
+    """Plotly caps a legend beside the plot at the plot's height and scrolls the rest:
+    one 1-GPU node with a legend of 3 marks, 5 states and up to 12 workloads. The rule
+    is plotly.js 4's (legend/draw.js): an entry is max(1.3 x 11, 16) + 3 = 19 px, plus
+    the gap between groups and 5 px above and below; the browser test of the run page
+    checks that no legend scrolls."""
+    spans = [
+        sp.Span("n", f"p{i}", f"w{i:02d}", "running", 10.0 * i, 10.0 * i + 9, 1.0, slots=(0,))
+        for i in range(workloads)
+    ]
+
+    figure = validated(
+        tl.gantt_figure(spans, [], ["n"], capacity={"n": 1}, start=0, end=200, title="t")
+    )
+
+    shown = [t for t in figure.data if t.showlegend is not False and t.name]
+    assert len(shown) == 3 + 5 + min(workloads, tl.MAX_WORKLOAD_KEYS)
+    groups = {t.legendgroup for t in shown}
+    needed = 19 * len(shown) + (len(groups) - 1) * (figure.layout.legend.tracegroupgap or 10) + 10
+    layout = figure.layout
+    assert layout.height - layout.margin.t - layout.margin.b >= needed
+    assert layout.height > tl._gantt_height(["n"], {"n": 1})  # the legend made it taller
