@@ -466,35 +466,27 @@ class Cluster:
     def _fits_rows(
         self, pod: Pod, claims: tuple[np.ndarray, ...] | None, rows: np.ndarray | None
     ) -> np.ndarray:
-        """Filter's resource test for ``pod`` on ``rows`` (None: every row, in order)."""
+        """Filter's resource test for ``pod`` on ``rows`` (None: every row, in order, the
+        arrays read as they are without a gather)."""
         a = self.arrays
+
+        def at(column: np.ndarray) -> np.ndarray:
+            return column if rows is None else column[rows]
+
         gpus: Any = pod.gpus  # a number, or one per row
         cpu: Any = pod.cpu
         mem: Any = pod.mem
         count: Any = 1
-        if rows is None:
-            if claims is not None:
-                gpus, cpu = pod.gpus + claims[0], pod.cpu + claims[1]
-                mem, count = pod.mem + claims[2], 1 + claims[3]
-            every: np.ndarray = (
-                (gpus <= a.free_gpus)
-                & (cpu <= a.free_cpu + 1e-9)
-                & (mem <= a.free_mem + 1e-9)
-                & (a.npods + count <= a.max_pods)
-            )
-            return every
         if claims is not None:
-            gpus = pod.gpus + claims[0][rows]
-            cpu = pod.cpu + claims[1][rows]
-            mem = pod.mem + claims[2][rows]
-            count = 1 + claims[3][rows]
-        some: np.ndarray = (
-            (gpus <= a.free_gpus[rows])
-            & (cpu <= a.free_cpu[rows] + 1e-9)
-            & (mem <= a.free_mem[rows] + 1e-9)
-            & (a.npods[rows] + count <= a.max_pods[rows])
+            gpus, cpu = pod.gpus + at(claims[0]), pod.cpu + at(claims[1])
+            mem, count = pod.mem + at(claims[2]), 1 + at(claims[3])
+        fit: np.ndarray = (
+            (gpus <= at(a.free_gpus))
+            & (cpu <= at(a.free_cpu) + 1e-9)
+            & (mem <= at(a.free_mem) + 1e-9)
+            & (at(a.npods) + count <= at(a.max_pods))
         )
-        return some
+        return fit
 
     def need(self, pod: Pod, node: Node) -> tuple[int, float, float, int]:
         """What ``pod`` needs free on ``node``: its request plus the nominations it must

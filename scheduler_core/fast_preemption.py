@@ -104,12 +104,11 @@ def decide(
     return best, found.candidates(cluster.nodes), found.rule
 
 
-def visit_order(
-    host: PreemptionHost, policy: DefaultPreemption, pod: Pod
-) -> tuple[np.ndarray, int, int] | None:
-    """The eligible rows rotated from the seeded offset (§4.2, the reference's random draw
-    made at the same point), the pod's priority threshold and the numCandidates limit;
-    None when no node is eligible or nothing runs below the pod's priority."""
+def _visit_start(host: PreemptionHost, pod: Pod) -> tuple[np.ndarray, int, int, int] | None:
+    """What both visit orders start from: the eligible rows in node order, the seeded
+    offset (§4.2, the reference's random draw made at the same point), the pod's priority
+    threshold and the eligible count; None when no node is eligible or nothing runs
+    below the pod's priority."""
     cluster = host.cluster
     potential, _ = cluster.eligible_nodes(pod.workload)
     n = len(potential)
@@ -119,7 +118,18 @@ def visit_order(
     k = cluster.threshold(pod.priority)
     if not cluster.below[k]:
         return None
-    rows = cluster.eligible_rows(pod.workload)
+    return cluster.eligible_rows(pod.workload), offset, k, n
+
+
+def visit_order(
+    host: PreemptionHost, policy: DefaultPreemption, pod: Pod
+) -> tuple[np.ndarray, int, int] | None:
+    """The eligible rows rotated from the seeded offset, the pod's priority threshold and
+    the numCandidates limit (:func:`_visit_start`)."""
+    start = _visit_start(host, pod)
+    if start is None:
+        return None
+    rows, offset, k, n = start
     return np.concatenate((rows[offset:], rows[:offset])), k, policy.num_candidates(n)
 
 
@@ -133,16 +143,11 @@ def _reaching_order(
     are (no gather), and the rotation from the offset is applied to the rows kept: the
     rows kept at or after the offset, then those before it, as the reference visits
     them."""
+    start = _visit_start(host, pod)
+    if start is None:
+        return None
+    rows, offset, k, n = start
     cluster = host.cluster
-    potential, _ = cluster.eligible_nodes(pod.workload)
-    n = len(potential)
-    if n == 0:
-        return None
-    offset = host.random_offset(n)
-    k = cluster.threshold(pod.priority)
-    if not cluster.below[k]:
-        return None
-    rows = cluster.eligible_rows(pod.workload)
     need = _needs(host, pod)
     kept = np.flatnonzero(_may_reach(cluster, k, pod, rows, need))
     cut = int(np.searchsorted(kept, offset))
