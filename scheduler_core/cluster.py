@@ -284,19 +284,25 @@ class Cluster:
         first_above = bisect_right(self.thresholds, pod.priority)
         for k in range(first_above, len(self.thresholds)):
             self.below[k] += 1 if arrived else -1
-        reach_array = self.reach_array
-        for k in range(first_above):
+        if not first_above:
+            return
+        reach_array, reach_cpu, reach_mem, reach_pods = (
+            self.reach_array,
+            self.reach_cpu,
+            self.reach_mem,
+            self.reach_pods,
+        )
+        sign = -1 if arrived else 1
+        cpu, mem, row = sign * pod.cpu, sign * pod.mem, node.idx
+        for k in range(first_above):  # element by element: a few levels, no slice views
             index = self.reach_buckets[k]
             index.discard(reachable[k], node)
             reachable[k] += delta
             index.add(reachable[k], node)
-            reach_array[k, node.idx] = reachable[k]
-        if first_above:
-            sign = -1 if arrived else 1
-            row = node.idx
-            self.reach_cpu[:first_above, row] += sign * pod.cpu
-            self.reach_mem[:first_above, row] += sign * pod.mem
-            self.reach_pods[:first_above, row] += sign
+            reach_array[k, row] = reachable[k]
+            reach_cpu[k, row] += cpu
+            reach_mem[k, row] += mem
+            reach_pods[k, row] += sign
 
     def stamp(self, pod: Pod) -> None:
         """A bound pod's start time was set (after :meth:`assign`)."""

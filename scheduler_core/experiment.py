@@ -16,6 +16,7 @@ from scheduler_core.decisions import Decision
 from scheduler_core.engine import Engine
 from scheduler_core.events import Event
 from scheduler_core.failures import with_failures
+from scheduler_core.gc_pause import gc_paused
 from scheduler_core.metrics import SUMMARY_NAMES, WorkloadInfo, WorkloadRecord, compute
 from scheduler_core.metrics import confidence_interval as _ci
 from scheduler_core.spec import (
@@ -108,16 +109,22 @@ def simulate(
     run_seed = replication_seed(spec.seed if seed is None else seed, replication)
     resolved = with_failures(resolved, run_seed)
     started = time.perf_counter()
-    engine = Engine(resolved, run_seed, progress, max_events=max_events, explain=explain)
-    log = engine.run()
-    decisions = engine.decisions()
-    metrics = compute(
-        log,
-        workload_infos(resolved.spec),
-        horizon=resolved.spec.horizon_seconds,
-        total_gpus=engine.cluster.gpu_capacity_at_start,
-        fragmentation=engine.fragmentation(),
-    )
+    # The collector stays paused for the whole replication, not just the run: building
+    # the cluster and its pods, the decision records and the metrics also make hundreds
+    # of thousands of long-lived, acyclic objects (issue #14: at 10,000 nodes the metrics
+    # took 1.5 s with the collector on, 0.4 s with it paused).
+    with gc_paused():
+        engine = Engine(resolved, run_seed, progress, max_events=max_events, explain=explain)
+        log = engine.run()
+        decisions = engine.decisions()
+        metrics = compute(
+            log,
+            workload_infos(resolved.spec),
+            horizon=resolved.spec.horizon_seconds,
+            total_gpus=engine.cluster.gpu_capacity_at_start,
+            fragmentation=engine.fragmentation(),
+        )
+        diagnosis = engine.diagnosis(log, decisions)
     return ReplicationResult(
         variant=resolved.name,
         replication=replication,
@@ -132,7 +139,7 @@ def simulate(
         events_processed=engine.events_processed,
         wall_seconds=time.perf_counter() - started,
         decisions=tuple(decisions),
-        diagnosis=engine.diagnosis(log, decisions),
+        diagnosis=diagnosis,
     )
 
 

@@ -28,9 +28,17 @@ def skip_randrange(rng: random.Random, n: int, count: int) -> None:
     if count <= 0:
         return
     k = n.bit_length()
-    if count < BULK_MIN or k > 32 or n <= 0:
+    if k > 32 or n <= 0:
         for _ in range(count):
             rng.randrange(n)
+        return
+    if count < BULK_MIN:
+        # randrange(n) is getrandbits(k) until below n (Random._randbelow_with_getrandbits);
+        # calling getrandbits directly skips two Python frames per draw
+        bits = rng.getrandbits
+        for _ in range(count):
+            while bits(k) >= n:
+                pass
         return
     shift = np.uint32(32 - k)
     limit = np.uint32(n)
