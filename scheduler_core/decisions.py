@@ -479,6 +479,8 @@ class Tally:
     def _put(self, node: Node, verdict: Verdict | None) -> None:
         old = self.verdicts.get(node)
         if old is not None:
+            if old == verdict:  # half of the changed nodes keep their verdict
+                return
             self._count(old, -1)
         self.verdicts[node] = verdict
         if verdict is not None:

@@ -155,6 +155,8 @@ class SchedulingQueue:
         instant joins one instead of starting another."""
         self.saturated = self._saturation()
         """Attempts after which the backoff no longer grows: counts above it are equal."""
+        self._durations = [self._duration(a) for a in range(self.saturated + 1)]
+        """The backoff per attempt count up to :attr:`saturated` (every failure asks)."""
 
     def __len__(self) -> int:
         return len(self._where)
@@ -256,7 +258,9 @@ class SchedulingQueue:
         """``min(initial * 2^(count-1), max)`` after ``now``, truncated to a whole second."""
         if self.max_backoff <= 0 or attempts <= 0:
             return now
-        return float(math.floor(now + self._duration(attempts)))
+        durations = self._durations
+        duration = durations[attempts] if attempts < len(durations) else durations[-1]
+        return float(math.floor(now + duration))
 
     # ------------------------------------------------------------------ leaving
     def settle(self, pod: Pod) -> None:
