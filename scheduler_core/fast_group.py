@@ -11,8 +11,10 @@ this path from :mod:`scheduler_core.fast_preemption`:
   reprieve test is ``try_restore``'s (each resource left, less the pod, at least
   ``-1e-9``), so each float is the one the Python path computes;
 - a pod whose group has disruptionMode All is a unit spanning nodes: a node holding one
-  below the preemptor's priority is decided by the reference itself (rare in a storm of
-  single pods, and exact by construction).
+  below the preemptor's priority is decided unit by unit (:func:`_spanning_rows`, on
+  arrays, where each such unit has one pod on the node, as in kube-scheduler's
+  workload-aware benchmark; else :func:`_spanning_row`, one node at a time), in visit
+  order and only as far as the stop rule asks.
 
 The candidate nodes, the numCandidates stop rule and the node-choice rules are those of
 the ``pod`` path; the winner's victims are listed by the reference. With a decision
@@ -43,7 +45,11 @@ from scheduler_core.model import Node, Pod, Workload
 if TYPE_CHECKING:
     from scheduler_core.plugins import PreemptionHost
     from scheduler_core.plugins.default_preemption import Candidate
-    from scheduler_core.plugins.workload_preemption import Unit, WorkloadAwarePreemption
+    from scheduler_core.plugins.workload_preemption import (
+        DecisionMemo,
+        Unit,
+        WorkloadAwarePreemption,
+    )
 
 TOLERANCE = 1e-9
 """The slack of the reference's comparisons (``row + 1e-9 >= need``, ``left - used >= -1e-9``)."""
@@ -136,7 +142,8 @@ def _evaluate(
     spanning = whole.any(axis=1)
     pack = a.pack[rows, :width]  # [row, column, (g, c, m, start)]
     # 1-2. remove every lower-priority unit: Headroom.free, then the preemptor placed
-    ok, left = room_left(host, pod, rows, pack, lower, counts, spanning)
+    fit, left = room_fit(host, pod, rows, pack, lower, counts)
+    ok = fit & ~spanning
     # 3-4. moreImportantVictim order (stable, so node order breaks the last ties), then
     # try_restore each unit in turn
     depth = int(counts.max())
@@ -155,8 +162,9 @@ def _evaluate(
     features = (top, total, nvictims, latest)
     by_reference: dict[int, list[Pod]] = {}
     if spanning.any():
+        room = (lower, flags, pack, prio, fit, left)
         _by_reference(
-            host, policy, pod, rows, spanning, ok, features, wanted, by_reference, listing
+            host, policy, pod, rows, spanning, ok, features, wanted, by_reference, listing, room
         )
     if not listing:
         return ok, features, None
@@ -178,6 +186,20 @@ def room_left(
     counts: np.ndarray,
     spanning: np.ndarray,
 ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """:func:`room_fit`, rows holding an All-mode unit never fitting (the reference
+    decides them)."""
+    fit, left = room_fit(host, pod, rows, pack, lower, counts)
+    return fit & ~spanning, left
+
+
+def room_fit(
+    host: PreemptionHost,
+    pod: Pod,
+    rows: np.ndarray,
+    pack: np.ndarray,
+    lower: np.ndarray,
+    counts: np.ndarray,
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """Steps 1-2 of the reference's room on each of ``rows``: what the node has besides
     nominations (``Headroom.free``), plus every lower-priority pod's request summed from
     zero in node order (``Headroom.remove``; x + 0.0 is x, so each float is the
@@ -194,7 +216,6 @@ def room_left(
     g, c, m, n = g + extra_g, c + extra_c, m + extra_m, n + counts
     ok = (
         (counts > 0)
-        & ~spanning
         & (g >= pod.gpus)
         & (c + TOLERANCE >= pod.cpu)
         & (m + TOLERANCE >= pod.mem)
@@ -243,28 +264,139 @@ def _by_reference(
     wanted: int,
     listed: dict[int, list[Pod]],
     listing: bool,
+    room: Room,
 ) -> None:
-    """Rows holding a unit of an All-mode group, decided one by one (:func:`_spanning_row`)
+    """Rows holding a unit of an All-mode group, decided one by one (:func:`_spanning_row`,
+    or all at once by :func:`_spanning_rows` where that is exact)
     in visit order until ``wanted`` candidates are found (the stop rule: later rows would
     not be looked at). When ``listing``, by the reference itself, whose victims go to
     ``listed`` by position."""
     top, total, nvictims, latest = features
     before = np.cumsum(ok) - ok  # array-decided candidates ahead of each row
     extra = 0  # candidates decided here so far
+    positions = np.flatnonzero(spanning)
+    decided: dict[int, tuple[int, int, int, float] | None] = {}
+    batched = 0  # positions[:batched] went through _spanning_rows
     with policy.deciding() as memo:
-        for position in np.flatnonzero(spanning).tolist():
-            if int(before[position]) + extra >= wanted:
+        for index, position in enumerate(positions.tolist()):
+            owed = wanted - int(before[position]) - extra
+            if owed <= 0:
                 break
             node = host.cluster.nodes[int(rows[position])]
             if listing:
                 found = _listed_row(host, policy, pod, node, listed, position)
             else:
-                found = _spanning_row(host, pod, node, memo.wholes, memo.stats)
+                if index >= batched:  # the next rows, as many as candidates are still owed
+                    batched = index + max(SPANNING_BATCH, owed)
+                    part = positions[index:batched]
+                    decided.update(_spanning_rows(host, pod, rows, part, room, memo))
+                found = (
+                    decided[position]
+                    if position in decided
+                    else _spanning_row(host, pod, node, memo.wholes, memo.stats)
+                )
             if found is None:
                 continue
             ok[position] = True
             extra += 1
             top[position], total[position], nvictims[position], latest[position] = found
+
+
+SPANNING_BATCH = 16
+"""Fewest rows :func:`_spanning_rows` takes at once (below it the arrays cost more than
+they save)."""
+
+Room = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...]]
+"""What :func:`_evaluate` computed for every row of its chunk, for :func:`_spanning_rows`:
+(lower-priority mask, flags, pack, priorities, whether the preemptor fits with every
+lower-priority pod gone, what is left then), each [row, column] but the last two [row]."""
+
+
+def _spanning_rows(
+    host: PreemptionHost,
+    pod: Pod,
+    rows: np.ndarray,
+    positions: np.ndarray,
+    room: Room,
+    memo: DecisionMemo,
+) -> dict[int, tuple[int, int, int, float] | None]:
+    """:func:`_spanning_row` on many rows at once, for the rows where each All-mode unit
+    below the preemptor has exactly one pod (kube-scheduler's workload-aware benchmark:
+    a node holds one pod of each of ten gangs). There a unit frees on the node just what
+    its pod frees, so the room, the ``try_restore`` sums and their floats are those of
+    the pods, taken in moreImportantVictim order of the units (``importance``: priority,
+    group before pod, larger group, earlier start) with the units' own §4.4 scores
+    (``_unit_scores``, every member counted, on this node or not). A row where some unit
+    has two pods on the node, or none that its usage lists, is left out (the caller
+    decides it by :func:`_spanning_row`). Returns position -> keys, or None when the
+    row is no candidate."""
+    from scheduler_core.plugins.workload_preemption import _whole_unit
+
+    lower_all, flags_all, pack_all, prio_all, fit_all, left_all = room
+    if not len(positions):
+        return {}
+    lower, flags, pack, prio = (x[positions] for x in (lower_all, flags_all, pack_all, prio_all))
+    whole = ((flags & EVICT_WHOLE) != 0) & lower
+    in_group = (flags & IN_GROUP) != 0
+    start = pack[:, :, 3]
+    est = start.copy()
+    size = np.where(in_group, -1, 0)  # a pod of a Single-mode group is a group of one
+    group_last = np.where(in_group, 0, 1)
+    s_top, s_total = prio.copy(), prio + INT32_OFFSET
+    s_count, s_latest = np.ones(prio.shape, dtype=np.int64), start.copy()
+    usable = [True] * len(positions)
+    nodes = host.cluster.nodes
+    row_nodes = [nodes[r] for r in rows[positions].tolist()]
+    wi, wj = np.nonzero(whole)
+    cells = host.cluster.arrays.pods[rows[positions][wi], wj].tolist()
+    seen: set[Workload] = set()
+    last = -1
+    values: list[tuple[int, float, int, int, int, float]] = []
+    units: dict[Workload, tuple[dict[Node, list[float]], tuple[int, float, int, int, int, float]]]
+    units = {}  # a gang spans many of the rows: its unit and keys once
+    for i, cell in zip(wi.tolist(), cells, strict=True):
+        if i != last:
+            seen, last = set(), i
+        workload = cell.workload
+        known = units.get(workload)
+        if known is None:
+            unit = _whole_unit(workload, memo.wholes)
+            keys = (-len(unit.pods), unit.earliest_start, *_unit_scores(unit, memo.stats))
+            known = units[workload] = (unit.usage, keys)
+        used = known[0].get(row_nodes[i])
+        if workload in seen or used is None or used[3] != 1:
+            usable[i] = False
+        seen.add(workload)
+        values.append(known[1])
+    if values:  # one scatter per column kind, not six numpy item writes per unit
+        for target, column in zip(
+            (size, est, s_top, s_total, s_count, s_latest), zip(*values, strict=True), strict=True
+        ):
+            target[wi, wj] = column
+    counts = np.count_nonzero(lower, axis=1)
+    depth = int(counts.max())
+    order = np.lexsort((est, size, group_last, np.where(lower, -prio, BIG)), axis=1)[:, :depth]
+    ordered = np.take_along_axis(pack, order[:, :, None], axis=1)
+    usable_rows = np.array(usable, dtype=bool)
+    fit = fit_all[positions] & usable_rows
+    victim = reprieve(fit, counts, ordered, tuple(x[positions] for x in left_all))
+    s_top, s_total, s_count, s_latest = (
+        np.take_along_axis(x, order, axis=1) for x in (s_top, s_total, s_count, s_latest)
+    )
+    top = np.where(victim, s_top, np.iinfo(np.int64).min).max(axis=1)
+    total = np.where(victim, s_total, 0).sum(axis=1)
+    count = np.where(victim, s_count, 0).sum(axis=1)
+    latest = np.where(victim & (s_top == top[:, None]), s_latest, np.inf).min(axis=1)
+    candidate = fit & victim.any(axis=1)
+    decided: dict[int, tuple[int, int, int, float] | None] = {}
+    for i, position in enumerate(positions.tolist()):
+        if usable[i]:
+            decided[position] = (
+                (int(top[i]), int(total[i]), int(count[i]), float(latest[i]))
+                if candidate[i]
+                else None
+            )
+    return decided
 
 
 def _listed_row(

@@ -200,3 +200,42 @@ def no_memo() -> Iterator[None]:
         yield
     finally:
         CheckpointAwarePreemption.memoise = True
+
+
+def test_upstream_benchmark_gangs_are_decided_on_the_arrays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kube-scheduler's workload-aware preemption benchmark (bench/
+    bench_workload_preemption.py), scaled down: every node holds one pod of each of ten
+    All-mode gangs, so every candidate row spans nodes. Each such row has one pod per
+    unit on the node, and :func:`fast_group._spanning_rows` decides it without the
+    per-row reference (``_spanning_row`` is never asked); the run's log is the one the
+    Python steps give (KEP-5710 §6.2 order, SelectVictimsOnNode's reprieve)."""
+    from bench.bench_workload_preemption import spec as benchmark
+
+    monkeypatch.setattr("bench.bench_workload_preemption.NODES", 120)
+    monkeypatch.setattr("bench.bench_workload_preemption.GROUPS", 120)
+    monkeypatch.setattr("bench.bench_workload_preemption.PREEMPTORS", 12)
+    spec = benchmark("all", "workload-aware")
+    with python_decisions():
+        reference = Engine(resolve_variant(spec, "default"), seed=1, explain=False).run()
+    by_rows = fast_group._spanning_rows
+    rows_decided = 0
+
+    def counted(*args: Any) -> Any:
+        nonlocal rows_decided
+        decided = by_rows(*args)
+        rows_decided += len(decided)
+        return decided
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("a row of the benchmark went to the per-row reference")
+
+    monkeypatch.setattr(fast_group, "_spanning_rows", counted)
+    monkeypatch.setattr(fast_group, "_spanning_row", refused)
+    fast = Engine(resolve_variant(spec, "default"), seed=1, explain=False).run()
+    assert fast == reference
+    preempted = sum(e.reason == "Preempted" for e in fast)
+    assert preempted >= 100
+    assert preempted % 10 == 0  # whole gangs of ten
+    assert rows_decided >= 100 * (preempted // 100)  # numCandidates: 100 rows an attempt
