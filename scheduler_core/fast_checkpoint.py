@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scheduler_core.decisions import CHEAPEST, CompactCandidates
-from scheduler_core.fast_group import reprieve, room_left
+from scheduler_core.fast_group import reprieve, room_fit
 from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP
 from scheduler_core.fast_preemption import BIG, FEW, Decided, in_chunks, visit_order
 from scheduler_core.model import Node, Pod
@@ -149,7 +149,8 @@ def _evaluate(
     flags = a.flags[rows, :width]
     spanning = (((flags & EVICT_WHOLE) != 0) & lower).any(axis=1)
     pack = a.pack[rows, :width]
-    ok, left = room_left(host, pod, rows, pack, lower, counts, spanning)  # as remove_on
+    fit, left = room_fit(host, pod, rows, pack, lower, counts)  # as remove_on
+    ok = fit & ~spanning  # rows holding an All-mode unit: the reference decides them
     # the cost model, once per lower-priority pod of the rows that can be candidates
     full = np.zeros((n_rows, width))
     rest = np.zeros((n_rows, width))

@@ -177,21 +177,6 @@ def _evaluate(
     return ok, features, (a.pods.reshape(-1), where, victim, by_reference)
 
 
-def room_left(
-    host: PreemptionHost,
-    pod: Pod,
-    rows: np.ndarray,
-    pack: np.ndarray,
-    lower: np.ndarray,
-    counts: np.ndarray,
-    spanning: np.ndarray,
-) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-    """:func:`room_fit`, rows holding an All-mode unit never fitting (the reference
-    decides them)."""
-    fit, left = room_fit(host, pod, rows, pack, lower, counts)
-    return fit & ~spanning, left
-
-
 def room_fit(
     host: PreemptionHost,
     pod: Pod,
