@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from operator import attrgetter
 
 from scheduler_core.model import Pod
@@ -32,6 +32,9 @@ UNSCHEDULABLE_FLUSH_SECONDS = 30.0
 MAX_IN_UNSCHEDULABLE_SECONDS = 300.0
 ACTIVE, BACKOFF, PARKED = "active", "backoff", "parked"
 _seq = attrgetter("seq")
+INSORT_MAX = 64
+"""Members joining a sorted cohort out of order that are put in place one by one; more
+than that and the cohort is sorted again when next looked at."""
 Key = tuple[object, ...]
 """A signature class (``Workload.signature``)."""
 _Active = tuple[int, float, int, int, "Cohort"]
@@ -131,6 +134,12 @@ class Cohort:
         if self.clean and len(self.pods) - self.head != len(self.base) - len(pods):
             self.clean = False  # a member that left may come back: dedupe when sorting
         if self.sorted and pods and self.pods and pods[0].seq < self.pods[-1].seq:
+            if self.clean and len(pods) <= INSORT_MAX:
+                # a few members into a long sorted cohort: put each in its place (a move
+                # of pointers) instead of re-sorting every member at the next look
+                for pod in pods:
+                    insort(self.pods, pod, lo=self.head, key=_seq)
+                return
             self.sorted = False
         self.pods.extend(pods)
 
@@ -409,13 +418,27 @@ class SchedulingQueue:
         if key is None or key[:2] > (-cohort.priority, cohort.queue_ts):
             return cohort
         cohort.first()
-        pods, base = cohort.pods, cohort.base
-        cut = bisect_left(pods, key[2], lo=cohort.head, key=_seq)
-        before = [p for p in pods[cohort.head : cut] if p.seq in base]
-        after = [p for p in pods[cut:] if p.seq in base]
-        if not after:
-            return cohort
-        moving = after if len(after) <= len(before) else before
+        pods, base, head = cohort.pods, cohort.base, cohort.head
+        cut = bisect_left(pods, key[2], lo=head, key=_seq)
+        if cohort.clean and len(pods) - head == len(base):
+            # every entry past head is a member: cut in place, only the smaller part is
+            # copied (a cohort of a long backlog holds thousands of pods)
+            if cut == len(pods):
+                return cohort
+            if len(pods) - cut <= cut - head:
+                moving = pods[cut:]
+                del pods[cut:]
+            else:
+                moving = pods[head:cut]
+                cohort.head = cut
+            kept = None
+        else:
+            before = [p for p in pods[head:cut] if p.seq in base]
+            after = [p for p in pods[cut:] if p.seq in base]
+            if not after:
+                return cohort
+            moving = after if len(after) <= len(before) else before
+            kept = before if moving is after else after
         part = Cohort(
             cohort.key,
             moving[0],
@@ -430,8 +453,10 @@ class SchedulingQueue:
         where = self._where
         for p in moving:
             where[p.seq] = part
-        cohort.pods, cohort.head, cohort.clean = (before if moving is after else after), 0, True
-        replayed, back = (cohort, part) if moving is after else (part, cohort)
+        if kept is not None:
+            cohort.pods, cohort.head, cohort.clean = kept, 0, True
+        moved_after = moving[0].seq >= key[2]
+        replayed, back = (cohort, part) if moved_after else (part, cohort)
         self._enqueue(back, math.inf)  # it was in activeQ: its backoff is over
         return replayed
 

@@ -554,3 +554,41 @@ def test_storm_of_mixed_preemptors_gives_the_python_log_and_records(
     assert records == reference_records
     counts = {len(d.victims) for d in records if d.kind == "Preemption"}
     assert {1, 2, 3} <= counts
+
+
+def test_cohorts_keep_members_in_seq_order_through_joins_and_splits() -> None:
+    """A cohort's members stay in ``seq`` order (activeQ's order among equal queue fields)
+    and unique when a few out-of-order members join (put in place one by one) or many
+    do (sorted again when next looked at), and a split at an activeQ key gives exactly
+    the members before the key back to the replay and the rest back to activeQ, with
+    every pod's cohort index following it. Long cohorts take the in-place cut."""
+    from scheduler_core.queue import INSORT_MAX, Cohort, SchedulingQueue
+
+    rng = random.Random(14)
+    for trial in range(300):
+        queue = SchedulingQueue(1.0, 10.0)
+        seqs = sorted(rng.sample(range(20_000), rng.randint(2, 400)))
+        pods = [SimpleNamespace(seq=s, priority=5, gpus=1) for s in seqs]
+        cohort = Cohort(("class",), pods[0], 1, 0.0, 0.0, 0.0)  # type: ignore[arg-type]
+        cohort.pods = list(pods)
+        cohort.base = dict.fromkeys(seqs, 0)
+        joining = sorted(
+            rng.sample(sorted(set(range(20_000)) - set(seqs)), rng.randint(1, 2 * INSORT_MAX)),
+        )
+        newcomers = [SimpleNamespace(seq=s, priority=5, gpus=1) for s in joining]
+        cohort.base.update(dict.fromkeys(joining, 0))
+        cohort.extend(newcomers)  # type: ignore[arg-type]
+        expected = sorted(seqs + joining)
+        members = cohort.members()
+        assert [p.seq for p in members] == expected, trial
+        for p in members:
+            queue._where[p.seq] = cohort
+        cut = rng.choice(expected[1:])  # some members on each side
+        replayed = queue.split_before(cohort, (-5, 0.0, cut))
+        assert [p.seq for p in replayed.members()] == [s for s in expected if s < cut], trial
+        for s in expected:
+            part = queue._where[s]
+            assert (part is replayed) == (s < cut), (trial, s)
+        back = queue._where[expected[-1]]
+        assert [p.seq for p in back.members()] == [s for s in expected if s >= cut], trial
+        assert len(replayed) + len(back) == len(expected)
