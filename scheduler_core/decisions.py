@@ -359,9 +359,10 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
     reasons; nodes Filter rejected as unresolvable were never tried ("not helpful")."""
     if not node.alive:
         return None
-    static = static_reason(pod, node)
-    if static:
-        return _verdict((static,), (NOT_HELPFUL,), 0.0, False, False)
+    if node.cordoned or node.taints or pod.workload.spec.node_selector:
+        static = static_reason(pod, node)
+        if static:
+            return _verdict((static,), (NOT_HELPFUL,), 0.0, False, False)
     volatile = bool(node.nominated)
     if node.dev_free is not None or pod.mig:
         return _device_verdict(cluster, pod, node, volatile)
