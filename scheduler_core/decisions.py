@@ -352,11 +352,24 @@ def _verdict(
     return (filter_, preemption, reach, lower, volatile)
 
 
-def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
+VerdictMemo = dict[tuple[object, ...], Verdict]
+"""Verdicts by node state, for one kind of pod (:class:`Tally`)."""
+MEMO_MAX = 4096
+"""Node states a tally remembers; past it the memo starts afresh."""
+
+
+def node_verdict(
+    cluster: Cluster, pod: Pod, node: Node, memo: VerdictMemo | None = None
+) -> Verdict | None:
     """Why ``pod`` does not fit ``node`` and whether evictions could change that; None for
     a node that has left. A tried node without lower-priority pods gives "No preemption
     victims found"; one that still lacks room with all of them gone gives its Filter
-    reasons; nodes Filter rejected as unresolvable were never tried ("not helpful")."""
+    reasons; nodes Filter rejected as unresolvable were never tried ("not helpful").
+
+    ``memo``: for one kind of pod, the verdicts already worked out from a node's
+    resources alone (capacity, free resources, the GPU reach below the pod's priority),
+    which most changed nodes of a busy cluster repeat exactly (99 % at 1,000 nodes); a
+    verdict that had to look at the node's pods, or at nominations, is not kept."""
     if not node.alive:
         return None
     if node.cordoned or node.taints or pod.workload.spec.node_selector:
@@ -366,6 +379,34 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
     volatile = bool(node.nominated)
     if node.dev_free is not None or pod.mig:
         return _device_verdict(cluster, pod, node, volatile)
+    if memo is None or volatile:
+        return _resource_verdict(cluster, pod, node, volatile)[0]
+    key = (
+        node.gpus,
+        node.cpu,
+        node.mem,
+        node.free_gpus,
+        node.free_cpu,
+        node.free_mem,
+        node.max_pods - node.npods,
+        node.reachable[cluster.threshold(pod.priority)],
+    )
+    known = memo.get(key)
+    if known is not None:
+        return known
+    verdict, read_pods = _resource_verdict(cluster, pod, node, volatile)
+    if not read_pods:
+        if len(memo) >= MEMO_MAX:
+            memo.clear()
+        memo[key] = verdict
+    return verdict
+
+
+def _resource_verdict(
+    cluster: Cluster, pod: Pod, node: Node, volatile: bool
+) -> tuple[Verdict, bool]:
+    """:func:`node_verdict` past the static filters on a node counted in whole GPUs; also
+    whether it read the node's pods (then it is not a function of the memo's key)."""
     gpus, cpu, mem, count = cluster.need(pod, node) if volatile else (pod.gpus, pod.cpu, pod.mem, 1)
     reasons = _insufficient(
         gpus,
@@ -378,21 +419,22 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
         node.max_pods - node.npods,
     )
     if pod.gpus > node.gpus or pod.cpu > node.cpu or pod.mem > node.mem:
-        return _verdict(reasons, (NOT_HELPFUL,), 0.0, False, volatile)
+        return _verdict(reasons, (NOT_HELPFUL,), 0.0, False, volatile), False
     if not reasons:
-        return _verdict((), (), 0.0, False, volatile)
+        return _verdict((), (), 0.0, False, volatile), False
     # What evicting every lower-priority pod frees: GPUs from the cluster's reach index
     # (free GPUs plus those of pods below the pod's priority); the pods themselves are
     # looked at only when some are GPU-less or the pod is short of more than GPUs.
     prio = pod.priority
     free_g = node.reachable[cluster.threshold(prio)]
     if reasons == GPU_SHORT and free_g > node.free_gpus:
-        return _verdict(
+        verdict = _verdict(
             reasons, GPU_SHORT if gpus > free_g else (NO_VICTIMS,), free_g, True, volatile
         )
+        return verdict, False
     lower = [p for p in node.pods if p.priority < prio]
     if not lower:
-        return _verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile)
+        return _verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile), True
     again = _insufficient(
         gpus,
         cpu,
@@ -403,7 +445,7 @@ def node_verdict(cluster: Cluster, pod: Pod, node: Node) -> Verdict | None:
         node.free_mem + sum(p.mem for p in lower),
         node.max_pods - node.npods + len(lower),
     )
-    return _verdict(reasons, again or (NO_VICTIMS,), free_g, True, volatile)
+    return _verdict(reasons, again or (NO_VICTIMS,), free_g, True, volatile), True
 
 
 def _device_verdict(cluster: Cluster, pod: Pod, node: Node, volatile: bool) -> Verdict:
@@ -459,8 +501,10 @@ class Tally:
         self.reach = 0.0
         self.lower = 0
         self.total = 0
+        self.memo: VerdictMemo = {}
+        """Verdicts by node state for this kind of pod (:func:`node_verdict`)."""
         for node in cluster.nodes:
-            self._put(node, node_verdict(cluster, pod, node))
+            self._put(node, node_verdict(cluster, pod, node, self.memo))
         own = pod.nominated
         self.personal: set[Node] = {own} if own is not None else set()
         """Where the verdict left the asking pod's own nomination out."""
@@ -500,7 +544,7 @@ class Tally:
         if own is not None:
             stale.add(own)
         for node in sorted(stale, key=_index):
-            self._put(node, node_verdict(cluster, pod, node))
+            self._put(node, node_verdict(cluster, pod, node, self.memo))
         self.seen = changes.count
         self.personal = {own} if own is not None else set()
 

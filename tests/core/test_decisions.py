@@ -417,3 +417,39 @@ def test_kept_up_node_verdicts_equal_a_fresh_count(monkeypatch, preset, variant)
     )
     simulate(spec, variant)
     assert checked
+
+
+@pytest.mark.parametrize(
+    ("preset", "variant"),
+    [
+        ("synthetic", "default"),
+        ("s12-topology-placement", "spread"),
+        ("s7-three-class-setup", "three-class"),
+    ],
+)
+def test_a_remembered_verdict_is_the_verdict_worked_out_afresh(monkeypatch, preset, variant):
+    """A tally remembers node verdicts by the node's resources alone (capacity, free
+    resources, GPU reach below the pod's priority): every verdict it hands out from its
+    memo must be the one the node's full test gives now, and the memo must be used."""
+    from scheduler_core import decisions
+
+    plain = decisions.node_verdict
+    hits = []
+
+    def both(cluster, pod, node, memo=None):
+        if memo is None:
+            return plain(cluster, pod, node)
+        size = len(memo)
+        remembered = plain(cluster, pod, node, memo)
+        hits.append(len(memo) == size)
+        assert remembered == plain(cluster, pod, node), (pod.name, node.name)
+        return remembered
+
+    monkeypatch.setattr(decisions, "node_verdict", both)
+    spec = (
+        parse_spec(cluster_spec(nodes=60, pods=500, horizon=4 * 3600, load=3.0))
+        if preset == "synthetic"
+        else get_preset(preset).spec()
+    )
+    simulate(spec, variant)
+    assert sum(hits) > len(hits) // 2  # most changed nodes repeat a state already seen
