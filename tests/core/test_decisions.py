@@ -373,6 +373,14 @@ def test_cli_explain_prints_the_decisions_of_a_pod(capsys):
     assert "reprieved batch-0-0" in out
 
 
+def _busy_spec(preset: str):
+    """A preset's spec, or ("synthetic") a small cluster offered 3x its GPUs, where
+    failures come in thousands."""
+    if preset == "synthetic":
+        return parse_spec(cluster_spec(nodes=60, pods=500, horizon=4 * 3600, load=3.0))
+    return get_preset(preset).spec()
+
+
 @pytest.mark.parametrize(
     ("preset", "variant"),
     [
@@ -410,12 +418,7 @@ def test_kept_up_node_verdicts_equal_a_fresh_count(monkeypatch, preset, variant)
         return tally
 
     monkeypatch.setattr(Recorder, "_tally", check)
-    spec = (
-        parse_spec(cluster_spec(nodes=60, pods=500, horizon=4 * 3600, load=3.0))
-        if preset == "synthetic"
-        else get_preset(preset).spec()
-    )
-    simulate(spec, variant)
+    simulate(_busy_spec(preset), variant)
     assert checked
 
 
@@ -446,10 +449,5 @@ def test_a_remembered_verdict_is_the_verdict_worked_out_afresh(monkeypatch, pres
         return remembered
 
     monkeypatch.setattr(decisions, "node_verdict", both)
-    spec = (
-        parse_spec(cluster_spec(nodes=60, pods=500, horizon=4 * 3600, load=3.0))
-        if preset == "synthetic"
-        else get_preset(preset).spec()
-    )
-    simulate(spec, variant)
+    simulate(_busy_spec(preset), variant)
     assert sum(hits) > len(hits) // 2  # most changed nodes repeat a state already seen
