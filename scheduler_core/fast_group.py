@@ -291,6 +291,11 @@ SPANNING_BATCH = 16
 """Fewest rows :func:`_spanning_rows` takes at once (below it the arrays cost more than
 they save)."""
 
+UnitKeys = tuple[int, float, int, int, int, float]
+"""A unit's sort keys and §4.4 scores, per column it holds (:func:`_spanning_rows`): minus
+its size, earliest start, top priority, priority sum + 2^31, pods, earliest start of
+its top-priority pods."""
+
 Room = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[np.ndarray, ...]]
 """What :func:`_evaluate` computed for every row of its chunk, for :func:`_spanning_rows`:
 (lower-priority mask, flags, pack, priorities, whether the preemptor fits with every
@@ -318,8 +323,6 @@ def _spanning_rows(
     from scheduler_core.plugins.workload_preemption import _whole_unit
 
     lower_all, flags_all, pack_all, prio_all, fit_all, left_all = room
-    if not len(positions):
-        return {}
     lower, flags, pack, prio = (x[positions] for x in (lower_all, flags_all, pack_all, prio_all))
     whole = ((flags & EVICT_WHOLE) != 0) & lower
     in_group = (flags & IN_GROUP) != 0
@@ -336,9 +339,8 @@ def _spanning_rows(
     cells = host.cluster.arrays.pods[rows[positions][wi], wj].tolist()
     seen: set[Workload] = set()
     last = -1
-    values: list[tuple[int, float, int, int, int, float]] = []
-    units: dict[Workload, tuple[dict[Node, list[float]], tuple[int, float, int, int, int, float]]]
-    units = {}  # a gang spans many of the rows: its unit and keys once
+    values: list[UnitKeys] = []
+    units: dict[Workload, tuple[dict[Node, list[float]], UnitKeys]] = {}  # once per gang
     for i, cell in zip(wi.tolist(), cells, strict=True):
         if i != last:
             seen, last = set(), i

@@ -425,7 +425,8 @@ class SchedulingQueue:
             # copied (a cohort of a long backlog holds thousands of pods)
             if cut == len(pods):
                 return cohort
-            if len(pods) - cut <= cut - head:
+            moved_after = len(pods) - cut <= cut - head
+            if moved_after:
                 moving = pods[cut:]
                 del pods[cut:]
             else:
@@ -437,8 +438,8 @@ class SchedulingQueue:
             after = [p for p in pods[cut:] if p.seq in base]
             if not after:
                 return cohort
-            moving = after if len(after) <= len(before) else before
-            kept = before if moving is after else after
+            moved_after = len(after) <= len(before)
+            moving, kept = (after, before) if moved_after else (before, after)
         part = Cohort(
             cohort.key,
             moving[0],
@@ -455,7 +456,6 @@ class SchedulingQueue:
             where[p.seq] = part
         if kept is not None:
             cohort.pods, cohort.head, cohort.clean = kept, 0, True
-        moved_after = moving[0].seq >= key[2]
         replayed, back = (cohort, part) if moved_after else (part, cohort)
         self._enqueue(back, math.inf)  # it was in activeQ: its backoff is over
         return replayed
