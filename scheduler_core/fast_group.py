@@ -25,7 +25,7 @@ sort per chunk; a row the reference decides lists its own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -33,7 +33,9 @@ from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP, NodeArrays
 from scheduler_core.fast_preemption import (
     BIG,
     FEW,
+    FEW_KINDS,
     INT32_OFFSET,
+    MAX_REPRIEVES,
     Decided,
     Listing,
     first_candidates,
@@ -117,6 +119,11 @@ def _free(host: PreemptionHost, pod: Pod, rows: np.ndarray) -> tuple[np.ndarray,
     return tuple(free)
 
 
+Evaluated = tuple[np.ndarray, tuple[np.ndarray, ...], "Listing | None"]
+"""Per row: candidate or not; (top victim priority, sum of victim priorities + 2^31,
+victim count, latest start of the top-priority victims); the victims when listing."""
+
+
 def _evaluate(
     host: PreemptionHost,
     policy: WorkloadAwarePreemption,
@@ -124,11 +131,244 @@ def _evaluate(
     rows: np.ndarray,
     wanted: int,
     listing: bool = False,
-) -> tuple[np.ndarray, tuple[np.ndarray, ...], Listing | None]:
+) -> Evaluated:
     """``_select_in_order`` for each of ``rows``: whether it is a candidate, per row (top
     victim priority, sum of victim priorities + 2^31, victim count, latest start of the
     top-priority victims) and, when ``listing``, the victims in the reference's order.
-    Rows past the ``wanted``-th candidate may be left out."""
+    Rows past the ``wanted``-th candidate may be left out.
+
+    Rows of one group signature (:meth:`NodeArrays.group_signature_ids`) are reprieved
+    alike, so where at most half the rows are distinct one row per signature is
+    evaluated and its outcome broadcast (:func:`_evaluate_alike`), as the ``pod`` path
+    does; a row whose nominations claim room is a class of its own."""
+    cluster = host.cluster
+    keys = cluster.arrays.group_signature_ids(rows)
+    if cluster.claimed_nodes:
+        claimed = np.isin(rows, [node.idx for node in cluster.claimed_nodes])
+        keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
+    if len(keys) and (keys == keys[0]).all():  # a storm's full nodes: one signature
+        first, inverse = np.zeros(1, dtype=np.int64), None
+    else:
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    if len(first) <= FEW_KINDS:
+        few = _evaluate_few(host, pod, rows, keys[first].tolist(), first, inverse, listing)
+        if few is not None:
+            return few
+    elif inverse is not None and len(first) * 2 <= len(rows):
+        alike = _evaluate_alike(host, pod, rows, first, inverse, listing)
+        if alike is not None:
+            return alike
+    return _evaluate_rows(host, policy, pod, rows, wanted, listing)
+
+
+Reprieved = tuple[bool, bool, int, int, list[int], list[bool], list[int]]
+"""One row's reprieve (:func:`_reprieve_row`): spanning, candidate, top victim priority,
+sum of victim priorities + 2^31, the lower-priority columns in moreImportantVictim
+order, which of them are victims, their priorities."""
+
+
+def _evaluate_few(
+    host: PreemptionHost,
+    pod: Pod,
+    rows: np.ndarray,
+    keys: list[int],
+    first: np.ndarray,
+    inverse: np.ndarray | None,
+    listing: bool,
+) -> Evaluated | None:
+    """:func:`_evaluate_alike` for a few signatures: each is reprieved in plain Python
+    (:func:`_reprieve_row`; numpy's per-call cost dominates arrays of a few rows), its
+    outcome kept per (signature, request, priority) in :attr:`NodeArrays.reprieves`, so
+    a storm's preemptors, alike, reprieve once. ``inverse`` None: every row is the first
+    one's. None where a row holds a unit of an All-mode group below the preemptor."""
+    a: NodeArrays = host.cluster.arrays
+    reprieves = a.reprieves
+    outcomes: list[Reprieved] = []
+    for key, position in zip(keys, first.tolist(), strict=True):
+        memo = ("workload-aware", key, pod.gpus, pod.cpu, pod.mem, pod.priority)
+        outcome = cast("Reprieved | None", reprieves.get(memo) if key >= 0 else None)
+        if outcome is None:
+            outcome = _reprieve_row(host, pod, int(rows[position]))
+            if key >= 0:
+                if len(reprieves) >= MAX_REPRIEVES:
+                    reprieves.clear()
+                reprieves[memo] = outcome
+        if outcome[0]:
+            return None
+        outcomes.append(outcome)
+    size = len(rows)
+    if inverse is None:
+        _, ok1, top1, total1, _, victim1, _ = outcomes[0]
+        ok = np.full(size, ok1, dtype=bool)
+        top = np.full(size, top1, dtype=np.int64)
+        total = np.full(size, total1, dtype=np.int64)
+        nvictims = np.full(size, sum(victim1), dtype=np.int64)
+        latest = _latest(a, rows, outcomes[0])
+    else:
+        ok = np.array([o[1] for o in outcomes], dtype=bool)[inverse]
+        top = np.array([o[2] for o in outcomes], dtype=np.int64)[inverse]
+        total = np.array([o[3] for o in outcomes], dtype=np.int64)[inverse]
+        nvictims = np.array([sum(o[5]) for o in outcomes], dtype=np.int64)[inverse]
+        latest = np.empty(size)
+        for kind, outcome in enumerate(outcomes):
+            mask = inverse == kind
+            latest[mask] = _latest(a, rows[mask], outcome)
+    features = (top, total, nvictims, latest)
+    if not listing:
+        return ok, features, None
+    depth = max(len(o[4]) for o in outcomes)
+    order = np.zeros((len(outcomes), depth), dtype=np.int64)
+    victim = np.zeros((len(outcomes), depth), dtype=bool)
+    s_prio = np.zeros((len(outcomes), depth), dtype=np.int64)
+    for kind, (_, _, _, _, columns, victims, priorities) in enumerate(outcomes):
+        k = len(columns)
+        order[kind, :k], victim[kind, :k], s_prio[kind, :k] = columns, victims, priorities
+    spread = np.zeros(size, dtype=np.int64) if inverse is None else inverse
+    order, victim, s_prio = order[spread], victim[spread], s_prio[spread]
+    s_start = a.pack[rows[:, None], order, 3]
+    return ok, features, _listed(a, rows, order, victim, s_prio, s_start, {})
+
+
+def _latest(a: NodeArrays, rows: np.ndarray, outcome: Reprieved) -> np.ndarray:
+    """Per row, the latest start among the top-priority victims' columns (read per row:
+    a signature fixes their order, not their times); one column at a time, as a 2-D
+    gather from the 3-D pack costs more."""
+    _, _, top, _, columns, victims, priorities = outcome
+    tops = [c for c, v, p in zip(columns, victims, priorities, strict=True) if v and p == top]
+    if not tops:
+        return np.full(len(rows), np.inf)
+    latest: np.ndarray = a.pack[rows, tops[0], 3]
+    for column in tops[1:]:
+        latest = np.minimum(latest, a.pack[rows, column, 3])
+    return latest
+
+
+def _reprieve_row(host: PreemptionHost, pod: Pod, row: int) -> Reprieved:
+    """:func:`room_fit` and :func:`reprieve` on one row in plain Python, with the same
+    floats: the free room (:func:`_free`), plus every lower-priority pod's request summed
+    from zero in column order, less the preemptor; then each unit in moreImportantVictim
+    order (priority, a group's pod first, start, column) kept while the room left covers
+    it."""
+    a: NodeArrays = host.cluster.arrays
+    used = int(a.used[row])
+    prio = a.prio[row, :used].tolist()
+    pack = a.pack[row, :used].tolist()
+    flags = a.flags[row, :used].tolist()
+    lower = [col for col in range(used) if prio[col] < pod.priority]
+    if any(flags[col] & EVICT_WHOLE for col in lower):
+        return True, False, 0, 0, [], [], []
+    g, c, m, n = (float(x[0]) for x in _free(host, pod, np.array([row])))
+    extra_g = extra_c = extra_m = 0.0
+    for col in lower:
+        extra_g += pack[col][0]
+        extra_c += pack[col][1]
+        extra_m += pack[col][2]
+    g, c, m, n = g + extra_g, c + extra_c, m + extra_m, n + len(lower)
+    ok = (
+        bool(lower)
+        and g >= pod.gpus
+        and c + TOLERANCE >= pod.cpu
+        and m + TOLERANCE >= pod.mem
+        and n >= 1
+    )
+    g, c, m, n = g - pod.gpus, c - pod.cpu, m - pod.mem, n - 1
+    order = sorted(
+        lower, key=lambda col: (-prio[col], not flags[col] & IN_GROUP, pack[col][3], col)
+    )
+    victims = [False] * len(order)
+    if ok:
+        for j, col in enumerate(order):
+            g_back, c_back, m_back = g - pack[col][0], c - pack[col][1], m - pack[col][2]
+            if (
+                g_back >= -TOLERANCE
+                and c_back >= -TOLERANCE
+                and m_back >= -TOLERANCE
+                and n - 1 >= -TOLERANCE
+            ):
+                g, c, m, n = g_back, c_back, m_back, n - 1
+            else:
+                victims[j] = True
+    chosen = [prio[col] for col, v in zip(order, victims, strict=True) if v]
+    ok = ok and bool(chosen)
+    top = max(chosen) if chosen else int(np.iinfo(np.int64).min)
+    total = sum(p + INT32_OFFSET for p in chosen)
+    return False, ok, top, total, order, victims, [prio[col] for col in order]
+
+
+def _evaluate_alike(
+    host: PreemptionHost,
+    pod: Pod,
+    rows: np.ndarray,
+    first: np.ndarray,
+    inverse: np.ndarray,
+    listing: bool,
+) -> Evaluated | None:
+    """:func:`_evaluate_rows` on the first row of each signature (``first``), broadcast
+    to every row by ``inverse``: the room, the moreImportantVictim order and the
+    reprieve are functions of the signature; the start times (the latest top-priority
+    victim, and the reference's listing order, whose ties in start fall back on the
+    moreImportantVictim order) are read per row. None where a row holds a unit of an
+    All-mode group below the preemptor (decided unit by unit) or nothing is lower."""
+    a: NodeArrays = host.cluster.arrays
+    picked = rows[first]
+    width = int(a.used[picked].max()) if len(picked) else 0
+    prio = a.prio[picked, :width]
+    lower = prio < pod.priority
+    counts = np.count_nonzero(lower, axis=1)
+    if width == 0 or not counts.any():
+        return None
+    flags = a.flags[picked, :width]
+    if (((flags & EVICT_WHOLE) != 0) & lower).any():
+        return None
+    pack = a.pack[picked, :width]
+    ok, left = room_fit(host, pod, picked, pack, lower, counts)
+    depth = int(counts.max())
+    lone = (flags & IN_GROUP) == 0
+    order = np.lexsort((pack[:, :, 3], lone, np.where(lower, -prio, BIG)), axis=1)[:, :depth]
+    flat = order + (np.arange(len(picked)) * width)[:, None]
+    s_prio = prio.ravel()[flat]
+    victim = reprieve(ok, counts, pack.reshape(-1, 4)[flat], left)
+    nvictims = np.count_nonzero(victim, axis=1)
+    ok &= nvictims > 0
+    top = np.where(victim, s_prio, np.iinfo(np.int64).min).max(axis=1)
+    total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
+    ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
+    order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
+    s_start = a.pack[rows[:, None], order, 3]
+    latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    features = (top, total, nvictims, latest)
+    if not listing:
+        return ok, features, None
+    return ok, features, _listed(a, rows, order, victim, s_prio, s_start, {})
+
+
+def _listed(
+    a: NodeArrays,
+    rows: np.ndarray,
+    order: np.ndarray,
+    victim: np.ndarray,
+    s_prio: np.ndarray,
+    s_start: np.ndarray,
+    by_reference: dict[int, list[Pod]],
+) -> Listing:
+    """The victims as the reference lists them: sorted by MoreImportantPod, stably (by
+    higher priority then earlier start, the moreImportantVictim order breaking ties)."""
+    where = order + (rows * a.width)[:, None]  # into a.pods, flat
+    resort = np.lexsort((np.where(victim, s_start, np.inf), np.where(victim, -s_prio, BIG)), axis=1)
+    where = np.take_along_axis(where, resort, axis=1)
+    victim = np.take_along_axis(victim, resort, axis=1)
+    return a.pods.reshape(-1), where, victim, by_reference
+
+
+def _evaluate_rows(
+    host: PreemptionHost,
+    policy: WorkloadAwarePreemption,
+    pod: Pod,
+    rows: np.ndarray,
+    wanted: int,
+    listing: bool = False,
+) -> Evaluated:
+    """:func:`_evaluate` row by row (on arrays), All-mode units included."""
     a: NodeArrays = host.cluster.arrays
     width = int(a.used[rows].max()) if len(rows) else 0
     prio = a.prio[rows, :width]
@@ -168,13 +408,7 @@ def _evaluate(
         )
     if not listing:
         return ok, features, None
-    # the reference sorts the victims by MoreImportantPod, stably: victims first, by
-    # higher priority then earlier start, moreImportantVictim order breaking ties
-    where = order + (rows * a.width)[:, None]  # into a.pods, flat
-    resort = np.lexsort((np.where(victim, s_start, np.inf), np.where(victim, -s_prio, BIG)), axis=1)
-    where = np.take_along_axis(where, resort, axis=1)
-    victim = np.take_along_axis(victim, resort, axis=1)
-    return ok, features, (a.pods.reshape(-1), where, victim, by_reference)
+    return ok, features, _listed(a, rows, order, victim, s_prio, s_start, by_reference)
 
 
 def room_fit(

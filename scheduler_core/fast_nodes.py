@@ -28,6 +28,7 @@ class NodeArrays:
         "free_cpu",
         "free_gpus",
         "free_mem",
+        "gsig",
         "max_pods",
         "npods",
         "pack",
@@ -66,6 +67,9 @@ class NodeArrays:
         self.slot_of: dict[int, int] = {}
         self.sig = np.zeros(count, dtype=np.int64)
         """Per row: the id of its pod-set signature (see :meth:`signature_ids`)."""
+        self.gsig = np.zeros(count, dtype=np.int64)
+        """Per row: the id of its signature with the pods' group flags (see
+        :meth:`group_signature_ids`); the same id as ``sig`` where no pod has a flag."""
         self.stale = np.ones(count, dtype=bool)
         """Rows changed since their signature was last computed (computed on demand)."""
         self.signatures: dict[tuple[object, ...], int] = {}
@@ -116,14 +120,27 @@ class NodeArrays:
         evaluates one row per signature (a storm's full nodes are all alike). Computed
         lazily for rows changed since, so a change costs O(1) and each row is recomputed
         at most once per change."""
-        stale = rows[self.stale[rows]]
-        for row in stale.tolist():
-            self.sig[row] = self._signature(row)
-        self.stale[stale] = False
+        self._refresh(rows)
         ids: np.ndarray = self.sig[rows]
         return ids
 
-    def _signature(self, row: int) -> int:
+    def group_signature_ids(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`signature_ids` that also tell the pods' group flags apart, for
+        WorkloadAwarePreemption. Its moreImportantVictim order (priority, a group's pod
+        before a lone pod, start, column) restricted to one priority and one flag is the
+        MoreImportantPod order restricted to them, so rows alike here are reprieved
+        alike by it too."""
+        self._refresh(rows)
+        ids: np.ndarray = self.gsig[rows]
+        return ids
+
+    def _refresh(self, rows: np.ndarray) -> None:
+        stale = rows[self.stale[rows]]
+        for row in stale.tolist():
+            self.sig[row], self.gsig[row] = self._signature(row)
+        self.stale[stale] = False
+
+    def _signature(self, row: int) -> tuple[int, int]:
         used = int(self.used[row])
         prio = self.prio[row, :used].tolist()
         pack = self.pack[row, :used].tolist()
@@ -135,7 +152,13 @@ class NodeArrays:
             int(self.max_pods[row] - self.npods[row]),
             tuple((col, prio[col], *pack[col][:3]) for _, _, col in live),
         )
-        return self.signatures.setdefault(key, len(self.signatures))
+        signatures = self.signatures
+        sig = signatures.setdefault(key, len(signatures))
+        flags = self.flags[row, :used].tolist()
+        marks = tuple(flags[col] for _, _, col in live)
+        if not any(marks):
+            return sig, sig
+        return sig, signatures.setdefault(("flags", sig, marks), len(signatures))
 
     def _compact(self, row: int) -> int:
         """Close the holes of a full row, order kept; grow if none. Returns the next free

@@ -33,7 +33,7 @@ from scheduler_core.engine import Engine
 from scheduler_core.experiment import simulate
 from scheduler_core.plugins.default_preemption import DefaultPreemption, pick_one_node_by_rule
 from scheduler_core.spec import resolve_variant
-from tests.core.test_fast_group import all_mode_cluster, full_cluster
+from tests.core.test_fast_group import all_mode_cluster, full_cluster, templated_cluster
 from tests.core.test_speed import no_pdb_cluster
 
 
@@ -205,6 +205,40 @@ def test_one_workload_aware_decision_records_the_reference_candidates(
     finally:
         fast_group.FEW = original
     assert got == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_alike_rows_record_the_reference_candidates(data: st.DataObject) -> None:
+    """Differential on one workload-aware decision over nodes that repeat a few templates
+    (one reprieve per group signature, broadcast): every candidate's victims, listed in
+    MoreImportantPod order with ties in start time broken per node, as the reference
+    lists them."""
+    expected, got, _ = _one_decision_both_ways(
+        sc.parse_spec(templated_cluster(data, "workload-aware"))
+    )
+    assert got == expected
+
+
+@pytest.mark.parametrize("policy", ["pod", "workload-aware"])
+def test_runs_on_alike_nodes_give_the_reference_log_and_records(
+    policy: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential on whole runs of the benchmarks' synthetic mix (nodes of one shape
+    that fill with the same few pod shapes, arrivals nominated and preempting, so rows
+    share signatures while nominations claim room; every visit order on the arrays):
+    the array paths give the reference's log and records."""
+    from bench.workloads import cluster_spec
+
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_group, "FEW", 0)
+    spec = sc.parse_spec(cluster_spec(nodes=40, pods=1500, horizon=3600, preemption=policy))
+    with python_decisions():
+        reference = simulate(spec, "default", seed=3)
+    fast = simulate(spec, "default", seed=3)
+    assert sum(e.reason == "Preempted" for e in reference.events) >= 200
+    assert fast.events == reference.events
+    assert _records(fast.decisions) == _records(reference.decisions)
 
 
 def test_array_candidates_are_named_only_when_records_are_built() -> None:

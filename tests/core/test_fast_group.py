@@ -145,6 +145,155 @@ def test_array_choice_is_the_workload_aware_reference_choice(data: st.DataObject
         assert (chosen.node, chosen.victims) == (expected.node, expected.victims)
 
 
+def templated_cluster(data: st.DataObject, policy: str) -> dict[str, Any]:
+    """:func:`full_cluster` where nodes repeat a few templates (the same pods in the same
+    columns, start times all equal or drawn from two values, so ties are common): the
+    rows a decision meets share group signatures, so the arrays reprieve one row per
+    signature."""
+    nodes = data.draw(st.sampled_from((40, 150, 400)), label="nodes")
+    node_cpu = data.draw(st.sampled_from((8.0, 64.0)), label="node cpu")
+    kinds = data.draw(st.sampled_from((("lone", "single"), KINDS)), label="kinds")
+    count = data.draw(st.integers(1, 6), label="templates")
+    starts = data.draw(st.sampled_from(((-1,), (-1, -2))), label="starts")
+    rng = random.Random(data.draw(st.integers(0, 2**16), label="seed"))
+    shapes = {
+        (kind, prio): (rng.choice((1, 2)), rng.choice(CPUS))
+        for kind in kinds
+        for prio in PRIORITIES
+    }
+    templates = []
+    for _ in range(count):
+        template, gpus_left, cpu_left = [], 8, node_cpu
+        while True:
+            key = rng.choice(list(shapes))
+            gpus, cpu = shapes[key]
+            if gpus > gpus_left or cpu > cpu_left:
+                break
+            template.append(key)
+            gpus_left, cpu_left = gpus_left - gpus, cpu_left - cpu
+        templates.append(template)
+    placed: dict[tuple[str, int], list[tuple[int, float]]] = {key: [] for key in shapes}
+    for node in range(nodes):
+        for key in templates[min(int(rng.expovariate(1.0)), count - 1)]:
+            placed[key].append((node, rng.choice(starts)))
+    workloads: list[dict[str, Any]] = [
+        {
+            "name": "urgent",
+            "members": 1,
+            "gpus": data.draw(st.sampled_from((1, 2, 4, 8)), label="preemptor gpus"),
+            "cpu": data.draw(st.sampled_from((0.3, 1.0, 2.1, 3.97)), label="cpu per 4")
+            * node_cpu
+            / 4,
+            "arrival": 20,
+            "priorityClassName": "p1000",
+        }
+    ]
+    initial: list[dict[str, Any]] = []
+    for (kind, prio), members in placed.items():
+        if not members:
+            continue
+        name = f"{kind}{prio}"
+        gpus, cpu = shapes[(kind, prio)]
+        w: dict[str, Any] = {
+            "name": name,
+            "members": len(members),
+            "gpus": gpus,
+            "cpu": cpu,
+            "durationSeconds": 36000,
+            "priorityClassName": f"p{prio}",
+        }
+        if kind != "lone":
+            mode = "All" if kind == "all" else "Single"
+            w["podGroup"] = {"minCount": len(members), "disruptionMode": mode}
+        workloads.append(w)
+        initial += [
+            {"workload": name, "node": f"gpu-{node}", "member": i, "startedAt": started}
+            for i, (node, started) in enumerate(members)
+        ]
+    return {
+        "horizonSeconds": 10,
+        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": node_cpu}]},
+        "priorityClasses": [
+            {"name": f"p{v}", "value": v, "globalDefault": v == 1} for v in (*PRIORITIES, 1000)
+        ],
+        "workloads": workloads,
+        "initialState": initial,
+        "policy": {"preemption": policy},
+    }
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_alike_rows_are_reprieved_once_and_choose_the_reference(data: st.DataObject) -> None:
+    """Differential on one decision over nodes that repeat a few templates: the array
+    path reprieves one row per group signature (in Python for a few signatures, on
+    arrays for more) and broadcasts it, and still picks the node and victims of
+    ``find_candidates`` + ``pick_one_node`` (moreImportantVictim reprieve, §4.4 rules),
+    after the same random draw; All-mode units fall back to the rows' own path."""
+    spec = sc.parse_spec(templated_cluster(data, "workload-aware"))
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    engine.run()
+    preemptor = engine._new_pod(engine.by_name["urgent"], 0)
+    policy = engine.preemption
+    state = engine.rng.getstate()
+    candidates = policy.find_candidates(engine, preemptor)
+    expected = pick_one_node(candidates) if candidates else None
+    after = engine.rng.getstate()
+    engine.rng.setstate(state)
+    chosen = fast_group.choose(engine, policy, preemptor)
+    assert engine.rng.getstate() == after
+    if expected is None:
+        assert chosen is None
+    else:
+        assert chosen is not None
+        assert (chosen.node, chosen.victims) == (expected.node, expected.victims)
+
+
+def test_templated_decisions_take_the_alike_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a silent fallback: on templated nodes without All-mode groups the decision is
+    made from one reprieve per signature, in Python for a few signatures and on arrays
+    for more (the differential above checks what they choose)."""
+    taken: dict[str, int] = {"few": 0, "alike": 0, "rows": 0}
+    for name in ("few", "alike", "rows"):
+        function = getattr(fast_group, f"_evaluate_{name}")
+
+        def counted(*args: Any, _f: Any = function, _n: str = name, **kwargs: Any) -> Any:
+            taken[_n] += 1
+            return _f(*args, **kwargs)
+
+        monkeypatch.setattr(fast_group, f"_evaluate_{name}", counted)
+    cases = (((-1,), 1), ((-1,), 3), ((-1, -2), 5))  # one signature, a few, many
+    for starts, templates in cases:
+        answers = {
+            "nodes": 400,
+            "node cpu": 64.0,
+            "kinds": ("lone", "single"),
+            "templates": templates,
+            "starts": starts,
+            "seed": 7,
+            "preemptor gpus": 4,
+            "cpu per 4": 1.0,
+        }
+        spec = sc.parse_spec(templated_cluster(_Fixed(answers), "workload-aware"))  # type: ignore[arg-type]
+        engine = Engine(resolve_variant(spec, "default"), seed=1)
+        engine.run()
+        preemptor = engine._new_pod(engine.by_name["urgent"], 0)
+        assert fast_group.choose(engine, engine.preemption, preemptor) is not None
+    assert taken["few"] >= 2
+    assert taken["alike"] >= 1
+    assert taken["rows"] == 0
+
+
+class _Fixed:
+    """A stand-in for hypothesis's data object that answers each draw by its label."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+
+    def draw(self, strategy: Any, label: str) -> Any:
+        return self.answers[label]
+
+
 def test_the_array_path_decides_workload_aware_single_pods() -> None:
     """Not a silent fallback: with no PDB, workload-aware's single pods go to the arrays,
     with or without a recorder (the arrays list every candidate for it); so do
