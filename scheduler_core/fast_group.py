@@ -216,6 +216,8 @@ def _evaluate_few(
     features = (top, total, nvictims, latest)
     if not listing:
         return ok, features, None
+    if inverse is None:
+        return ok, features, _listed_alike(a, rows, outcomes[0])
     depth = max(len(o[4]) for o in outcomes)
     order = np.zeros((len(outcomes), depth), dtype=np.int64)
     victim = np.zeros((len(outcomes), depth), dtype=bool)
@@ -227,6 +229,23 @@ def _evaluate_few(
     order, victim, s_prio = order[spread], victim[spread], s_prio[spread]
     s_start = a.pack[rows[:, None], order, 3]
     return ok, features, _listed(a, rows, order, victim, s_prio, s_start, {})
+
+
+def _listed_alike(a: NodeArrays, rows: np.ndarray, outcome: Reprieved) -> Listing:
+    """The victims of rows of one signature as the reference lists them: the outcome's
+    victim columns (in moreImportantVictim order, so by priority) and, only where two
+    victims share a priority, sorted per row by start (stably: the moreImportantVictim
+    order breaks ties), as :func:`_listed` sorts them."""
+    _, _, _, _, columns, victims, priorities = outcome
+    chosen = [(c, p) for c, v, p in zip(columns, victims, priorities, strict=True) if v]
+    cols = np.array([c for c, _ in chosen], dtype=np.int64)
+    where = cols + (rows * a.width)[:, None]
+    ranks = [p for _, p in chosen]
+    if len(set(ranks)) < len(ranks):
+        starts = a.pack[rows[:, None], cols, 3]
+        keys = np.broadcast_to(-np.array(ranks, dtype=np.int64), starts.shape)
+        where = np.take_along_axis(where, np.lexsort((starts, keys), axis=1), axis=1)
+    return a.pods.reshape(-1), where, np.ones(where.shape, dtype=bool), {}
 
 
 def _latest(a: NodeArrays, rows: np.ndarray, outcome: Reprieved) -> np.ndarray:

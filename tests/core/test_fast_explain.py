@@ -220,6 +220,52 @@ def test_alike_rows_record_the_reference_candidates(data: st.DataObject) -> None
     assert got == expected
 
 
+def test_alike_rows_list_tied_victims_per_node() -> None:
+    """One signature on every node (a lone pod in the first column, a Single-mode group's
+    pod in the second, both victims), but on odd nodes the two started at the same time:
+    the reference lists victims by MoreImportantPod (earlier start first), stably over
+    moreImportantVictim order (a group's pod first), so the lone pod comes first on even
+    nodes and the group's pod on odd ones; the array path's record lists them so."""
+    n = 200
+    spec = sc.parse_spec(
+        {
+            "horizonSeconds": 10,
+            "cluster": {"nodePools": [{"name": "gpu", "count": n, "gpus": 8}]},
+            "priorityClasses": [
+                {"name": "low", "value": 1, "globalDefault": True},
+                {"name": "high", "value": 1000},
+            ],
+            "workloads": [
+                {"name": "lone", "members": n, "gpus": 4, "durationSeconds": 36000},
+                {
+                    "name": "gang",
+                    "members": n,
+                    "gpus": 4,
+                    "durationSeconds": 36000,
+                    "podGroup": {"minCount": n, "disruptionMode": "Single"},
+                },
+                {"name": "urgent", "gpus": 8, "arrival": 20, "priorityClassName": "high"},
+            ],
+            "initialState": [
+                *(
+                    {"workload": "lone", "node": f"gpu-{i}", "member": i, "startedAt": -2 + i % 2}
+                    for i in range(n)
+                ),
+                *(
+                    {"workload": "gang", "node": f"gpu-{i}", "member": i, "startedAt": -1}
+                    for i in range(n)
+                ),
+            ],
+            "policy": {"preemption": "workload-aware"},
+        }
+    )
+    expected, got, count = _one_decision_both_ways(spec)
+    assert count == 100
+    assert got == expected
+    orders = {tuple(v.split("-")[0] for v in c["victims"]) for c in got["candidates"]}
+    assert orders == {("lone", "gang"), ("gang", "lone")}
+
+
 @pytest.mark.parametrize("policy", ["pod", "workload-aware"])
 def test_runs_on_alike_nodes_give_the_reference_log_and_records(
     policy: str, monkeypatch: pytest.MonkeyPatch
