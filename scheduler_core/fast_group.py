@@ -119,6 +119,10 @@ def _free(host: PreemptionHost, pod: Pod, rows: np.ndarray) -> tuple[np.ndarray,
     return tuple(free)
 
 
+ALIKE_MIN = 128
+"""Fewest rows for which :func:`_evaluate` looks for alike rows: below it every row is
+evaluated (a small cluster's rows are seldom alike, and each row changed since it was
+last looked at costs a signature in Python)."""
 Evaluated = tuple[np.ndarray, tuple[np.ndarray, ...], "Listing | None"]
 """Per row: candidate or not; (top victim priority, sum of victim priorities + 2^31,
 victim count, latest start of the top-priority victims); the victims when listing."""
@@ -140,7 +144,10 @@ def _evaluate(
     Rows of one group signature (:meth:`NodeArrays.group_signature_ids`) are reprieved
     alike, so where at most half the rows are distinct one row per signature is
     evaluated and its outcome broadcast (:func:`_evaluate_alike`), as the ``pod`` path
-    does; a row whose nominations claim room is a class of its own."""
+    does; a row whose nominations claim room is a class of its own. Fewer than
+    :data:`ALIKE_MIN` rows are all evaluated."""
+    if len(rows) < ALIKE_MIN:
+        return _evaluate_rows(host, policy, pod, rows, wanted, listing)
     cluster = host.cluster
     keys = cluster.arrays.group_signature_ids(rows)
     if cluster.claimed_nodes:

@@ -33,7 +33,12 @@ from scheduler_core.engine import Engine
 from scheduler_core.experiment import simulate
 from scheduler_core.plugins.default_preemption import DefaultPreemption, pick_one_node_by_rule
 from scheduler_core.spec import resolve_variant
-from tests.core.test_fast_group import all_mode_cluster, full_cluster, templated_cluster
+from tests.core.test_fast_group import (
+    all_mode_cluster,
+    full_cluster,
+    looking_for_alike_rows,
+    templated_cluster,
+)
 from tests.core.test_speed import no_pdb_cluster
 
 
@@ -214,9 +219,10 @@ def test_alike_rows_record_the_reference_candidates(data: st.DataObject) -> None
     (one reprieve per group signature, broadcast): every candidate's victims, listed in
     MoreImportantPod order with ties in start time broken per node, as the reference
     lists them."""
-    expected, got, _ = _one_decision_both_ways(
-        sc.parse_spec(templated_cluster(data, "workload-aware"))
-    )
+    with looking_for_alike_rows():
+        expected, got, _ = _one_decision_both_ways(
+            sc.parse_spec(templated_cluster(data, "workload-aware"))
+        )
     assert got == expected
 
 
@@ -259,7 +265,8 @@ def test_alike_rows_list_tied_victims_per_node() -> None:
             "policy": {"preemption": "workload-aware"},
         }
     )
-    expected, got, count = _one_decision_both_ways(spec)
+    with looking_for_alike_rows():
+        expected, got, count = _one_decision_both_ways(spec)
     assert count == 100
     assert got == expected
     orders = {tuple(v.split("-")[0] for v in c["victims"]) for c in got["candidates"]}
@@ -272,12 +279,14 @@ def test_runs_on_alike_nodes_give_the_reference_log_and_records(
 ) -> None:
     """Differential on whole runs of the benchmarks' synthetic mix (nodes of one shape
     that fill with the same few pod shapes, arrivals nominated and preempting, so rows
-    share signatures while nominations claim room; every visit order on the arrays):
+    share signatures while nominations claim room; every visit order on the arrays,
+    alike rows looked for in every chunk):
     the array paths give the reference's log and records."""
     from bench.workloads import cluster_spec
 
     monkeypatch.setattr(fast_preemption, "FEW", 0)
     monkeypatch.setattr(fast_group, "FEW", 0)
+    monkeypatch.setattr(fast_group, "ALIKE_MIN", 0)
     spec = sc.parse_spec(cluster_spec(nodes=40, pods=1500, horizon=3600, preemption=policy))
     with python_decisions():
         reference = simulate(spec, "default", seed=3)
