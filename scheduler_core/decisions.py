@@ -367,7 +367,8 @@ def node_verdict(
     reasons; nodes Filter rejected as unresolvable were never tried ("not helpful").
 
     ``memo``: for one kind of pod, the verdicts already worked out from a node's
-    resources alone (capacity, free resources, the GPU reach below the pod's priority),
+    resources alone (capacity, free resources, the GPU reach below the pod's priority and
+    how many pods are below it, both from the cluster's reach index),
     which most changed nodes of a busy cluster repeat exactly (99 % at 1,000 nodes); a
     verdict that had to look at the node's pods, or at nominations, is not kept."""
     if not node.alive:
@@ -381,6 +382,7 @@ def node_verdict(
         return _device_verdict(cluster, pod, node, volatile)
     if memo is None or volatile:
         return _resource_verdict(cluster, pod, node, volatile)[0]
+    k = cluster.threshold(pod.priority)
     key = (
         node.gpus,
         node.cpu,
@@ -389,7 +391,8 @@ def node_verdict(
         node.free_cpu,
         node.free_mem,
         node.max_pods - node.npods,
-        node.reachable[cluster.threshold(pod.priority)],
+        node.reachable[k],
+        int(cluster.reach_pods[k, node.idx]),
     )
     known = memo.get(key)
     if known is not None:
@@ -426,15 +429,18 @@ def _resource_verdict(
     # (free GPUs plus those of pods below the pod's priority); the pods themselves are
     # looked at only when some are GPU-less or the pod is short of more than GPUs.
     prio = pod.priority
-    free_g = node.reachable[cluster.threshold(prio)]
+    k = cluster.threshold(prio)
+    free_g = node.reachable[k]
     if reasons == GPU_SHORT and free_g > node.free_gpus:
         verdict = _verdict(
             reasons, GPU_SHORT if gpus > free_g else (NO_VICTIMS,), free_g, True, volatile
         )
         return verdict, False
+    if cluster.reach_pods[k, node.idx] == node.max_pods - node.npods:
+        # no pod below the preemptor's priority (the slots they would free are none): a
+        # function of the memo's key, which holds that count
+        return _verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile), False
     lower = [p for p in node.pods if p.priority < prio]
-    if not lower:
-        return _verdict(reasons, (NO_VICTIMS,), node.free_gpus, False, volatile), True
     again = _insufficient(
         gpus,
         cpu,

@@ -432,8 +432,9 @@ def test_kept_up_node_verdicts_equal_a_fresh_count(monkeypatch, preset, variant)
 )
 def test_a_remembered_verdict_is_the_verdict_worked_out_afresh(monkeypatch, preset, variant):
     """A tally remembers node verdicts by the node's resources alone (capacity, free
-    resources, GPU reach below the pod's priority): every verdict it hands out from its
-    memo must be the one the node's full test gives now, and the memo must be used."""
+    resources, GPU reach below the pod's priority, how many pods are below it): every
+    verdict it hands out from its memo must be the one the node's full test gives now,
+    and the memo must be used."""
     from scheduler_core import decisions
 
     plain = decisions.node_verdict
@@ -451,3 +452,84 @@ def test_a_remembered_verdict_is_the_verdict_worked_out_afresh(monkeypatch, pres
     monkeypatch.setattr(decisions, "node_verdict", both)
     simulate(_busy_spec(preset), variant)
     assert sum(hits) > len(hits) // 2  # most changed nodes repeat a state already seen
+
+
+def test_the_count_of_pods_below_a_priority_is_the_nodes_own(monkeypatch):
+    """The verdicts read how many pods a node holds below the preemptor's priority from
+    the cluster's reach index (free slots plus the slots those pods hold) instead of
+    walking the node's pods: at every failure, on every node and at every threshold,
+    that count is the walk's."""
+    from scheduler_core import decisions
+
+    plain = decisions.node_verdict
+    checked = []
+
+    def counted(cluster, pod, node, memo=None):
+        for k, threshold in enumerate(cluster.thresholds):
+            walked = sum(1 for p in node.pods if p.priority < threshold)
+            slots = node.max_pods - node.npods
+            assert int(cluster.reach_pods[k, node.idx]) - slots == walked, (node.name, k)
+        checked.append(node)
+        return plain(cluster, pod, node, memo)
+
+    monkeypatch.setattr(decisions, "node_verdict", counted)
+    simulate(_busy_spec("synthetic"), "default")
+    assert len(checked) > 1000
+
+
+def test_a_gpu_less_pod_below_the_preemptor_is_not_remembered_away():
+    """Two nodes alike in capacity, free resources and GPU reach; one holds a CPU-only
+    pod below the preemptor, the other one above it. The first is worth trying (evicting
+    that pod frees CPU, not the GPU the preemptor lacks); the second has no victims. A
+    tally's memo, shared by the two, must give each its own verdict, in either order."""
+    from scheduler_core import decisions
+    from scheduler_core.engine import Engine
+    from scheduler_core.spec import resolve_variant
+
+    spec = parse_spec(
+        {
+            "horizonSeconds": 10,
+            "cluster": {"nodePools": [{"name": "gpu", "count": 2, "gpus": 8, "cpu": 32}]},
+            "priorityClasses": [
+                {"name": "low", "value": 1, "globalDefault": True},
+                {"name": "mid", "value": 500},
+                {"name": "high", "value": 1000},
+            ],
+            "workloads": [
+                {
+                    "name": "big",
+                    "members": 2,
+                    "gpus": 8,
+                    "cpu": 8,
+                    "durationSeconds": 99,
+                    "priorityClassName": "high",
+                },
+                {"name": "side-low", "gpus": 0, "cpu": 4, "durationSeconds": 99},
+                {
+                    "name": "side-high",
+                    "gpus": 0,
+                    "cpu": 4,
+                    "durationSeconds": 99,
+                    "priorityClassName": "high",
+                },
+                {"name": "ask", "gpus": 1, "cpu": 1, "arrival": 5, "priorityClassName": "mid"},
+            ],
+            "initialState": [
+                {"workload": "big", "node": "gpu-0", "member": 0, "startedAt": -1},
+                {"workload": "big", "node": "gpu-1", "member": 1, "startedAt": -1},
+                {"workload": "side-low", "node": "gpu-0", "member": 0, "startedAt": -1},
+                {"workload": "side-high", "node": "gpu-1", "member": 0, "startedAt": -1},
+            ],
+        }
+    )
+    engine = Engine(resolve_variant(spec, "default"), seed=1)
+    engine.run()
+    cluster = engine.cluster
+    pod = engine._new_pod(engine.by_name["ask"], 0)
+    first, second = cluster.nodes
+    fresh = {node: decisions.node_verdict(cluster, pod, node) for node in (first, second)}
+    assert fresh[first] != fresh[second]
+    for order in ((first, second), (second, first)):
+        memo: dict = {}
+        for node in order:
+            assert decisions.node_verdict(cluster, pod, node, memo) == fresh[node], node.name
