@@ -31,6 +31,7 @@ import numpy as np
 
 from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP, NodeArrays
 from scheduler_core.fast_preemption import (
+    ALIKE_MIN,
     BIG,
     FEW,
     FEW_KINDS,
@@ -119,10 +120,6 @@ def _free(host: PreemptionHost, pod: Pod, rows: np.ndarray) -> tuple[np.ndarray,
     return tuple(free)
 
 
-ALIKE_MIN = 128
-"""Fewest rows for which :func:`_evaluate` looks for alike rows: below it every row is
-evaluated (a small cluster's rows are seldom alike, and each row changed since it was
-last looked at costs a signature in Python)."""
 Evaluated = tuple[np.ndarray, tuple[np.ndarray, ...], "Listing | None"]
 """Per row: candidate or not; (top victim priority, sum of victim priorities + 2^31,
 victim count, latest start of the top-priority victims); the victims when listing."""

@@ -46,6 +46,10 @@ FEW = 48
 FEW_KINDS = 4
 """Up to this many signatures in a chunk, the reprieve runs in plain Python per signature
 (numpy's per-call cost dominates arrays of a few rows)."""
+ALIKE_MIN = 128
+"""Fewest rows for which a chunk's alike rows are looked for (:func:`_evaluate`): below
+it every row is evaluated (a small cluster's rows are seldom alike, and each row changed
+since it was last looked at costs a signature in Python)."""
 MAX_REPRIEVES = 4096
 """At most this many (signature, need, priority) reprieve outcomes are kept (then the
 memo starts afresh)."""
@@ -372,6 +376,13 @@ def _evaluate(
     result broadcast; only the start times (rule 5) and the pods themselves are read per
     row. A row whose nominations claim room is a class of its own."""
     a = arrays
+    if len(rows) < ALIKE_MIN:
+        ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, rows, need)
+        return (
+            ok,
+            (top, total, nvictims, _latest(a, rows, order, victim, s_prio, top)),
+            (_listing(a, rows, order, victim) if listing else None),
+        )
     keys = a.signature_ids(rows)  # type: ignore[attr-defined]
     if need is not None:
         claimed = need[3][rows] != 1
@@ -391,16 +402,32 @@ def _evaluate(
     if alike:
         ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
         order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
+    latest = _latest(a, rows, order, victim, s_prio, top)
+    return ok, (top, total, nvictims, latest), _listing(a, rows, order, victim) if listing else None
+
+
+def _latest(
+    a: object,
+    rows: np.ndarray,
+    order: np.ndarray,
+    victim: np.ndarray,
+    s_prio: np.ndarray,
+    top: np.ndarray,
+) -> np.ndarray:
+    """Per row, the latest start among its top-priority victims (rule 5)."""
     if order.shape[1] == 0:
-        latest = np.zeros(len(rows))
-    else:
-        s_start = a.pack[rows[:, None], order, 3]  # type: ignore[attr-defined]
-        latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
-    listed: Listing | None = None
-    if listing and order.shape[1]:
-        where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
-        listed = (a.pods.reshape(-1), where, victim, {})  # type: ignore[attr-defined]
-    return ok, (top, total, nvictims, latest), listed
+        return np.zeros(len(rows))
+    s_start = a.pack[rows[:, None], order, 3]  # type: ignore[attr-defined]
+    latest: np.ndarray = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    return latest
+
+
+def _listing(a: object, rows: np.ndarray, order: np.ndarray, victim: np.ndarray) -> Listing | None:
+    """The rows' victims for a decision record (already in MoreImportantPod order)."""
+    if not order.shape[1]:
+        return None
+    where = order + (rows * a.width)[:, None]  # type: ignore[attr-defined]
+    return a.pods.reshape(-1), where, victim, {}  # type: ignore[attr-defined]
 
 
 def _evaluate_alike(

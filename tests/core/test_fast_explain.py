@@ -66,6 +66,7 @@ def test_recorded_runs_on_the_arrays_give_the_reference_records(
     log and the same decisions, candidate for candidate, victim for victim, with the same
     rule and message."""
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     monkeypatch.setattr(fast_group, "FEW", 0)
     preemptions = several = 0
     for seed in range(10):
@@ -285,6 +286,7 @@ def test_runs_on_alike_nodes_give_the_reference_log_and_records(
     from bench.workloads import cluster_spec
 
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     monkeypatch.setattr(fast_group, "FEW", 0)
     monkeypatch.setattr(fast_group, "ALIKE_MIN", 0)
     spec = sc.parse_spec(cluster_spec(nodes=40, pods=1500, horizon=3600, preemption=policy))
@@ -328,6 +330,7 @@ def test_array_candidates_read_as_the_reference_tuple(
     looked at: equal Decision, equal candidates tuple, item for item, hash, repr,
     ``as_dict`` (before and after they were named), a pickled copy, and the CLI text."""
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     spec = sc.parse_spec(_random_full_cluster(seed))
     engine = Engine(resolve_variant(spec, "default"), seed=1)
     engine.run()

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scheduler_core as sc
-from scheduler_core import fast_group
+from scheduler_core import fast_group, fast_preemption
 from scheduler_core.engine import Engine
 from scheduler_core.plugins.default_preemption import DefaultPreemption, pick_one_node
 from scheduler_core.plugins.workload_preemption import CheckpointAwarePreemption
@@ -289,11 +289,11 @@ def test_templated_decisions_take_the_alike_paths(monkeypatch: pytest.MonkeyPatc
 def looking_for_alike_rows() -> Iterator[None]:
     """Alike rows looked for in chunks of any size (small clusters too)."""
     original = fast_group.ALIKE_MIN
-    fast_group.ALIKE_MIN = 0
+    fast_group.ALIKE_MIN = fast_preemption.ALIKE_MIN = 0
     try:
         yield
     finally:
-        fast_group.ALIKE_MIN = original
+        fast_group.ALIKE_MIN = fast_preemption.ALIKE_MIN = original
 
 
 class _Fixed:

@@ -233,6 +233,7 @@ def test_array_decisions_give_the_log_of_python_decisions(
     same victims, nodes and nominations, event for event. Records off: a recorder turns
     the array path off, and both runs would be the Python steps."""
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     preempting = 0
     for seed in range(12):
         spec = sc.parse_spec(no_pdb_cluster(seed))
@@ -439,6 +440,7 @@ def test_storm_decisions_per_signature_give_the_python_log_and_records(
 
     monkeypatch.setattr(fast_preemption, "FEW_KINDS", few_kinds)
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     spec = sc.parse_spec(perf_spec(120, 120))
     with python_decisions():
         engine = Engine(resolve_variant(spec, "default"), seed=3, explain=True)
@@ -466,6 +468,7 @@ def test_storm_on_part_of_the_cluster_gives_the_python_log_and_records(
     from bench_scheduler_perf import LOW_PODS_PER_NODE, perf_spec
 
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     data = perf_spec(90, 90)
     pool = data["cluster"]["nodePools"][0]
     pool["labels"] = {"pool": "a"}
@@ -507,6 +510,7 @@ def test_storm_with_start_times_per_node_gives_the_python_log_and_records(
     from bench_scheduler_perf import LOW_PODS_PER_NODE, perf_spec
 
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     rng = random.Random(seed)
     data = perf_spec(150, 60)
     for entry in data["initialState"]:  # the same order on every node, not the same times
@@ -538,6 +542,7 @@ def test_storm_of_mixed_preemptors_gives_the_python_log_and_records(
     from bench_scheduler_perf import perf_spec
 
     monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
     data = perf_spec(200, 40)
     data["priorityClasses"].append({"name": "top", "value": 20})
     data["workloads"] += [
