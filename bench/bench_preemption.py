@@ -4,6 +4,7 @@
                                             [--policies none,pod,...] [--repeats 3]
                                             [--prefilled]
     python bench/bench_preemption.py decision [--nodes 10000] [--repeats 3]
+    python bench/bench_preemption.py ratio [--nodes 10000] [--repeats 100]
     ... [--record]
 
 Full clusters: 8-GPU nodes offered 1.3 times their GPU-seconds, so every GPU is busy, a
@@ -19,6 +20,7 @@ import argparse
 import json
 import math
 import platform
+import statistics
 import sys
 import time
 from functools import partial
@@ -193,6 +195,61 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
     return {"nodes": nodes, "repeats": repeats, "policies": out}
 
 
+def ratio(nodes: int, policies: list[str], rounds: int) -> dict[str, Any]:
+    """The group policies' decisions against `pod`'s, in one process: the decisions of
+    :func:`decision` for every policy, called in turn (pod, workload-aware,
+    checkpoint-aware, pod, ...) ``rounds`` times after a warm-up, so a drift of the
+    machine's speed moves all alike; medians and their ratio to `pod`, records off
+    (the array choice) and on (every candidate listed and recorded)."""
+    decide: dict[str, dict[str, Any]] = {}
+    for policy in policies:
+        engine, preemptor = _decision_engine(nodes, policy)
+        decide[policy] = {
+            "off": partial(engine.preemption.array_choice, engine, preemptor),
+            "on": partial(_recorded_decision, engine, preemptor),
+        }
+    out: dict[str, Any] = {}
+    for mode in ("off", "on"):
+        times: dict[str, list[float]] = {policy: [] for policy in policies}
+        for counted in (False, True):
+            for _ in range(rounds if counted else max(3, rounds // 10)):
+                for policy in policies:
+                    started = time.process_time()
+                    decide[policy][mode]()
+                    if counted:
+                        times[policy].append(time.process_time() - started)
+        medians = {policy: statistics.median(t) * 1000 for policy, t in times.items()}
+        out[mode] = {
+            policy: {
+                "median_ms": round(medians[policy], 3),
+                "min_ms": round(min(times[policy]) * 1000, 3),
+                "to_pod": round(medians[policy] / medians["pod"], 2),
+            }
+            for policy in policies
+        }
+        print(f"records {mode}", json.dumps(out[mode]), flush=True)
+    return {"nodes": nodes, "rounds": rounds, "modes": out}
+
+
+def _decision_engine(nodes: int, policy: str) -> tuple[Engine, Any]:
+    """An engine run to just before :func:`decision`'s preemptor arrives, and the
+    preemptor."""
+    captured: list[Any] = []
+
+    def keep(repeats: int, call: Any) -> float:
+        captured.append(call)
+        return 0.0
+
+    global _best_of
+    timed, _best_of = _best_of, keep
+    try:
+        decision(nodes, [policy], 1)
+    finally:
+        _best_of = timed
+    engine, preemptor = captured[0].args
+    return engine, preemptor
+
+
 def _recorded_decision(engine: Engine, preemptor: Any) -> None:
     """One decision as a recording run makes it: the array path listing every candidate,
     then the record (names are built later, once, when the run's records are)."""
@@ -216,7 +273,7 @@ def _best_of(repeats: int, call: Any) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["growth", "decision"])
+    parser.add_argument("case", choices=["growth", "decision", "ratio"])
     parser.add_argument("--nodes", type=int, default=None)
     parser.add_argument("--pods", default="1000,3000,10000")
     parser.add_argument("--policies", default=",".join(POLICIES))
@@ -235,6 +292,23 @@ def main() -> None:
             nodes, [int(p) for p in args.pods.split(",")], policies, args.repeats, args.prefilled
         )
         key = f"preemption_growth_{nodes}" + ("_prefilled" if args.prefilled else "")
+    elif args.case == "ratio":
+        nodes = args.nodes or 10_000
+        figures = ratio(
+            nodes,
+            ["pod", *(p for p in policies if p not in ("none", "pod"))],
+            max(args.repeats, 100),
+        )
+        key = f"preemption_decision_ratio_{nodes}"
+        if args.record:
+            baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
+            baselines[key] = {
+                **figures,
+                "python": platform.python_version(),
+                "recorded": time.strftime("%Y-%m-%d"),
+            }
+            BASELINES.write_text(json.dumps(baselines, indent=2, sort_keys=True) + "\n")
+        return
     else:
         nodes = args.nodes or 10_000
         figures = decision(nodes, policies, max(args.repeats, 20))
