@@ -229,8 +229,7 @@ def _evaluate_few(
     for kind, (_, _, _, _, columns, victims, priorities) in enumerate(outcomes):
         k = len(columns)
         order[kind, :k], victim[kind, :k], s_prio[kind, :k] = columns, victims, priorities
-    spread = np.zeros(size, dtype=np.int64) if inverse is None else inverse
-    order, victim, s_prio = order[spread], victim[spread], s_prio[spread]
+    order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
     s_start = a.pack[rows[:, None], order, 3]
     return ok, features, _listed(a, rows, order, victim, s_prio, s_start, {})
 

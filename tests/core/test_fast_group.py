@@ -66,6 +66,19 @@ def full_cluster(data: st.DataObject, policy: str) -> dict[str, Any]:
             gpus_left -= gpus
             cpu_left -= cpu
             placed[key].append((node, -rng.randint(1, 5)))
+    return _cluster_document(data, policy, nodes, node_cpu, shapes, placed)
+
+
+def _cluster_document(
+    data: st.DataObject,
+    policy: str,
+    nodes: int,
+    node_cpu: float,
+    shapes: dict[tuple[str, int], tuple[int, float]],
+    placed: dict[tuple[str, int], list[tuple[int, float]]],
+) -> dict[str, Any]:
+    """The spec of a cluster whose pods are ``placed`` (node and start per member of each
+    (kind, priority) workload of ``shapes``), with a preemptor drawn from ``data``."""
     workloads: list[dict[str, Any]] = []
     initial: list[dict[str, Any]] = []
     for (kind, prio), members in placed.items():
@@ -122,6 +135,18 @@ def test_array_choice_is_the_workload_aware_reference_choice(data: st.DataObject
     hands short visit orders to the Python steps."""
     few = data.draw(st.sampled_from((0, fast_group.FEW)), label="few")
     spec = sc.parse_spec(full_cluster(data, "workload-aware"))
+    original = fast_group.FEW
+    fast_group.FEW = few
+    try:
+        expected, chosen = both_choices(spec)
+    finally:
+        fast_group.FEW = original
+    same_choice(expected, chosen)
+
+
+def both_choices(spec: sc.ExperimentSpec) -> tuple[Any, Any]:
+    """The urgent pod's candidate chosen by ``find_candidates`` + ``pick_one_node`` and by
+    :func:`fast_group.choose`, which must have made the same random draw."""
     engine = Engine(resolve_variant(spec, "default"), seed=1)
     engine.run()
     preemptor = engine._new_pod(engine.by_name["urgent"], 0)
@@ -131,13 +156,13 @@ def test_array_choice_is_the_workload_aware_reference_choice(data: st.DataObject
     expected = pick_one_node(candidates) if candidates else None
     after = engine.rng.getstate()
     engine.rng.setstate(state)
-    original = fast_group.FEW
-    fast_group.FEW = few
-    try:
-        chosen = fast_group.choose(engine, policy, preemptor)
-    finally:
-        fast_group.FEW = original
+    chosen = fast_group.choose(engine, policy, preemptor)
     assert engine.rng.getstate() == after
+    return expected, chosen
+
+
+def same_choice(expected: Any, chosen: Any) -> None:
+    """The same node and victims, or no candidate for either."""
     if expected is None:
         assert chosen is None
     else:
@@ -176,50 +201,7 @@ def templated_cluster(data: st.DataObject, policy: str) -> dict[str, Any]:
     for node in range(nodes):
         for key in templates[min(int(rng.expovariate(1.0)), count - 1)]:
             placed[key].append((node, rng.choice(starts)))
-    workloads: list[dict[str, Any]] = [
-        {
-            "name": "urgent",
-            "members": 1,
-            "gpus": data.draw(st.sampled_from((1, 2, 4, 8)), label="preemptor gpus"),
-            "cpu": data.draw(st.sampled_from((0.3, 1.0, 2.1, 3.97)), label="cpu per 4")
-            * node_cpu
-            / 4,
-            "arrival": 20,
-            "priorityClassName": "p1000",
-        }
-    ]
-    initial: list[dict[str, Any]] = []
-    for (kind, prio), members in placed.items():
-        if not members:
-            continue
-        name = f"{kind}{prio}"
-        gpus, cpu = shapes[(kind, prio)]
-        w: dict[str, Any] = {
-            "name": name,
-            "members": len(members),
-            "gpus": gpus,
-            "cpu": cpu,
-            "durationSeconds": 36000,
-            "priorityClassName": f"p{prio}",
-        }
-        if kind != "lone":
-            mode = "All" if kind == "all" else "Single"
-            w["podGroup"] = {"minCount": len(members), "disruptionMode": mode}
-        workloads.append(w)
-        initial += [
-            {"workload": name, "node": f"gpu-{node}", "member": i, "startedAt": started}
-            for i, (node, started) in enumerate(members)
-        ]
-    return {
-        "horizonSeconds": 10,
-        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": node_cpu}]},
-        "priorityClasses": [
-            {"name": f"p{v}", "value": v, "globalDefault": v == 1} for v in (*PRIORITIES, 1000)
-        ],
-        "workloads": workloads,
-        "initialState": initial,
-        "policy": {"preemption": policy},
-    }
+    return _cluster_document(data, policy, nodes, node_cpu, shapes, placed)
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -231,23 +213,9 @@ def test_alike_rows_are_reprieved_once_and_choose_the_reference(data: st.DataObj
     ``find_candidates`` + ``pick_one_node`` (moreImportantVictim reprieve, §4.4 rules),
     after the same random draw; All-mode units fall back to the rows' own path."""
     spec = sc.parse_spec(templated_cluster(data, "workload-aware"))
-    engine = Engine(resolve_variant(spec, "default"), seed=1)
-    engine.run()
-    preemptor = engine._new_pod(engine.by_name["urgent"], 0)
-    policy = engine.preemption
-    state = engine.rng.getstate()
-    candidates = policy.find_candidates(engine, preemptor)
-    expected = pick_one_node(candidates) if candidates else None
-    after = engine.rng.getstate()
-    engine.rng.setstate(state)
     with looking_for_alike_rows():
-        chosen = fast_group.choose(engine, policy, preemptor)
-    assert engine.rng.getstate() == after
-    if expected is None:
-        assert chosen is None
-    else:
-        assert chosen is not None
-        assert (chosen.node, chosen.victims) == (expected.node, expected.victims)
+        expected, chosen = both_choices(spec)
+    same_choice(expected, chosen)
 
 
 def test_templated_decisions_take_the_alike_paths(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -276,10 +244,9 @@ def test_templated_decisions_take_the_alike_paths(monkeypatch: pytest.MonkeyPatc
             "cpu per 4": 1.0,
         }
         spec = sc.parse_spec(templated_cluster(_Fixed(answers), "workload-aware"))  # type: ignore[arg-type]
-        engine = Engine(resolve_variant(spec, "default"), seed=1)
-        engine.run()
-        preemptor = engine._new_pod(engine.by_name["urgent"], 0)
-        assert fast_group.choose(engine, engine.preemption, preemptor) is not None
+        expected, chosen = both_choices(spec)
+        assert chosen is not None
+        same_choice(expected, chosen)
     assert taken["few"] >= 2
     assert taken["alike"] >= 1
     assert taken["rows"] == 0
