@@ -139,10 +139,11 @@ def _evaluate(
     Rows past the ``wanted``-th candidate may be left out.
 
     Rows of one group signature (:meth:`NodeArrays.group_signature_ids`) are reprieved
-    alike, so where at most half the rows are distinct one row per signature is
-    evaluated and its outcome broadcast (:func:`_evaluate_alike`), as the ``pod`` path
-    does; a row whose nominations claim room is a class of its own. Fewer than
-    :data:`ALIKE_MIN` rows are all evaluated."""
+    alike, so one row per signature is evaluated and its outcome broadcast, as the
+    ``pod`` path does: in Python for at most ``FEW_KINDS`` signatures
+    (:func:`_evaluate_few`), on arrays where at most half the rows are distinct
+    (:func:`_evaluate_alike`). A row whose nominations claim room is a class of its own;
+    fewer than ``ALIKE_MIN`` rows are all evaluated."""
     if len(rows) < ALIKE_MIN:
         return _evaluate_rows(host, policy, pod, rows, wanted, listing)
     cluster = host.cluster
