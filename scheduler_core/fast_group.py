@@ -40,6 +40,9 @@ from scheduler_core.fast_preemption import (
     Decided,
     Listing,
     first_candidates,
+    gathered,
+    latest_in_columns,
+    latest_of,
     pick_in_chunks,
     visit_order,
 )
@@ -166,10 +169,11 @@ def _evaluate(
     return _evaluate_rows(host, policy, pod, rows, wanted, listing)
 
 
-Reprieved = tuple[bool, bool, int, int, list[int], list[bool], list[int]]
-"""One row's reprieve (:func:`_reprieve_row`): spanning, candidate, top victim priority,
-sum of victim priorities + 2^31, the lower-priority columns in moreImportantVictim
-order, which of them are victims, their priorities."""
+Reprieved = tuple[bool, int, int, int, list[int], list[bool], list[int], bool]
+"""One row's reprieve (:func:`_reprieve_row`): the ``pod`` path's outcome
+(:data:`fast_preemption.Reprieved`, the columns in moreImportantVictim order), then
+whether the row holds a unit of an All-mode group below the preemptor (then nothing
+else is worked out)."""
 
 
 def _evaluate_few(
@@ -198,41 +202,26 @@ def _evaluate_few(
                 if len(reprieves) >= MAX_REPRIEVES:
                     reprieves.clear()
                 reprieves[memo] = outcome
-        if outcome[0]:
+        if outcome[7]:
             return None
         outcomes.append(outcome)
+    if inverse is not None:
+        ok, top, total, nvictims, order, victim, s_prio = (x[inverse] for x in gathered(outcomes))
+        features = (top, total, nvictims, latest_of(a, rows, order, victim, s_prio, top))
+        if not listing:
+            return ok, features, None
+        s_start = a.pack[rows[:, None], order, 3]
+        return ok, features, _listed(a, rows, order, victim, s_prio, s_start, {})
+    ok1, top1, total1, count1 = outcomes[0][:4]
     size = len(rows)
-    if inverse is None:
-        _, ok1, top1, total1, _, victim1, _ = outcomes[0]
-        ok = np.full(size, ok1, dtype=bool)
-        top = np.full(size, top1, dtype=np.int64)
-        total = np.full(size, total1, dtype=np.int64)
-        nvictims = np.full(size, sum(victim1), dtype=np.int64)
-        latest = _latest(a, rows, outcomes[0])
-    else:
-        ok = np.array([o[1] for o in outcomes], dtype=bool)[inverse]
-        top = np.array([o[2] for o in outcomes], dtype=np.int64)[inverse]
-        total = np.array([o[3] for o in outcomes], dtype=np.int64)[inverse]
-        nvictims = np.array([sum(o[5]) for o in outcomes], dtype=np.int64)[inverse]
-        latest = np.empty(size)
-        for kind, outcome in enumerate(outcomes):
-            mask = inverse == kind
-            latest[mask] = _latest(a, rows[mask], outcome)
-    features = (top, total, nvictims, latest)
-    if not listing:
-        return ok, features, None
-    if inverse is None:
-        return ok, features, _listed_alike(a, rows, outcomes[0])
-    depth = max(len(o[4]) for o in outcomes)
-    order = np.zeros((len(outcomes), depth), dtype=np.int64)
-    victim = np.zeros((len(outcomes), depth), dtype=bool)
-    s_prio = np.zeros((len(outcomes), depth), dtype=np.int64)
-    for kind, (_, _, _, _, columns, victims, priorities) in enumerate(outcomes):
-        k = len(columns)
-        order[kind, :k], victim[kind, :k], s_prio[kind, :k] = columns, victims, priorities
-    order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
-    s_start = a.pack[rows[:, None], order, 3]
-    return ok, features, _listed(a, rows, order, victim, s_prio, s_start, {})
+    features = (
+        np.full(size, top1, dtype=np.int64),
+        np.full(size, total1, dtype=np.int64),
+        np.full(size, count1, dtype=np.int64),
+        latest_in_columns(a, rows, outcomes[0]),
+    )
+    listed = _listed_alike(a, rows, outcomes[0]) if listing else None
+    return np.full(size, ok1, dtype=bool), features, listed
 
 
 def _listed_alike(a: NodeArrays, rows: np.ndarray, outcome: Reprieved) -> Listing:
@@ -240,7 +229,7 @@ def _listed_alike(a: NodeArrays, rows: np.ndarray, outcome: Reprieved) -> Listin
     victim columns (in moreImportantVictim order, so by priority) and, only where two
     victims share a priority, sorted per row by start (stably: the moreImportantVictim
     order breaks ties), as :func:`_listed` sorts them."""
-    _, _, _, _, columns, victims, priorities = outcome
+    columns, victims, priorities = outcome[4:7]
     chosen = [(c, p) for c, v, p in zip(columns, victims, priorities, strict=True) if v]
     cols = np.array([c for c, _ in chosen], dtype=np.int64)
     where = cols + (rows * a.width)[:, None]
@@ -250,20 +239,6 @@ def _listed_alike(a: NodeArrays, rows: np.ndarray, outcome: Reprieved) -> Listin
         keys = np.broadcast_to(-np.array(ranks, dtype=np.int64), starts.shape)
         where = np.take_along_axis(where, np.lexsort((starts, keys), axis=1), axis=1)
     return a.pods.reshape(-1), where, np.ones(where.shape, dtype=bool), {}
-
-
-def _latest(a: NodeArrays, rows: np.ndarray, outcome: Reprieved) -> np.ndarray:
-    """Per row, the latest start among the top-priority victims' columns (read per row:
-    a signature fixes their order, not their times); one column at a time, as a 2-D
-    gather from the 3-D pack costs more."""
-    _, _, top, _, columns, victims, priorities = outcome
-    tops = [c for c, v, p in zip(columns, victims, priorities, strict=True) if v and p == top]
-    if not tops:
-        return np.full(len(rows), np.inf)
-    latest: np.ndarray = a.pack[rows, tops[0], 3]
-    for column in tops[1:]:
-        latest = np.minimum(latest, a.pack[rows, column, 3])
-    return latest
 
 
 def _reprieve_row(host: PreemptionHost, pod: Pod, row: int) -> Reprieved:
@@ -279,7 +254,7 @@ def _reprieve_row(host: PreemptionHost, pod: Pod, row: int) -> Reprieved:
     flags = a.flags[row, :used].tolist()
     lower = [col for col in range(used) if prio[col] < pod.priority]
     if any(flags[col] & EVICT_WHOLE for col in lower):
-        return True, False, 0, 0, [], [], []
+        return False, 0, 0, 0, [], [], [], True
     g, c, m, n = (float(x[0]) for x in _free(host, pod, np.array([row])))
     extra_g = extra_c = extra_m = 0.0
     for col in lower:
@@ -315,7 +290,7 @@ def _reprieve_row(host: PreemptionHost, pod: Pod, row: int) -> Reprieved:
     ok = ok and bool(chosen)
     top = max(chosen) if chosen else int(np.iinfo(np.int64).min)
     total = sum(p + INT32_OFFSET for p in chosen)
-    return False, ok, top, total, order, victims, [prio[col] for col in order]
+    return ok, top, total, len(chosen), order, victims, [prio[col] for col in order], False
 
 
 def _evaluate_alike(

@@ -24,7 +24,7 @@ PodDisruptionBudget in the experiment (so no candidate violates one).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -380,7 +380,7 @@ def _evaluate(
         ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, rows, need)
         return (
             ok,
-            (top, total, nvictims, _latest(a, rows, order, victim, s_prio, top)),
+            (top, total, nvictims, latest_of(a, rows, order, victim, s_prio, top)),
             (_listing(a, rows, order, victim) if listing else None),
         )
     keys = a.signature_ids(rows)  # type: ignore[attr-defined]
@@ -402,11 +402,11 @@ def _evaluate(
     if alike:
         ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
         order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
-    latest = _latest(a, rows, order, victim, s_prio, top)
+    latest = latest_of(a, rows, order, victim, s_prio, top)
     return ok, (top, total, nvictims, latest), _listing(a, rows, order, victim) if listing else None
 
 
-def _latest(
+def latest_of(
     a: object,
     rows: np.ndarray,
     order: np.ndarray,
@@ -457,21 +457,14 @@ def _evaluate_alike(
             if len(reprieves) >= MAX_REPRIEVES:
                 reprieves.clear()
             reprieves[memo] = result
-    ok1, top1, total1, count1, order1, victim1, prio1 = result
+    ok1, top1, total1, count1, order1, victim1, _ = result
     size = len(rows)
     ok = np.full(size, ok1, dtype=bool)
     top, total = np.full(size, top1, dtype=np.int64), np.full(size, total1, dtype=np.int64)
     nvictims = np.full(size, count1, dtype=np.int64)
     if not order1:
         return ok, (top, total, nvictims, np.zeros(size)), None
-    tops = [c for c, v, p in zip(order1, victim1, prio1, strict=True) if v and p == top1]
-    pack = a.pack  # type: ignore[attr-defined]
-    if not tops:
-        latest = np.full(size, np.inf)
-    else:  # one column at a time: a 2-D gather from the 3-D pack costs five times more
-        latest = pack[rows, tops[0], 3]
-        for column in tops[1:]:
-            latest = np.minimum(latest, pack[rows, column, 3])
+    latest = latest_in_columns(a, rows, result)
     listed: Listing | None = None
     if listing:
         columns = np.array([c for c, v in zip(order1, victim1, strict=True) if v], dtype=np.int64)
@@ -545,11 +538,39 @@ def _select_few(
     """:func:`_select` for a few rows, one at a time in Python, with the same floats:
     every lower pod added back in column order, then the reprieve in MoreImportantPod
     order (priority, start, column)."""
-    results = [_select_row(a, pod, row, _need_at(pod, need, row)) for row in rows.tolist()]
+    return gathered([_select_row(a, pod, row, _need_at(pod, need, row)) for row in rows.tolist()])
+
+
+Reprieved = tuple[bool, int, int, int, list[int], list[bool], list[int]]
+"""One row's reprieve worked out in Python (:func:`_select_row`): candidate, top victim
+priority, sum of victim priorities + 2^31, victim count, the lower-priority columns in
+reprieve order, which of them are victims, their priorities."""
+
+
+def latest_in_columns(a: object, rows: np.ndarray, outcome: tuple[Any, ...]) -> np.ndarray:
+    """Per row of ``rows`` (all alike, of one :data:`Reprieved` ``outcome``, or one that
+    begins as it does), the latest start among the top-priority victims' columns (rule
+    5): the outcome fixes the columns, not their times. One column at a time: a 2-D
+    gather from the 3-D pack costs five times more."""
+    _, top, _, _, columns, victims, priorities = outcome[:7]
+    tops = [c for c, v, p in zip(columns, victims, priorities, strict=True) if v and p == top]
+    if not tops:
+        return np.full(len(rows), np.inf)
+    pack = a.pack  # type: ignore[attr-defined]
+    latest: np.ndarray = pack[rows, tops[0], 3]
+    for column in tops[1:]:
+        latest = np.minimum(latest, pack[rows, column, 3])
+    return latest
+
+
+def gathered(results: Sequence[tuple[Any, ...]]) -> tuple[np.ndarray, ...]:
+    """Rows' :data:`Reprieved` outcomes (or ones that begin as they do) as the arrays
+    :func:`_select` returns: (ok, top, total, victim count, columns padded to the
+    longest, victims, their priorities)."""
     depth = max(len(r[4]) for r in results)
-    order = np.zeros((len(rows), depth), dtype=np.int64)
-    victim = np.zeros((len(rows), depth), dtype=bool)
-    s_prio = np.zeros((len(rows), depth), dtype=np.int64)
+    order = np.zeros((len(results), depth), dtype=np.int64)
+    victim = np.zeros((len(results), depth), dtype=bool)
+    s_prio = np.zeros((len(results), depth), dtype=np.int64)
     for i, r in enumerate(results):
         k = len(r[4])
         order[i, :k], victim[i, :k], s_prio[i, :k] = r[4], r[5], r[6]
@@ -567,9 +588,7 @@ def _need_at(
     return float(need[0][row]), float(need[1][row]), float(need[2][row]), int(need[3][row])
 
 
-def _select_row(
-    a: object, pod: Pod, row: int, need: tuple[float, float, float, int]
-) -> tuple[bool, int, int, int, list[int], list[bool], list[int]]:
+def _select_row(a: object, pod: Pod, row: int, need: tuple[float, float, float, int]) -> Reprieved:
     used = int(a.used[row])  # type: ignore[attr-defined]
     prio = a.prio[row, :used].tolist()  # type: ignore[attr-defined]
     pack = a.pack[row, :used].tolist()  # type: ignore[attr-defined]
