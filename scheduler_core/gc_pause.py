@@ -10,6 +10,12 @@ growth benchmark is the same either way), reference counting frees the rest, and
 collector resumes, if it was on, however the phase ends. For an import of 140,000 pods
 (millions of dicts and lists, none in a cycle) the collector tripled the time
 (bench/bench_k8s.py).
+
+Parsing a spec, resolving a variant and deriving, storing and reading a timeline pause it
+as well: they run next to a big live heap (a recorded cluster's spec, a 70,000-event
+log), and each full pass walks all of it. On the openb trace, with a task's spec and log
+alive, ``Timeline.to_json`` took 0.43 s with the collector on and 0.02 s paused,
+``resolve_variant`` 0.67 s and 0.24 s; a worker task pauses it for its whole work.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from pydantic.alias_generators import to_camel
 
 from scheduler_core import documents
 from scheduler_core.durations import parse_duration
+from scheduler_core.gc_pause import gc_paused
 from scheduler_core.limits import LIBRARY_LIMITS, Limits, count_errors
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -1078,6 +1079,7 @@ def check_document(data: Any) -> None:
         raise SpecError([{"path": exc.path, "message": exc.message}]) from None
 
 
+@gc_paused()
 def parse_spec(
     document: str | Mapping[str, Any],
     *,
@@ -1628,6 +1630,7 @@ def variant_names(spec: ExperimentSpec) -> list[str]:
     return [v.name for v in expand_variants(spec)]
 
 
+@gc_paused()
 def resolve_variant(
     spec: ExperimentSpec,
     variant: Variant | str,

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from scheduler_core.events import Reason
+from scheduler_core.gc_pause import gc_paused
 from scheduler_core.spec import MILLI_PER_GPU, ExperimentSpec, mig_gpus, resolve_variant
 
 BASE_STATES = ("loading", "running", "terminating")
@@ -145,6 +146,7 @@ class Timeline:
     """Pod spans left out when stored (more than the store's budget): the costs,
     recoveries and preemptions are kept, the per-pod drawing is not."""
 
+    @gc_paused()
     def to_json(self, *, max_spans: int | None = None) -> dict[str, Any]:
         """Plain lists (one row per item, fields in tuple order): a compact JSON column.
         Above ``max_spans`` pod spans (a 2,000-member gang failing 460 times has a
@@ -163,6 +165,7 @@ class Timeline:
         }
 
     @classmethod
+    @gc_paused()
     def from_json(cls, data: Mapping[str, Any]) -> Timeline:
         return cls(
             spans=[
@@ -193,6 +196,7 @@ def recoveries_from_json(rows: Iterable[Sequence[Any]]) -> list[Recovery]:
 
 
 # ----------------------------------------------------------------------- the whole
+@gc_paused()
 def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
     """The timeline of one replication of ``spec`` (the variant's resolved spec)."""
     reader = _read(

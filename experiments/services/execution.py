@@ -41,6 +41,7 @@ from experiments.models import TERMINAL_STATUSES, Replication, Run, Status, Work
 from experiments.services.outcome import Outcome
 from experiments.services.runs import run_fail
 from scheduler_core import timeline as core_timeline
+from scheduler_core.gc_pause import gc_paused
 from scheduler_core.metrics import RECORD_FIELDS
 
 logger = logging.getLogger(__name__)
@@ -237,7 +238,15 @@ class _ProgressReporter:
             raise ReplicationAbandonedError
 
 
+@gc_paused()
 def _simulate(replication: Replication, attempt: int) -> _Result:
+    """Parse the run's frozen spec, simulate this replication, derive its timeline and
+    encode its log, with the cyclic collector paused throughout (``gc_pause``): each
+    phase builds tens of thousands of long-lived objects next to the others' (a recorded
+    cluster's spec, a 70,000-event log), and with the collector on, its full passes over
+    all of them took half of the timeline's and encoding's time on the openb trace. It
+    resumes, and frees the simulator's cycles, however the task ends (out of memory too,
+    before the failure is written)."""
     reporter = _ProgressReporter(replication.pk, attempt)
     # The run's frozen spec was validated whole when the run started; this task resolves
     # (and validates) only its own variant.

@@ -424,6 +424,70 @@ def test_the_collector_is_paused_during_a_run_and_restored_after() -> None:
     assert paused  # a run with events, not an empty one
 
 
+def test_parsing_resolving_and_timelines_pause_the_collector_and_give_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """parse_spec, resolve_variant and the timeline's build, to_json and from_json run
+    with the cyclic collector paused too (gc_pause): on the openb trace, with a task's
+    spec and log alive, its full passes made to_json 0.43 s instead of 0.02 s and
+    resolve_variant 0.67 s instead of 0.24 s. Each gives the collector back, also when
+    the spec is refused; a caller that had it off keeps it off."""
+    import dataclasses
+    import gc
+
+    from scheduler_core import spec as spec_module
+    from scheduler_core import timeline
+
+    seen: dict[str, list[bool]] = {}
+
+    def watch(module: Any, name: str) -> None:
+        original = getattr(module, name)
+
+        def watching(*args: Any, **kwargs: Any) -> Any:
+            seen.setdefault(name, []).append(gc.isenabled())
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, watching)
+
+    class Watched(list):  # type: ignore[type-arg]
+        def __iter__(self) -> Any:
+            seen.setdefault("to_json", []).append(gc.isenabled())
+            return super().__iter__()
+
+    class WatchedMapping(dict):  # type: ignore[type-arg]
+        def get(self, *args: Any) -> Any:
+            seen.setdefault("from_json", []).append(gc.isenabled())
+            return super().get(*args)
+
+    watch(spec_module, "_cross_field_errors")  # inside parse_spec and resolve_variant
+    watch(timeline, "_read")  # inside build
+    document = random_cluster(3, "pod")
+    document["variants"] = [{"name": "ckpt", "set": {"policy.checkpointVictims": True}}]
+    assert gc.isenabled()
+    spec = sc.parse_spec(document)
+    resolved = resolve_variant(spec, "ckpt")
+    result = sc.simulate(spec, resolved)
+    built = timeline.build(result.events, resolved.spec)
+    stored = dataclasses.replace(built, spans=Watched(built.spans)).to_json()
+    assert timeline.Timeline.from_json(WatchedMapping(stored)).spans == list(built.spans)
+    assert gc.isenabled(), "the collector was not given back"
+    # parse + resolve (+ the resolve inside simulate), build, to_json, from_json
+    assert len(seen["_cross_field_errors"]) >= 2
+    assert seen["_read"]
+    assert seen["to_json"]
+    assert seen["from_json"]
+    assert not any(flag for flags in seen.values() for flag in flags), seen
+    with pytest.raises(sc.SpecError):
+        sc.parse_spec({**document, "horizonSeconds": -1})
+    assert gc.isenabled(), "a refused spec kept the collector off"
+    gc.disable()
+    try:
+        sc.parse_spec(document)
+        assert not gc.isenabled(), "a caller's paused collector was switched on"
+    finally:
+        gc.enable()
+
+
 @pytest.mark.parametrize("few_kinds", [0, fast_preemption.FEW_KINDS], ids=["numpy", "python"])
 def test_storm_decisions_per_signature_give_the_python_log_and_records(
     few_kinds: int, monkeypatch: pytest.MonkeyPatch

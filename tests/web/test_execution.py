@@ -443,6 +443,65 @@ def test_a_simulation_out_of_memory_fails_its_run_at_once_with_the_reason(
     assert list(run.replications.values_list("attempt", flat=True)) == [1, 0]
 
 
+def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Every phase of a task's work runs with the cyclic collector paused (on the openb
+    trace its passes over the spec and the log took half of the timeline's and the
+    encoding's time), the heartbeat in the middle too; it is on again once the task is
+    done, and again after a task whose simulation ran out of memory."""
+    import gc
+
+    seen: dict[str, list[bool]] = {}
+    tasks: list[bool] = []  # one entry while a task's _simulate runs
+
+    def watched(name, original):
+        def call(*args, **kwargs):
+            if tasks:  # the enqueue and the aggregation parse the spec too
+                seen.setdefault(name, []).append(gc.isenabled())
+            return original(*args, **kwargs)
+
+        return call
+
+    simulate_task = execution._simulate
+
+    def in_task(*args, **kwargs):
+        tasks.append(True)
+        try:
+            return simulate_task(*args, **kwargs)
+        finally:
+            tasks.pop()
+
+    monkeypatch.setattr(execution, "_simulate", in_task)
+    monkeypatch.setattr(execution.sc, "parse_spec", watched("parse", sc.parse_spec))
+    monkeypatch.setattr(execution.sc, "simulate", watched("simulate", sc.simulate))
+    monkeypatch.setattr(
+        execution.core_timeline,
+        "for_variant",
+        watched("timeline", execution.core_timeline.for_variant),
+    )
+    monkeypatch.setattr(
+        execution, "encode_event_log", watched("encode", execution.encode_event_log)
+    )
+    assert gc.isenabled()
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.SUCCEEDED
+    assert set(seen) == {"parse", "simulate", "timeline", "encode"}
+    assert all(len(calls) == run.replications.count() for calls in seen.values()), seen
+    assert not any(flag for calls in seen.values() for flag in calls), seen
+    assert gc.isenabled(), "the collector was not given back after the task"
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(execution.sc, "simulate", out_of_memory)
+    failed = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+    assert failed.status == Status.FAILED
+    assert gc.isenabled(), "a task that ran out of memory kept the collector off"
+
+
 def test_a_simulation_past_its_deadline_fails_its_run_saying_which_setting(
     experiment, alice, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
