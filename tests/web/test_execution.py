@@ -3,6 +3,7 @@ directly (tasks run inline, CELERY_TASK_ALWAYS_EAGER), with exact database state
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -156,7 +157,7 @@ def test_a_failing_simulation_fails_the_run_and_keeps_nothing(
     real = sc.simulate
 
     def second_variant_fails(spec, variant, *args, **kwargs):
-        if variant == "grace-30s":
+        if variant.name == "grace-30s":  # the task passes the variant resolved
             raise RuntimeError("boom")
         return real(spec, variant, *args, **kwargs)
 
@@ -448,12 +449,12 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
 ):
     """Every phase of a task's work runs with the cyclic collector paused (on the openb
     trace its passes over the spec and the log took half of the timeline's and the
-    encoding's time), the heartbeat in the middle too; it is on again once the task is
-    done, and again after a task whose simulation ran out of memory."""
+    encoding's time), the heartbeat in the middle and the store too; it is on again once
+    the task is done, and again after a task whose simulation ran out of memory."""
     import gc
 
     seen: dict[str, list[bool]] = {}
-    tasks: list[bool] = []  # one entry while a task's _simulate runs
+    tasks: list[bool] = []  # one entry while a task's work (_run) runs
 
     def watched(name, original):
         def call(*args, **kwargs):
@@ -463,32 +464,31 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
 
         return call
 
-    simulate_task = execution._simulate
+    task = execution._run
 
     def in_task(*args, **kwargs):
         tasks.append(True)
         try:
-            return simulate_task(*args, **kwargs)
+            return task(*args, **kwargs)
         finally:
             tasks.pop()
 
-    monkeypatch.setattr(execution, "_simulate", in_task)
+    monkeypatch.setattr(execution, "_run", in_task)
     monkeypatch.setattr(execution.sc, "parse_spec", watched("parse", sc.parse_spec))
     monkeypatch.setattr(execution.sc, "simulate", watched("simulate", sc.simulate))
     monkeypatch.setattr(
-        execution.core_timeline,
-        "for_variant",
-        watched("timeline", execution.core_timeline.for_variant),
+        execution.core_timeline, "build", watched("timeline", execution.core_timeline.build)
     )
     monkeypatch.setattr(
         execution, "encode_event_log", watched("encode", execution.encode_event_log)
     )
+    monkeypatch.setattr(execution, "_set_result", watched("store", execution._set_result))
     assert gc.isenabled()
 
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
 
     assert run.status == Status.SUCCEEDED
-    assert set(seen) == {"parse", "simulate", "timeline", "encode"}
+    assert set(seen) == {"parse", "simulate", "timeline", "encode", "store"}
     assert all(len(calls) == run.replications.count() for calls in seen.values()), seen
     assert not any(flag for calls in seen.values() for flag in calls), seen
     assert gc.isenabled(), "the collector was not given back after the task"
@@ -500,6 +500,61 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
     failed = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
     assert failed.status == Status.FAILED
     assert gc.isenabled(), "a task that ran out of memory kept the collector off"
+
+
+def test_the_store_reads_neither_the_frozen_spec_nor_the_records_as_dicts(
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    """While it holds the run's lock, the store reads only the columns its checks need:
+    not the run's frozen spec (megabytes of JSON for a recorded cluster: 0.76 s of an
+    openb task's store was decoding it) nor the replication's own stored columns, which
+    it replaces. The result columns come from the result itself, not from ``to_dict``,
+    which turns every per-workload record into a dict (1.2 s on openb). What is stored
+    is still the whole result."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    storing: list[bool] = []
+    reads: list[str] = []
+    store = execution._store
+
+    def watched_store(*args, **kwargs):
+        storing.append(True)
+        try:
+            with CaptureQueriesContext(connection) as queries:
+                store(*args, **kwargs)
+            reads.extend(
+                q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")
+            )
+        finally:
+            storing.pop()
+
+    to_dict = sc.ReplicationResult.to_dict
+
+    def no_dicts_while_storing(self, **kwargs):
+        assert not storing, "the store turned the result into dicts"
+        return to_dict(self, **kwargs)
+
+    monkeypatch.setattr(execution, "_store", watched_store)
+    monkeypatch.setattr(sc.ReplicationResult, "to_dict", no_dicts_while_storing)
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.SUCCEEDED
+    assert reads
+    for column in ('"experiments_run"."spec"', '"experiments_run"."aggregate"'):
+        assert not any(column in sql for sql in reads), column
+    for column in ("timeline", "decisions", "summary", "event_log"):
+        assert not any(f'"experiments_replication"."{column}"' in sql for sql in reads), column
+    replication = run.replications.order_by("variant_index").first()
+    expected = sc.simulate(sc.parse_spec(run.spec), replication.variant, 0)
+    assert replication.summary == expected.summary
+    assert replication.decisions == json.loads(
+        json.dumps([d.as_dict() for d in expected.decisions])
+    )
+    assert replication.seed == expected.seed
+    assert replication.events_processed == expected.events_processed
+    assert replication.timeline["spans"]
 
 
 def test_a_simulation_past_its_deadline_fails_its_run_saying_which_setting(
