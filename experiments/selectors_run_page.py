@@ -26,7 +26,7 @@ from django.urls import reverse
 
 from experiments import selectors, selectors_cache, selectors_k8s
 from experiments.models import Run, Status
-from experiments.specs import spec_yaml
+from experiments.specs import spec_yaml_within
 from experiments.views import chart_data
 
 logger = logging.getLogger(__name__)
@@ -81,8 +81,9 @@ def run_page_reads(*, run: Run) -> dict[str, Any]:
 
 
 def _shown_spec(run: Run) -> str:
-    text = spec_yaml(run.spec)
-    return text if len(text) <= SPEC_SHOWN_CHARS else ""
+    """The frozen spec's YAML for the page, or "" past SPEC_SHOWN_CHARS (the API still
+    downloads it whole)."""
+    return spec_yaml_within(run.spec, SPEC_SHOWN_CHARS) or ""
 
 
 def is_study_run(run: Run) -> bool:

@@ -84,11 +84,24 @@ def spec_document(spec: sc.ExperimentSpec) -> dict[str, Any]:
 
 def spec_yaml(document: Mapping[str, Any]) -> str:
     """A stored spec as the YAML users edit: defaults shown, nulls left out. One that no
-    longer validates (written by an older version) is shown as it is stored."""
+    longer validates (written by an older version) is shown as it is stored. Its
+    variants are written out, not resolved again: a stored spec was validated whole
+    when it was saved, and resolving each variant re-validates the whole spec (16 times
+    for the openb sweep: seconds for a page that only shows the text)."""
     try:
-        return sc.spec_to_yaml(sc.parse_spec(document))
+        return sc.spec_to_yaml(sc.parse_spec(document, check_variants=False))
     except sc.SpecError:
         return yaml.safe_dump(dict(document), sort_keys=False, allow_unicode=True)
+
+
+def spec_yaml_within(document: Mapping[str, Any], max_chars: int) -> str | None:
+    """:func:`spec_yaml`, or None once the text would pass ``max_chars`` (a page that
+    shows a spec only up to a size does not write a recorded cluster's megabytes)."""
+    try:
+        return sc.spec_to_yaml_within(sc.parse_spec(document, check_variants=False), max_chars)
+    except sc.SpecError:
+        text = yaml.safe_dump(dict(document), sort_keys=False, allow_unicode=True)
+        return text if len(text) <= max_chars else None
 
 
 def product_version() -> str:

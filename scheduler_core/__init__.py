@@ -38,6 +38,7 @@ from scheduler_core.spec import (
     parse_spec,
     resolve_variant,
     spec_to_yaml,
+    spec_to_yaml_within,
     spec_warnings,
     variant_names,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "run_experiment",
     "simulate",
     "spec_to_yaml",
+    "spec_to_yaml_within",
     "spec_warnings",
     "variant_names",
 ]

@@ -1715,20 +1715,58 @@ def _step(node: Any, part: str) -> Any:
 
 def spec_to_yaml(spec: ExperimentSpec) -> str:
     """The spec as YAML, camelCase, defaults included: what a user downloads and edits."""
+    text: str = yaml.dump(_yaml_data(spec), Dumper=_SpecDumper, sort_keys=False, allow_unicode=True)
+    return text
+
+
+def spec_to_yaml_within(spec: ExperimentSpec, max_chars: int) -> str | None:
+    """:func:`spec_to_yaml`, or None as soon as the text passes ``max_chars``: a page that
+    shows a spec only up to a size stops writing there, instead of writing a recorded
+    cluster's megabytes to throw them away."""
+    out = _BoundedText(max_chars)
+    try:
+        yaml.dump(_yaml_data(spec), out, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True)
+    except _TooLongError:
+        return None
+    return "".join(out.parts)
+
+
+def _yaml_data(spec: ExperimentSpec) -> dict[str, Any]:
     data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     study = data.get("placementStudy") or {}
     for key in ("podOrder", "nodeOrder"):
         if key in study:  # 8,152 numbers: wrapped flow lines, not a line each
             study[key] = _FlowList(study[key])
-    return yaml.dump(data, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True)
+    return data
+
+
+class _TooLongError(Exception):
+    """The YAML passed its budget (:func:`spec_to_yaml_within`)."""
+
+
+class _BoundedText:
+    """A text stream that refuses to grow past ``limit`` characters."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.size += len(text)
+        if self.size > self.limit:
+            raise _TooLongError
+        self.parts.append(text)
 
 
 class _FlowList(list[Any]):
     """A list ``spec_to_yaml`` writes in flow style (``[0, 3, 1, ...]``)."""
 
 
-class _SpecDumper(yaml.SafeDumper):
-    pass
+class _SpecDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """libyaml's emitter where PyYAML was built with it (the same text, several times
+    faster: a recorded cluster's spec is hundreds of thousands of YAML nodes), else
+    PyYAML's own."""
 
 
 _SpecDumper.add_representer(

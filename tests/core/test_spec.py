@@ -223,6 +223,51 @@ def test_spec_round_trips_through_yaml() -> None:
     assert parse_spec(sc.spec_to_yaml(spec)) == spec
 
 
+def test_spec_yaml_is_the_same_text_from_libyaml_and_stops_at_a_budget() -> None:
+    """spec_to_yaml writes with libyaml's emitter where PyYAML has it: the text must be
+    the one PyYAML's own emitter writes, for every preset (the studies' flow lists too).
+    spec_to_yaml_within gives that text up to its budget and None past it, having
+    stopped writing there (a page shows a spec only up to a size)."""
+    import yaml
+
+    from scheduler_core import spec as spec_module
+    from scheduler_core.presets import list_presets
+
+    class PurePython(yaml.SafeDumper):
+        pass
+
+    PurePython.add_representer(
+        spec_module._FlowList,
+        lambda d, data: d.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True),
+    )
+    presets = list_presets(studies=True)
+    assert any(p.study for p in presets)
+    for preset in presets:
+        spec = preset.spec()
+        data = spec_module._yaml_data(spec)
+        text = sc.spec_to_yaml(spec)
+        assert text == yaml.dump(data, Dumper=PurePython, sort_keys=False, allow_unicode=True)
+        assert parse_spec(text) == spec
+        assert sc.spec_to_yaml_within(spec, len(text)) == text
+        assert sc.spec_to_yaml_within(spec, len(text) - 1) is None
+    written: list[int] = []
+    bounded = spec_module._BoundedText(100)
+    original = bounded.write
+
+    def counting(part: str) -> None:
+        written.append(len(part))
+        original(part)
+
+    bounded.write = counting  # type: ignore[method-assign]
+    with pytest.raises(spec_module._TooLongError):
+        yaml.dump(
+            spec_module._yaml_data(sc.get_preset("s2-jump-the-queue").spec()),
+            bounded,
+            Dumper=spec_module._SpecDumper,
+        )
+    assert sum(written[:-1]) <= 100  # nothing written past the budget
+
+
 def _three_mistakes() -> dict[str, Any]:
     """Issue 16 §1: a fractional GPU count, a misspelt class and two default classes."""
     data = copy.deepcopy(BASE)

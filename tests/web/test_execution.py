@@ -266,6 +266,36 @@ def test_finalize_waits_for_every_replication():
     assert run.status == Status.RUNNING
 
 
+def test_finalize_aggregates_from_the_summaries_without_reading_the_big_columns(
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The chord's last step reads each replication's summary, not its timeline,
+    decisions or event log (48 openb timelines took seconds of it to decode), nor the
+    run's aggregate twice; what it aggregates is what it did before."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from experiments.services import runs
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+    assert run.status == Status.SUCCEEDED
+    aggregate = run.aggregate
+    Run.objects.filter(pk=run.pk).update(status=Status.RUNNING, aggregate=[])
+    monkeypatch.setattr(runs, "_precompute_run_page", lambda run: None)  # it reads timelines
+
+    with CaptureQueriesContext(connection) as queries:
+        assert services.run_finalize(run_id=run.pk) is Outcome.DONE
+
+    run.refresh_from_db()
+    assert run.status == Status.SUCCEEDED
+    assert run.aggregate == aggregate
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    replication_reads = [sql for sql in reads if "experiments_replication" in sql]
+    assert replication_reads
+    for column in ("timeline", "decisions", "event_log", "diagnosis", "distributions"):
+        assert not any(f'"experiments_replication"."{column}"' in sql for sql in reads), column
+
+
 class TestTheSweep:
     """The watchdog: no run stays active forever, and a failure says why."""
 

@@ -285,6 +285,25 @@ def test_run_page_shows_and_downloads_the_frozen_spec_and_version(alice_client, 
     assert sc.parse_spec(sc.load_document(download.content.decode())).horizon_seconds == 3000
 
 
+def test_a_frozen_spec_too_long_to_show_is_left_off_the_page_but_downloads_whole(
+    alice_client, reclaim_run, monkeypatch
+):
+    """Past SPEC_SHOWN_CHARS the page leaves the YAML out (it stops writing it there:
+    a recorded cluster's spec is megabytes) and the download still gives all of it."""
+    from django.core.cache import cache
+
+    from experiments import selectors_run_page
+
+    full = sc.spec_to_yaml(sc.parse_spec(reclaim_run.spec))
+    monkeypatch.setattr(selectors_run_page, "SPEC_SHOWN_CHARS", len(full) - 1)
+    cache.clear()  # the run's page was precomputed when it finished
+    html = alice_client.get(reverse("experiments:run", args=[reclaim_run.pk])).content.decode()
+
+    assert element_text(html, "id", "run-spec-yaml") == []
+    link = re.search(r'<a href="([^"]+)" id="run-spec-download"', html).group(1)
+    assert alice_client.get(link).content.decode() == full
+
+
 def test_product_version_names_the_source_commit(monkeypatch):
     from experiments import specs
 
