@@ -227,9 +227,11 @@ def breakdown(run: Any) -> dict[str, Any]:
 
 
 def one_replication_phases(experiment: Any) -> dict[str, float]:
-    """One replication's phases in this process, as the task runs them: parse the frozen
-    spec (which validates every variant), simulate (+ metrics), derive the timeline,
-    encode the event log, store the result row with it. The writes are rolled back."""
+    """One replication's phases in this process, as the task runs them (the collector
+    paused): parse the frozen spec (without re-validating the variants), resolve the
+    variant once, simulate (+ metrics), derive the timeline, encode the event log, store
+    the result row with it. The writes are rolled back. Parsing as an experiment is
+    saved (every variant validated) is timed too, for comparison."""
     from django.conf import settings
     from django.db import transaction
 
@@ -241,29 +243,35 @@ def one_replication_phases(experiment: Any) -> dict[str, float]:
         encode_event_log,
     )
     from scheduler_core import timeline as core_timeline
+    from scheduler_core.gc_pause import gc_paused
 
     replication = Replication.objects.filter(run__experiment=experiment).first()
     without_variants = {k: v for k, v in experiment.spec.items() if k != "variants"}
     phases: dict[str, float] = {}
-    with _phase(phases, "parse_spec_s"):
-        spec = sc.parse_spec(experiment.spec)
+    with _phase(phases, "parse_spec_every_variant_s"):  # as an experiment is saved
+        sc.parse_spec(experiment.spec)
     with _phase(phases, "parse_spec_without_variants_s"):
         sc.parse_spec(without_variants)
-    with _phase(phases, "simulate_s"):
-        result = sc.simulate(spec, replication.variant, 0)
-    with _phase(phases, "timeline_s"):
-        timeline = core_timeline.for_variant(spec, replication.variant, result.events).to_json(
-            max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
-        )
-    with _phase(phases, "encode_events_s"):
-        blob = encode_event_log(result)
-    with transaction.atomic():
-        replication.timeline, replication.event_log = timeline, blob
-        with _phase(phases, "result_row_s"):
-            _set_result(replication, result)
-        with _phase(phases, "workload_records_s"):
-            _insert_records(replication, result)
-        transaction.set_rollback(True)
+    with gc_paused():  # as the task runs (execution._run)
+        with _phase(phases, "parse_spec_s"):  # as the task parses the frozen spec
+            spec = sc.parse_spec(experiment.spec, check_variants=False)
+        with _phase(phases, "resolve_variant_s"):
+            resolved = sc.resolve_variant(spec, replication.variant)
+        with _phase(phases, "simulate_s"):
+            result = sc.simulate(spec, resolved, 0)
+        with _phase(phases, "timeline_s"):
+            timeline = core_timeline.build(result.events, resolved.spec).to_json(
+                max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+            )
+        with _phase(phases, "encode_events_s"):
+            blob = encode_event_log(result)
+        with transaction.atomic():
+            replication.timeline, replication.event_log = timeline, blob
+            with _phase(phases, "result_row_s"):
+                _set_result(replication, result)
+            with _phase(phases, "workload_records_s"):
+                _insert_records(replication, result)
+            transaction.set_rollback(True)
     events = len(result.events)
     return {
         **phases,
