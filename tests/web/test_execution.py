@@ -479,8 +479,9 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
 ):
     """Every phase of a task's work runs with the cyclic collector paused (on the openb
     trace its passes over the spec and the log took half of the timeline's and the
-    encoding's time), the heartbeat in the middle and the store too; it is on again once
-    the task is done, and again after a task whose simulation ran out of memory."""
+    encoding's time), from the claim, which decodes the run's frozen spec, through the
+    heartbeat in the middle to the store; it is on again once the task is done, and
+    again after a task whose simulation ran out of memory."""
     import gc
 
     seen: dict[str, list[bool]] = {}
@@ -504,6 +505,18 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
             tasks.pop()
 
     monkeypatch.setattr(execution, "_run", in_task)
+    claim = execution._claim
+
+    def claiming(*args, **kwargs):  # reading the row decodes the run's frozen spec
+        tasks.append(True)
+        try:
+            return claim(*args, **kwargs)
+        finally:
+            tasks.pop()
+
+    monkeypatch.setattr(execution, "_claim", claiming)
+    spec_column = Run._meta.get_field("spec")
+    monkeypatch.setattr(spec_column, "from_db_value", watched("claim", spec_column.from_db_value))
     monkeypatch.setattr(execution.sc, "parse_spec", watched("parse", sc.parse_spec))
     monkeypatch.setattr(execution.sc, "simulate", watched("simulate", sc.simulate))
     monkeypatch.setattr(
@@ -518,8 +531,8 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
 
     assert run.status == Status.SUCCEEDED
-    assert set(seen) == {"parse", "simulate", "timeline", "encode", "store"}
-    assert all(len(calls) == run.replications.count() for calls in seen.values()), seen
+    assert set(seen) == {"claim", "parse", "simulate", "timeline", "encode", "store"}
+    assert all(len(calls) >= run.replications.count() for calls in seen.values()), seen
     assert not any(flag for calls in seen.values() for flag in calls), seen
     assert gc.isenabled(), "the collector was not given back after the task"
 
