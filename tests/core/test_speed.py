@@ -661,3 +661,101 @@ def test_cohorts_keep_members_in_seq_order_through_joins_and_splits() -> None:
         back = queue._where[expected[-1]]
         assert [p.seq for p in back.members()] == [s for s in expected if s >= cut], trial
         assert len(replayed) + len(back) == len(expected)
+
+
+# ---------------------------------------------------------------------- eligibility
+def _eligibility_cluster(seed: int) -> dict[str, Any]:
+    """Node pools that differ in every way the static filters look at (labels, taints,
+    GPU model, capacity), and workloads that select on each."""
+    rng = random.Random(seed)
+    pools = []
+    for i in range(rng.randint(3, 7)):
+        pool: dict[str, Any] = {
+            "name": f"p{i}",
+            "count": rng.randint(1, 5),
+            "gpus": rng.choice((0, 4, 8)),
+            "cpu": rng.choice((16, 64)),
+            "memory": rng.choice((64, 512)),
+            "labels": {"zone": rng.choice("ab"), "tier": rng.choice(("spot", "on-demand"))},
+            "gpuModel": rng.choice(("", "A100", "H100")),
+        }
+        if rng.random() < 0.4:
+            pool["taints"] = [{"key": "dedicated", "value": rng.choice(("ml", "batch"))}]
+        pools.append(pool)
+    for gpus, cpu, memory in ((4, 64, 512), (8, 64, 512), (8, 16, 512), (8, 64, 64)):
+        # alike in all but one of GPUs, CPU, memory
+        pools.append(
+            {
+                "name": f"c{gpus}-{cpu}-{memory}",
+                "count": 2,
+                "gpus": gpus,
+                "cpu": cpu,
+                "memory": memory,
+            }
+        )
+    for model in ("A100", "H100"):  # every request fits some node (the spec says so)
+        pools.append(
+            {
+                "name": model.lower(),
+                "count": 1,
+                "gpus": 8,
+                "cpu": 64,
+                "memory": 512,
+                "gpuModel": model,
+            }
+        )
+    workloads = []
+    for i in range(rng.randint(8, 20)):
+        w: dict[str, Any] = {
+            "name": f"w{i}",
+            "gpus": rng.choice((0, 1, 4, 8)),
+            "cpu": rng.choice((1, 32)),
+            "memory": rng.choice((8, 128)),
+            "arrival": 10 * i,
+            "durationSeconds": 100,
+        }
+        if rng.random() < 0.5:
+            w["nodeSelector"] = {rng.choice(("zone", "tier")): rng.choice(("a", "b", "spot"))}
+        if rng.random() < 0.4:
+            w["tolerations"] = [{"key": "dedicated", "value": rng.choice(("ml", "batch"))}]
+        if rng.random() < 0.3 and w["gpus"]:
+            w["gpuModels"] = rng.sample(["A100", "H100"], rng.randint(1, 2))
+        workloads.append(w)
+    return {
+        "horizonSeconds": 500,
+        "seed": seed,
+        "cluster": {"nodePools": pools},
+        "priorityClasses": [{"name": "low", "value": 10, "globalDefault": True}],
+        "workloads": workloads,
+    }
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_eligible_nodes_are_the_nodes_every_static_filter_passes(seed: int) -> None:
+    """eligible_nodes runs the static filters once per kind of node (the nodes alike in
+    all they read) instead of once per node: it must give every node that passes them,
+    in node order, for every workload, also after nodes are cordoned, lost and
+    restored (a new version of the cluster)."""
+    spec = sc.parse_spec(_eligibility_cluster(seed))
+    engine = Engine(resolve_variant(spec, "default"), seed=seed)
+    cluster = engine.cluster
+    rng = random.Random(seed)
+
+    def check() -> None:
+        for workload in engine.workloads:
+            expected = [n for n in cluster.nodes if cluster.static_filter(workload, n).ok]
+            nodes, where = cluster.eligible_nodes(workload)
+            assert nodes == expected, (workload.name, nodes, expected)
+            assert where == {n: i for i, n in enumerate(expected)}
+            assert cluster.eligible_rows(workload).tolist() == [n.idx for n in expected]
+
+    check()
+    kinds, _ = cluster._node_kinds()
+    assert len(kinds) < len(cluster.nodes) or len(cluster.nodes) <= len(spec.cluster.node_pools)
+    for _ in range(3):
+        for node in rng.sample(cluster.nodes, max(1, len(cluster.nodes) // 3)):
+            cluster.set_schedulable(node, alive=rng.random() < 0.5, cordoned=rng.random() < 0.5)
+        check()
+    for node in cluster.nodes:
+        cluster.set_schedulable(node, alive=True, cordoned=False)
+    check()
