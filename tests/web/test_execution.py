@@ -485,7 +485,7 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
     import gc
 
     seen: dict[str, list[bool]] = {}
-    tasks: list[bool] = []  # one entry while a task's work (_run) runs
+    tasks: list[bool] = []  # an entry while a task claims its row or works (_claim, _run)
 
     def watched(name, original):
         def call(*args, **kwargs):
@@ -495,26 +495,19 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
 
         return call
 
-    task = execution._run
+    def flagged(original):
+        def call(*args, **kwargs):
+            tasks.append(True)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                tasks.pop()
 
-    def in_task(*args, **kwargs):
-        tasks.append(True)
-        try:
-            return task(*args, **kwargs)
-        finally:
-            tasks.pop()
+        return call
 
-    monkeypatch.setattr(execution, "_run", in_task)
-    claim = execution._claim
-
-    def claiming(*args, **kwargs):  # reading the row decodes the run's frozen spec
-        tasks.append(True)
-        try:
-            return claim(*args, **kwargs)
-        finally:
-            tasks.pop()
-
-    monkeypatch.setattr(execution, "_claim", claiming)
+    monkeypatch.setattr(execution, "_run", flagged(execution._run))
+    # reading the row decodes the run's frozen spec
+    monkeypatch.setattr(execution, "_claim", flagged(execution._claim))
     spec_column = Run._meta.get_field("spec")
     monkeypatch.setattr(spec_column, "from_db_value", watched("claim", spec_column.from_db_value))
     monkeypatch.setattr(execution.sc, "parse_spec", watched("parse", sc.parse_spec))
