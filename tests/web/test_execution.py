@@ -519,12 +519,14 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
         execution, "encode_event_log", watched("encode", execution.encode_event_log)
     )
     monkeypatch.setattr(execution, "_set_result", watched("store", execution._set_result))
+    monkeypatch.setattr(execution, "_parsed", {})  # not parsed by an earlier test
     assert gc.isenabled()
 
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
 
     assert run.status == Status.SUCCEEDED
     assert set(seen) == {"claim", "parse", "simulate", "timeline", "encode", "store"}
+    assert len(seen.pop("parse")) == 1, "the worker parses a run's frozen spec once"
     assert all(len(calls) >= run.replications.count() for calls in seen.values()), seen
     assert not any(flag for calls in seen.values() for flag in calls), seen
     assert gc.isenabled(), "the collector was not given back after the task"
@@ -536,6 +538,75 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
     failed = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
     assert failed.status == Status.FAILED
     assert gc.isenabled(), "a task that ran out of memory kept the collector off"
+
+
+def test_a_worker_parses_a_frozen_spec_once_and_resolves_each_variant_once(
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A worker process keeps the last frozen spec it parsed and the last variant it
+    resolved, by the document's content: a run's replications (variant by variant)
+    parse it once and resolve each variant once, with the results of fresh parses; an
+    edited spec (a new run) is parsed again, never served the old one."""
+    parses: list[int] = []
+    resolves: list[str] = []
+    parse, resolve = sc.parse_spec, sc.resolve_variant
+    inside: list[bool] = []  # while a task simulates (the enqueue and the pages parse too)
+
+    def counting_parse(document, **kwargs):
+        if inside:
+            parses.append(document.get("replications"))
+        return parse(document, **kwargs)
+
+    def counting_resolve(spec, variant, **kwargs):
+        if inside:
+            resolves.append(variant)
+        return resolve(spec, variant, **kwargs)
+
+    simulate_task = execution._simulate
+
+    def simulating(*args, **kwargs):
+        inside.append(True)
+        try:
+            return simulate_task(*args, **kwargs)
+        finally:
+            inside.pop()
+
+    monkeypatch.setattr(execution, "_simulate", simulating)
+    monkeypatch.setattr(execution, "_parsed", {})
+    monkeypatch.setattr(execution, "_resolved", {})
+    experiment.spec = {**experiment.spec, "replications": 2}
+    experiment.save()
+    with monkeypatch.context() as patched:
+        patched.setattr(execution.sc, "parse_spec", counting_parse)
+        patched.setattr(execution.sc, "resolve_variant", counting_resolve)
+        run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+    assert run.status == Status.SUCCEEDED
+    names = sc.variant_names(sc.parse_spec(run.spec))
+    assert run.replications.count() == 2 * len(names) >= 4
+    assert parses.count(2) == 1
+    assert resolves == names  # each variant once, in the run's order
+    spec = sc.parse_spec(run.spec)
+    for replication in run.replications.order_by("variant_index", "replication"):
+        fresh = sc.simulate(spec, replication.variant, replication.replication)
+        assert replication.summary == fresh.summary
+        assert replication.event_count == len(fresh.events)
+
+    experiment.spec = {**experiment.spec, "replications": 1, "horizonSeconds": 2000}
+    experiment.save()
+    parses.clear()
+    with monkeypatch.context() as patched:
+        patched.setattr(execution.sc, "parse_spec", counting_parse)
+        edited = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+    assert edited.status == Status.SUCCEEDED
+    assert parses.count(1) == 1
+    assert {
+        r.summary["horizon_seconds"] if "horizon_seconds" in r.summary else None
+        for r in edited.replications.all()
+    } is not None
+    first = edited.replications.order_by("variant_index").first()
+    fresh = sc.simulate(sc.parse_spec(edited.spec), first.variant, 0)
+    assert first.summary == fresh.summary
+    assert first.event_count == len(fresh.events)
 
 
 def test_the_store_reads_neither_the_frozen_spec_nor_the_records_as_dicts(
