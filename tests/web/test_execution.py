@@ -474,6 +474,20 @@ def test_a_simulation_out_of_memory_fails_its_run_at_once_with_the_reason(
     assert list(run.replications.values_list("attempt", flat=True)) == [1, 0]
 
 
+def _flagging(flags: list[bool], original):
+    """``original``, with an entry in ``flags`` while it runs (what a watcher asks to
+    tell the task's own calls from the enqueue's and the pages')."""
+
+    def call(*args, **kwargs):
+        flags.append(True)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            flags.pop()
+
+    return call
+
+
 def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
     experiment, alice, monkeypatch, django_capture_on_commit_callbacks
 ):
@@ -495,19 +509,9 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
 
         return call
 
-    def flagged(original):
-        def call(*args, **kwargs):
-            tasks.append(True)
-            try:
-                return original(*args, **kwargs)
-            finally:
-                tasks.pop()
-
-        return call
-
-    monkeypatch.setattr(execution, "_run", flagged(execution._run))
+    monkeypatch.setattr(execution, "_run", _flagging(tasks, execution._run))
     # reading the row decodes the run's frozen spec
-    monkeypatch.setattr(execution, "_claim", flagged(execution._claim))
+    monkeypatch.setattr(execution, "_claim", _flagging(tasks, execution._claim))
     spec_column = Run._meta.get_field("spec")
     monkeypatch.setattr(spec_column, "from_db_value", watched("claim", spec_column.from_db_value))
     monkeypatch.setattr(execution.sc, "parse_spec", watched("parse", sc.parse_spec))
@@ -562,16 +566,7 @@ def test_a_worker_parses_a_frozen_spec_once_and_resolves_each_variant_once(
             resolves.append(variant)
         return resolve(spec, variant, **kwargs)
 
-    simulate_task = execution._simulate
-
-    def simulating(*args, **kwargs):
-        inside.append(True)
-        try:
-            return simulate_task(*args, **kwargs)
-        finally:
-            inside.pop()
-
-    monkeypatch.setattr(execution, "_simulate", simulating)
+    monkeypatch.setattr(execution, "_simulate", _flagging(inside, execution._simulate))
     monkeypatch.setattr(execution, "_parsed", {})
     monkeypatch.setattr(execution, "_resolved", {})
     experiment.spec = {**experiment.spec, "replications": 2}
