@@ -91,7 +91,7 @@ def spec_yaml(document: Mapping[str, Any]) -> str:
     try:
         return sc.spec_to_yaml(sc.parse_spec(document, check_variants=False))
     except sc.SpecError:
-        return yaml.safe_dump(dict(document), sort_keys=False, allow_unicode=True)
+        return _as_stored(document)
 
 
 def spec_yaml_within(document: Mapping[str, Any], max_chars: int) -> str | None:
@@ -100,8 +100,13 @@ def spec_yaml_within(document: Mapping[str, Any], max_chars: int) -> str | None:
     try:
         return sc.spec_to_yaml_within(sc.parse_spec(document, check_variants=False), max_chars)
     except sc.SpecError:
-        text = yaml.safe_dump(dict(document), sort_keys=False, allow_unicode=True)
+        text = _as_stored(document)
         return text if len(text) <= max_chars else None
+
+
+def _as_stored(document: Mapping[str, Any]) -> str:
+    """A stored spec that no longer validates, as YAML of what is stored."""
+    return yaml.safe_dump(dict(document), sort_keys=False, allow_unicode=True)
 
 
 def product_version() -> str:

@@ -1715,7 +1715,7 @@ def _step(node: Any, part: str) -> Any:
 
 def spec_to_yaml(spec: ExperimentSpec) -> str:
     """The spec as YAML, camelCase, defaults included: what a user downloads and edits."""
-    text: str = yaml.dump(_yaml_data(spec), Dumper=_SpecDumper, sort_keys=False, allow_unicode=True)
+    text: str = _dump_yaml(spec, None)
     return text
 
 
@@ -1725,10 +1725,17 @@ def spec_to_yaml_within(spec: ExperimentSpec, max_chars: int) -> str | None:
     cluster's megabytes to throw them away."""
     out = _BoundedText(max_chars)
     try:
-        yaml.dump(_yaml_data(spec), out, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True)
+        _dump_yaml(spec, out)
     except _TooLongError:
         return None
     return "".join(out.parts)
+
+
+def _dump_yaml(spec: ExperimentSpec, stream: _BoundedText | None) -> Any:
+    """The spec's YAML into ``stream``, or returned when it is None."""
+    return yaml.dump(
+        _yaml_data(spec), stream, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True
+    )
 
 
 def _yaml_data(spec: ExperimentSpec) -> dict[str, Any]:
