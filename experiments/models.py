@@ -7,6 +7,8 @@ experiment leaves nothing behind, files included: there are none.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import types
 import typing
 import uuid
@@ -94,6 +96,12 @@ def _new_token() -> str:
     return uuid.uuid4().hex
 
 
+def spec_digest_of(document: typing.Any) -> str:
+    """A digest of a spec document's content (its JSON as Python writes it): what a
+    worker keys its parsed copy of a run's frozen spec by (``Run.spec_digest``)."""
+    return hashlib.blake2b(json.dumps(document).encode(), digest_size=16).hexdigest()
+
+
 class Run(models.Model):
     """One execution of an experiment, on a frozen copy of its spec.
 
@@ -106,6 +114,15 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     spec = models.JSONField(help_text="the spec as it was when the run started")
+    spec_digest = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        editable=False,
+        help_text="spec_digest_of(spec), written with the spec: a worker that already parsed "
+        "this spec knows it without reading the spec (megabytes for a recorded cluster); "
+        "empty on rows from before it existed",
+    )
     product_version = models.CharField(max_length=100)
     task_token = models.CharField(
         max_length=32,
@@ -135,6 +152,18 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"Run {self.pk} of {self.experiment_id} ({self.status})"
+
+    def save(self, *args: typing.Any, **kwargs: typing.Any) -> None:
+        """Whenever the spec is written, its digest is written with it, so the two never
+        disagree (a saved spec is never served to a worker under another's digest)."""
+        update_fields = kwargs.get("update_fields")
+        if "spec" not in self.get_deferred_fields() and (
+            update_fields is None or "spec" in update_fields
+        ):
+            self.spec_digest = spec_digest_of(self.spec)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "spec_digest"}
+        super().save(*args, **kwargs)
 
     @property
     def is_terminal(self) -> bool:

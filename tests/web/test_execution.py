@@ -14,7 +14,7 @@ from django.utils import timezone
 
 import scheduler_core as sc
 from experiments import services
-from experiments.models import Replication, Run, Status, WorkloadRecord
+from experiments.models import Replication, Run, Status, WorkloadRecord, spec_digest_of
 from experiments.services import Outcome, execution
 from experiments.specs import product_version
 from scheduler_core.metrics import confidence_interval
@@ -493,8 +493,8 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
 ):
     """Every phase of a task's work runs with the cyclic collector paused (on the openb
     trace its passes over the spec and the log took half of the timeline's and the
-    encoding's time), from the claim, which decodes the run's frozen spec, through the
-    heartbeat in the middle to the store; it is on again once the task is done, and
+    encoding's time), from the claim and the one read of the run's frozen spec (the
+    task that parses it decodes it), through the heartbeat in the middle to the store; it is on again once the task is done, and
     again after a task whose simulation ran out of memory."""
     import gc
 
@@ -510,10 +510,9 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
         return call
 
     monkeypatch.setattr(execution, "_run", _flagging(tasks, execution._run))
-    # reading the row decodes the run's frozen spec
     monkeypatch.setattr(execution, "_claim", _flagging(tasks, execution._claim))
     spec_column = Run._meta.get_field("spec")
-    monkeypatch.setattr(spec_column, "from_db_value", watched("claim", spec_column.from_db_value))
+    monkeypatch.setattr(spec_column, "from_db_value", watched("spec", spec_column.from_db_value))
     monkeypatch.setattr(execution.sc, "parse_spec", watched("parse", sc.parse_spec))
     monkeypatch.setattr(execution.sc, "simulate", watched("simulate", sc.simulate))
     monkeypatch.setattr(
@@ -529,8 +528,9 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
     run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
 
     assert run.status == Status.SUCCEEDED
-    assert set(seen) == {"claim", "parse", "simulate", "timeline", "encode", "store"}
+    assert set(seen) == {"spec", "parse", "simulate", "timeline", "encode", "store"}
     assert len(seen.pop("parse")) == 1, "the worker parses a run's frozen spec once"
+    assert seen.pop("spec") == [False], "the worker decodes a run's frozen spec once, paused"
     assert all(len(calls) >= run.replications.count() for calls in seen.values()), seen
     assert not any(flag for calls in seen.values() for flag in calls), seen
     assert gc.isenabled(), "the collector was not given back after the task"
@@ -598,6 +598,79 @@ def test_a_worker_parses_a_frozen_spec_once_and_resolves_each_variant_once(
     fresh = sc.simulate(sc.parse_spec(edited.spec), first.variant, 0)
     assert first.summary == fresh.summary
     assert first.event_count == len(fresh.events)
+
+
+def test_a_worker_reads_a_frozen_spec_only_to_parse_it(
+    experiment, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The claim reads the run without its frozen spec (megabytes of JSON for a recorded
+    cluster, decoded and hashed again on every task: 0.13 s of an openb task): the run's
+    ``spec_digest``, written with the spec, tells a worker whether it already parsed it.
+    Across a run's tasks the spec is read once, by the first; a row from before the digest
+    existed (empty) is read and hashed, and still simulated from its own spec."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    spec_reads: list[str] = []
+    execute = services.replication_execute
+
+    def watched(**kwargs):
+        with CaptureQueriesContext(connection) as queries:
+            outcome = execute(**kwargs)
+        spec_reads.extend(
+            q["sql"] for q in queries.captured_queries if '"experiments_run"."spec"' in q["sql"]
+        )
+        return outcome
+
+    monkeypatch.setattr(services, "replication_execute", watched)
+    monkeypatch.setattr(execution, "_parsed", {})
+    monkeypatch.setattr(execution, "_resolved", {})
+    experiment.spec = {**experiment.spec, "replications": 2}
+    experiment.save()
+
+    run = _enqueue(experiment, alice, django_capture_on_commit_callbacks, execute=True)
+
+    assert run.status == Status.SUCCEEDED
+    assert run.replications.count() >= 4
+    assert run.spec_digest == spec_digest_of(run.spec) != ""
+    assert len(spec_reads) == 1, spec_reads
+
+    # a row from before the digest: read, hashed, parsed from its own spec
+    experiment.spec = {**experiment.spec, "replications": 1, "horizonSeconds": 2000}
+    experiment.save()
+    spec_reads.clear()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        legacy = services.run_enqueue(experiment=experiment, user=alice)
+    Run.objects.filter(pk=legacy.pk).update(spec_digest="")
+    for callback in callbacks:
+        callback()
+    legacy.refresh_from_db()
+    assert legacy.status == Status.SUCCEEDED
+    assert legacy.spec_digest == ""
+    assert len(spec_reads) == legacy.replications.count()  # no digest: read every time
+    first = legacy.replications.order_by("variant_index").first()
+    fresh = sc.simulate(sc.parse_spec(legacy.spec), first.variant, 0)
+    assert first.summary == fresh.summary
+    assert first.event_count == len(fresh.events)
+
+
+def test_a_run_s_spec_digest_is_written_whenever_its_spec_is(experiment, alice):
+    """The digest and the spec never disagree: creating a run, saving it whole or saving
+    its spec alone writes the digest of the spec saved; saves of other columns leave it."""
+    run = Run.objects.create(experiment=experiment, created_by=alice, spec={"a": 1})
+    assert run.spec_digest == spec_digest_of({"a": 1})
+    run.spec = {"a": 2}
+    run.save(update_fields=["spec"])
+    run.refresh_from_db()
+    assert run.spec_digest == spec_digest_of({"a": 2})
+    run.spec = {"a": 3}
+    run.save()
+    assert Run.objects.get(pk=run.pk).spec_digest == spec_digest_of({"a": 3})
+    progress_only = Run.objects.defer("spec").get(pk=run.pk)
+    progress_only.progress = 0.5
+    progress_only.save(update_fields=["progress"])
+    assert Run.objects.get(pk=run.pk).spec_digest == spec_digest_of({"a": 3})
+    assert spec_digest_of({"a": 2}) != spec_digest_of({"a": 3})
 
 
 def test_the_store_reads_neither_the_frozen_spec_nor_the_records_as_dicts(
