@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from experiments.fields import CompressedJSONField
 from scheduler_core.metrics import WorkloadRecord as CoreWorkloadRecord
 
 
@@ -94,6 +95,17 @@ TERMINAL_STATUSES = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED)
 
 def _new_token() -> str:
     return uuid.uuid4().hex
+
+
+def timeline_costs_of(timeline: dict[str, typing.Any] | None) -> dict[str, typing.Any] | None:
+    """What ``Replication.timeline_costs`` holds of a stored timeline."""
+    if timeline is None:
+        return None
+    return {
+        "version": timeline.get("version"),
+        "costs": timeline.get("costs", []),
+        "recoveries": timeline.get("recoveries", []),
+    }
 
 
 def spec_digest_of(document: typing.Any) -> str:
@@ -213,14 +225,20 @@ class Replication(models.Model):
         "null until the results are stored",
     )
     wall_seconds = models.FloatField(default=0.0)
-    timeline = models.JSONField(
+    timeline = CompressedJSONField(
         null=True,
         blank=True,
         help_text="what the time charts draw "
         "(scheduler_core.timeline.Timeline.to_json), derived when the results are stored; "
         "null for rows stored before it existed, derived on first view",
     )
-    decisions = models.JSONField(
+    timeline_costs = CompressedJSONField(
+        null=True,
+        blank=True,
+        help_text="the timeline's version, cost increments and recoveries (timeline_costs_of): "
+        "what the work charts read of every replication, without the spans",
+    )
+    decisions = CompressedJSONField(
         default=list,
         blank=True,
         help_text="scheduler_core decision records, in order; a record's id is its index",

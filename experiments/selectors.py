@@ -268,7 +268,7 @@ def run_replications(*, run: Run) -> QuerySet[Replication]:
     decisions and event logs, which are megabytes on a large run (the charts read them
     on demand)."""
     return run.replications.order_by("variant_index", "replication").defer(
-        "distributions", "by_priority_class", "timeline", "decisions", "event_log"
+        "distributions", "by_priority_class", "timeline", "timeline_costs", "decisions", "event_log"
     )
 
 

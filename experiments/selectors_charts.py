@@ -25,7 +25,6 @@ from experiments.models import Replication, Run, Status, WorkloadRecord
 from scheduler_core.spec_diff import parameter_diff, variant_parameters
 from scheduler_core.timeline import (
     TIMELINE_REASONS,
-    TIMELINE_VERSION,
     Cost,
     Recovery,
     costs_from_json,
@@ -102,16 +101,16 @@ def stored_costs(
     *,
     replication_ids: Iterable[int],
 ) -> dict[int, tuple[list[Cost], list[Recovery]] | None]:
-    """Cost increments and recoveries per replication, read out of the stored timelines
-    without their spans (None where a replication has no current timeline)."""
+    """Cost increments and recoveries per replication, from the column that holds them
+    apart from the timeline's spans (None where a replication has no current timeline)."""
     rows = Replication.objects.filter(pk__in=list(replication_ids)).values_list(
-        "pk", "timeline__version", "timeline__costs", "timeline__recoveries"
+        "pk", "timeline_costs"
     )
     return {
-        pk: (costs_from_json(costs or []), recoveries_from_json(recoveries or []))
-        if version == TIMELINE_VERSION
+        pk: (costs_from_json(data["costs"]), recoveries_from_json(data["recoveries"]))
+        if data is not None and is_current(data)
         else None
-        for pk, version, costs, recoveries in rows
+        for pk, data in rows
     }
 
 
@@ -177,7 +176,7 @@ def replication_of_run(*, run: Run, pk: int) -> Replication | None:
     return (
         _succeeded(run)
         .filter(pk=pk)
-        .defer("distributions", "timeline", "event_log", "decisions")
+        .defer("distributions", "timeline", "timeline_costs", "event_log", "decisions")
         .first()
     )
 

@@ -44,6 +44,7 @@ from experiments.models import (
     Status,
     WorkloadRecord,
     spec_digest_of,
+    timeline_costs_of,
 )
 from experiments.services.outcome import Outcome
 from experiments.services.runs import run_fail
@@ -186,7 +187,9 @@ def _claim(replication_id: int) -> tuple[Replication, int] | Outcome:
     38 ms of the database's. With the collector paused, as for the task's work."""
     replication = (
         Replication.objects.select_related("run")
-        .defer("event_log", "timeline", "decisions", "run__aggregate", "run__spec")
+        .defer(
+            "event_log", "timeline", "timeline_costs", "decisions", "run__aggregate", "run__spec"
+        )
         .filter(pk=replication_id)
         .first()
     )
@@ -344,6 +347,7 @@ def _store(claimed: Replication, attempt: int, result: _Result) -> None:
     if run.is_terminal or replication.status != Status.RUNNING or replication.attempt != attempt:
         raise ReplicationAbandonedError
     replication.timeline = result.timeline
+    replication.timeline_costs = timeline_costs_of(result.timeline)
     replication.event_log = result.event_log  # replaces an earlier delivery's, if any
     _set_result(replication, result.simulation)
     _insert_records(replication, result.simulation)

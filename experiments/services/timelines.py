@@ -11,7 +11,7 @@ from django.conf import settings
 
 import scheduler_core as sc
 from experiments import selectors_charts
-from experiments.models import Replication, Status
+from experiments.models import Replication, Status, timeline_costs_of
 from scheduler_core import timeline as core_timeline
 from scheduler_core.timeline import Cost, Recovery, Timeline
 
@@ -46,5 +46,7 @@ def replication_timeline_derive(*, replication_id: int) -> Timeline:
     spec = sc.parse_spec(document, check_variants=False)
     derived = core_timeline.for_variant(spec, variant, rows)
     stored = derived.to_json(max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS)
-    Replication.objects.filter(pk=replication_id, status=Status.SUCCEEDED).update(timeline=stored)
+    Replication.objects.filter(pk=replication_id, status=Status.SUCCEEDED).update(
+        timeline=stored, timeline_costs=timeline_costs_of(stored)
+    )
     return Timeline.from_json(stored) if stored["omitted_spans"] else derived

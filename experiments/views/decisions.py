@@ -25,7 +25,11 @@ POD_PLACEHOLDER = "__pod__"
 
 
 def _replication(run: Run, replication_pk: int) -> Replication:
-    replication = run.replications.filter(pk=replication_pk).defer("event_log", "timeline").first()
+    replication = (
+        run.replications.filter(pk=replication_pk)
+        .defer("event_log", "timeline", "timeline_costs")
+        .first()
+    )
     if replication is None:
         raise Http404("No such replication")
     return replication
