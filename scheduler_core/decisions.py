@@ -653,6 +653,15 @@ class Recorder:
                 out.append(Decision(**fields))
         return out
 
+    def release(self) -> None:
+        """Forget the raw decisions once the records are built (:meth:`Engine.release`):
+        those of the arrays hold their victims in numpy object arrays, which the cyclic
+        collector cannot see into, so the engine reaching them through this recorder
+        would never be freed. The records built keep what they need."""
+        self._raw = []
+        self._tallies.clear()
+        self._capacity.clear()
+
     def _tally(self, pod: Pod) -> Tally:
         """The node verdicts for this kind of pod, brought up to date (at most
         MAX_TALLIES kinds are kept: beyond that they are rebuilt on demand)."""

@@ -98,6 +98,13 @@ class NodeArrays:
         self.pack[node.idx, self.slot_of[pod.seq], 3] = pod.bound_at
         self.stale[node.idx] = True
 
+    def release(self) -> None:
+        """Let go of the bound pods (:meth:`Engine.release`): a numpy object array is
+        invisible to the cyclic collector, so the pods it holds (a pod reaches its
+        workload, its application, the engine, the cluster and these arrays) would keep
+        the whole run alive in a process that goes on to the next one."""
+        self.pods = np.full((0, self.width), None, dtype=object)
+
     def discard(self, pod: Pod, node: Node) -> None:
         col = self.slot_of.pop(pod.seq)
         self.prio[node.idx, col] = EMPTY
