@@ -11,6 +11,8 @@ BATCH = 20
 
 
 def costs_of(timeline):
+    """``models.timeline_costs_of`` as it was when this migration was written (a
+    migration keeps its own copy: the model's may change later)."""
     if timeline is None:
         return None
     return {
