@@ -494,8 +494,9 @@ def test_a_task_parses_simulates_derives_and_encodes_with_the_collector_paused(
     """Every phase of a task's work runs with the cyclic collector paused (on the openb
     trace its passes over the spec and the log took half of the timeline's and the
     encoding's time), from the claim and the one read of the run's frozen spec (the
-    task that parses it decodes it), through the heartbeat in the middle to the store; it is on again once the task is done, and
-    again after a task whose simulation ran out of memory."""
+    task that parses it decodes it), through the heartbeat in the middle to the store;
+    it is on again once the task is done, and again after a task whose simulation ran
+    out of memory."""
     import gc
 
     seen: dict[str, list[bool]] = {}
