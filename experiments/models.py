@@ -109,9 +109,11 @@ def timeline_costs_of(timeline: dict[str, typing.Any] | None) -> dict[str, typin
 
 
 def spec_digest_of(document: typing.Any) -> str:
-    """A digest of a spec document's content (its JSON as Python writes it): what a
-    worker keys its parsed copy of a run's frozen spec by (``Run.spec_digest``)."""
-    return hashlib.blake2b(json.dumps(document).encode(), digest_size=16).hexdigest()
+    """A digest of a spec document's content: what a worker keys its parsed copy of a
+    run's frozen spec by (``Run.spec_digest``). Keys are sorted, so the document as
+    saved and as PostgreSQL's ``jsonb`` gives it back (keys in its own order) agree."""
+    text = json.dumps(document, sort_keys=True)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 class Run(models.Model):
