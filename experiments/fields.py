@@ -34,7 +34,8 @@ class CompressedJSONField(models.BinaryField):
     (``Replication.timeline_costs``)."""
 
     description = "JSON stored as a zlib-compressed blob"
-    # what django-stubs' plugin types the attribute as (a BinaryField's would be bytes)
+    # The attribute holds the JSON value, not bytes: typed for django-stubs' plugin,
+    # which would otherwise give it a BinaryField's type.
     _pyi_private_set_type: Any
     _pyi_private_get_type: Any
 

@@ -97,6 +97,11 @@ def _new_token() -> str:
     return uuid.uuid4().hex
 
 
+RESULT_BLOBS = ("event_log", "timeline", "timeline_costs", "decisions")
+"""A replication's result columns that are blobs of up to megabytes each: a read that
+does not use them defers them."""
+
+
 def timeline_costs_of(timeline: dict[str, typing.Any] | None) -> dict[str, typing.Any] | None:
     """What ``Replication.timeline_costs`` holds of a stored timeline."""
     if timeline is None:

@@ -19,7 +19,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 import scheduler_core as sc
 from experiments import event_log
 from experiments.event_log import EventLog
-from experiments.models import PRESET_TAG, Experiment, Replication, Run, Status
+from experiments.models import PRESET_TAG, RESULT_BLOBS, Experiment, Replication, Run, Status
 
 
 def experiment_visible_qs(*, user: User | AnonymousUser) -> QuerySet[Experiment]:
@@ -268,7 +268,7 @@ def run_replications(*, run: Run) -> QuerySet[Replication]:
     decisions and event logs, which are megabytes on a large run (the charts read them
     on demand)."""
     return run.replications.order_by("variant_index", "replication").defer(
-        "distributions", "by_priority_class", "timeline", "timeline_costs", "decisions", "event_log"
+        "distributions", "by_priority_class", *RESULT_BLOBS
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ import scheduler_core as sc
 from experiments import selectors
 from experiments.charts import tables
 from experiments.charts.data import ROW_FIELDS, Row, VariantResults
-from experiments.models import Replication, Run, Status, WorkloadRecord
+from experiments.models import RESULT_BLOBS, Replication, Run, Status, WorkloadRecord
 from scheduler_core.spec_diff import parameter_diff, variant_parameters
 from scheduler_core.timeline import (
     TIMELINE_REASONS,
@@ -90,7 +90,7 @@ def replication_rows(
     }
 
 
-def stored_timeline(*, replication_id: int) -> dict[str, Any] | None:
+def stored_timeline(*, replication_id: int) -> Mapping[str, Any] | None:
     """The timeline the worker stored with a replication, or None: a row stored before
     timelines were, or by a version that read the log differently."""
     data = Replication.objects.filter(pk=replication_id).values_list("timeline", flat=True).first()
@@ -108,7 +108,7 @@ def stored_costs(
     )
     return {
         pk: (costs_from_json(data["costs"]), recoveries_from_json(data["recoveries"]))
-        if data is not None and is_current(data)
+        if is_current(data)
         else None
         for pk, data in rows
     }
@@ -173,12 +173,7 @@ def replication_workload_count(*, replication_id: int) -> int:
 
 def replication_of_run(*, run: Run, pk: int) -> Replication | None:
     """A succeeded replication of ``run`` (the caller has checked the run)."""
-    return (
-        _succeeded(run)
-        .filter(pk=pk)
-        .defer("distributions", "timeline", "timeline_costs", "event_log", "decisions")
-        .first()
-    )
+    return _succeeded(run).filter(pk=pk).defer("distributions", *RESULT_BLOBS).first()
 
 
 # ----------------------------------------------------------------------- compare

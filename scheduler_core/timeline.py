@@ -23,7 +23,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeGuard
 
 from scheduler_core.events import Reason
 from scheduler_core.gc_pause import gc_paused
@@ -182,7 +182,7 @@ class Timeline:
         )
 
 
-def is_current(data: Any) -> bool:
+def is_current(data: Any) -> TypeGuard[Mapping[str, Any]]:
     """Whether a stored timeline was written by this version's reading of the log."""
     return isinstance(data, Mapping) and data.get("version") == TIMELINE_VERSION
 

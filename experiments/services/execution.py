@@ -38,6 +38,7 @@ from django.utils import timezone
 import scheduler_core as sc
 from experiments import event_log
 from experiments.models import (
+    RESULT_BLOBS,
     TERMINAL_STATUSES,
     Replication,
     Run,
@@ -187,9 +188,7 @@ def _claim(replication_id: int) -> tuple[Replication, int] | Outcome:
     38 ms of the database's. With the collector paused, as for the task's work."""
     replication = (
         Replication.objects.select_related("run")
-        .defer(
-            "event_log", "timeline", "timeline_costs", "decisions", "run__aggregate", "run__spec"
-        )
+        .defer(*RESULT_BLOBS, "run__aggregate", "run__spec")
         .filter(pk=replication_id)
         .first()
     )
