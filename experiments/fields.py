@@ -43,8 +43,12 @@ class CompressedJSONField(models.BinaryField):
         return None if value is None else json_from_blob(value)
 
     def to_python(self, value: Any) -> Any:
+        """The value from a blob, or from the JSON text :meth:`value_to_string` wrote
+        (``loaddata``). Every value stored here is an object or a list, never a string."""
         if isinstance(value, bytes | bytearray | memoryview):
             return json_from_blob(value)
+        if isinstance(value, str):
+            return json.loads(value)
         return value
 
     def get_db_prep_value(

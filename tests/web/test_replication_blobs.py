@@ -60,8 +60,13 @@ def test_the_columns_hold_compressed_json_and_read_back_as_the_values():
     assert Replication.objects.values_list("timeline", flat=True).get(pk=replication.pk) == (
         TIMELINE
     )
-    dumped = json.loads(serializers.serialize("json", [replication]))[0]["fields"]
-    assert json.loads(dumped["timeline"]) == TIMELINE
+    dumped = serializers.serialize("json", [replication])
+    assert json.loads(json.loads(dumped)[0]["fields"]["timeline"]) == TIMELINE
+    Replication.objects.filter(pk=replication.pk).update(timeline=None, decisions=[])
+    for loaded in serializers.deserialize("json", dumped):  # loaddata
+        loaded.save()
+    replication.refresh_from_db()
+    assert (replication.timeline, replication.decisions) == (TIMELINE, decisions)
 
     Replication.objects.filter(pk=replication.pk).update(timeline=None, timeline_costs=None)
     replication.refresh_from_db()
