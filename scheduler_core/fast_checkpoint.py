@@ -26,7 +26,7 @@ import numpy as np
 from scheduler_core.decisions import CHEAPEST, CompactCandidates
 from scheduler_core.fast_group import reprieve, room_fit
 from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP
-from scheduler_core.fast_preemption import BIG, FEW, Decided, in_chunks, visit_order
+from scheduler_core.fast_preemption import ALIKE_MIN, BIG, FEW, Decided, in_chunks, visit_order
 from scheduler_core.model import Node, Pod
 
 if TYPE_CHECKING:
@@ -136,7 +136,12 @@ def _evaluate(
     candidate, the cost of its victims and (``listing``) the victims in the reference's
     order: one object array of every candidate row's victims, row by row, with each
     row's count, or (rows holding All-mode units, decided by the reference) a list per
-    row. Rows past the ``wanted``-th candidate may be left out."""
+    row. Rows past the ``wanted``-th candidate may be left out.
+
+    Rows alike (:func:`_alike`: the same pods' shapes, start times and costs in the same
+    columns) are reprieved once, their outcome broadcast: a chunk of ``ALIKE_MIN`` rows
+    or more of which at most half are distinct (the nodes of one job, started together,
+    whose units stand alike) evaluates one row of each."""
     a = host.cluster.arrays
     n_rows = len(rows)
     width = int(a.used[rows].max()) if n_rows else 0
@@ -149,24 +154,75 @@ def _evaluate(
     flags = a.flags[rows, :width]
     spanning = (((flags & EVICT_WHOLE) != 0) & lower).any(axis=1)
     pack = a.pack[rows, :width]
-    fit, left = room_fit(host, pod, rows, pack, lower, counts)  # as remove_on
-    ok = fit & ~spanning  # rows holding an All-mode unit: the reference decides them
-    # the cost model, once per lower-priority pod of the rows that can be candidates
+    # the cost model, once per lower-priority pod of the rows the arrays decide
+    cells = np.flatnonzero((lower & ~spanning[:, None]).ravel())
+    full, rest, group = _cell_costs(host, policy, rows, width, pack, cells)
+    alike = _alike(host, rows, pack, full, rest, group) if n_rows >= ALIKE_MIN else None
+    if alike is None:
+        ok, best_cost, best_cols, best_victim = _reprieved(
+            host, pod, rows, prio, lower, counts, flags, pack, full, rest, group, spanning
+        )
+    else:
+        first, inverse = alike
+        outcome = _reprieved(
+            host,
+            pod,
+            rows[first],
+            prio[first],
+            lower[first],
+            counts[first],
+            flags[first],
+            pack[first],
+            full[first],
+            rest[first],
+            group[first],
+            spanning[first],
+        )
+        ok, best_cost, best_cols, best_victim = (part[inverse] for part in outcome)
+    if not spanning.any():
+        if not listing:
+            return ok, best_cost, None
+        chosen = best_victim & ok[:, None]  # row by row, in the victims' order
+        where = (rows * a.width)[:, None] + best_cols  # into a.pods, flat
+        flat = a.pods.ravel()[where[chosen]]
+        return ok, best_cost, (flat, np.count_nonzero(chosen, axis=1))
+    listed: list[list[Pod]] = []
+    if listing:
+        all_pods = a.pods[rows, :width]
+        listed = [
+            all_pods[i][best_cols[i][best_victim[i]]].tolist() if ok[i] else []
+            for i in range(n_rows)
+        ]
+    _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
+    return ok, best_cost, listed
+
+
+def _cell_costs(
+    host: PreemptionHost,
+    policy: CheckpointAwarePreemption,
+    rows: np.ndarray,
+    width: int,
+    pack: np.ndarray,
+    cells: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell of ``rows`` (0 outside ``cells``, flat indices): the pod's weighted cost
+    with and without its group's loss, and its workload's index."""
+    a = host.cluster.arrays
+    n_rows = len(rows)
     full = np.zeros((n_rows, width))
     rest = np.zeros((n_rows, width))
     group = np.zeros((n_rows, width), dtype=np.int64)
-    cells = np.flatnonzero((lower & ok[:, None]).ravel())
     table = getattr(host, "cost_table", None)
 
     def pods() -> np.ndarray:
-        return a.pods[rows, :width].ravel()[cells]
+        picked: np.ndarray = a.pods[rows, :width].ravel()[cells]
+        return picked
 
     if table is not None:  # the cost model on arrays, every pod at once
         seqs = a.seq[rows, :width].ravel()[cells]
         bound_at = pack[..., 3].ravel()[cells]
-        weights = policy.weights
         pod_full, pod_rest, workloads = table.costs(
-            pods, seqs, bound_at, policy.now, weights, policy._costs
+            pods, seqs, bound_at, policy.now, policy.weights, policy._costs
         )
         full.ravel()[cells] = pod_full
         rest.ravel()[cells] = pod_rest
@@ -178,64 +234,117 @@ def _evaluate(
         full.ravel()[cells] = [v[0] for v in values]
         rest.ravel()[cells] = [v[1] for v in values]
         group.ravel()[cells] = [p.workload.idx for p in weighed]
-    gpus = np.maximum(1.0, pack[..., 0])
-    lone = (flags & IN_GROUP) == 0
-    start = pack[..., 3]
+    return full, rest, group
+
+
+_HASH = np.random.default_rng(14).integers(1, 2**63, 4096, dtype=np.int64).astype(np.uint64) | 1
+"""Odd multipliers for :func:`_alike`'s row hashes (fixed: a run stays a pure function
+of its inputs; a collision only costs the check that follows)."""
+
+
+def _alike(
+    host: PreemptionHost,
+    rows: np.ndarray,
+    pack: np.ndarray,
+    full: np.ndarray,
+    rest: np.ndarray,
+    group: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The first row of each kind of row and every row's kind, or None where more than
+    half the rows are distinct (then looking paid nothing back). Two rows are alike
+    when their group signatures are (:meth:`NodeArrays.group_signature_ids`: free
+    counters, the pods' priorities, requests and group flags in the same columns) and
+    so are, column by column, the start times, both costs and the workload: every key of
+    both reprieve orders, of the MoreImportantPod sort of the victims and of ``cost_of``
+    (a group's loss once) is then the same, so the two rows reach the same columns and
+    the same float. A row whose nominations claim room is a kind of its own."""
+    cluster = host.cluster
+    n_rows = len(rows)
+    sig = cluster.arrays.group_signature_ids(rows)
+    if cluster.claimed_nodes:
+        claimed = np.isin(rows, [node.idx for node in cluster.claimed_nodes])
+        sig = np.where(claimed, -1 - np.arange(n_rows), sig)
+    if len(np.unique(sig)) * 2 > n_rows:
+        return None
+    width = full.shape[1]
+    key = np.empty((n_rows, 1 + 4 * width), dtype=np.uint64)
+    key[:, 0] = sig.astype(np.uint64)
+    key[:, 1 : 1 + width] = pack[..., 3].view(np.uint64)
+    key[:, 1 + width : 1 + 2 * width] = full.view(np.uint64)
+    key[:, 1 + 2 * width : 1 + 3 * width] = rest.view(np.uint64)
+    key[:, 1 + 3 * width :] = group.view(np.uint64)
+    hashed = (key * _HASH[: key.shape[1]]).sum(axis=1)  # wraps: a hash, checked below
+    _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
+    if len(first) * 2 > n_rows or not (key[first][inverse] == key).all():
+        return None
+    return first, inverse
+
+
+def _reprieved(
+    host: PreemptionHost,
+    pod: Pod,
+    rows: np.ndarray,
+    prio: np.ndarray,
+    lower: np.ndarray,
+    counts: np.ndarray,
+    flags: np.ndarray,
+    pack: np.ndarray,
+    full: np.ndarray,
+    rest: np.ndarray,
+    group: np.ndarray,
+    spanning: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Both reprieve orders on each of ``rows`` (the cells of :func:`_evaluate`): per
+    row, whether the arrays make it a candidate, the cost of the cheaper victim set (the
+    cost order's on a tie), and that set as columns in the reference's victims' order
+    with the mask of the victims among them."""
+    n_rows, width = prio.shape
+    fit, left = room_fit(host, pod, rows, pack, lower, counts)  # as remove_on
+    ok = fit & ~spanning  # rows holding an All-mode unit: the reference decides them
     unit_cost = 0 + full  # sum(...) from 0, as _unit_cost
-    best_cost = np.full(n_rows, np.inf)
-    best_found = np.zeros(n_rows, dtype=bool)
-    best_where: np.ndarray | None = None
-    best_victim: np.ndarray | None = None
+    density = unit_cost / np.maximum(1.0, pack[..., 0])
+    # both orders at once, the cost order's rows first (numpy's per-call cost dominates
+    # the few rows of alike nodes)
+    twice = 2 * n_rows
+    key = np.concatenate((-unit_cost, -density))  # order, order_by_density
+    start = np.concatenate((pack[..., 3], pack[..., 3]))
+    lone = np.tile((flags & IN_GROUP) == 0, (2, 1))
+    s_lower = np.tile(lower, (2, 1))
+    by_prio = np.tile(np.where(lower, -prio, BIG), (2, 1))
     depth = int(counts.max())
-    base = (np.arange(n_rows) * width)[:, None]
-    for key in (-unit_cost, -unit_cost / gpus):  # order, order_by_density
-        order = np.lexsort((start, lone, np.where(lower, -prio, BIG), key, ~lower), axis=1)
-        order = order[:, :depth]
-        flat = order + base
-        s_prio = prio.ravel()[flat]
-        ordered = pack.reshape(-1, 4)[flat]
-        victim = reprieve(ok, counts, ordered, left)
-        found = ok & victim.any(axis=1)
-        # victims by MoreImportantPod, stably (the reprieve order breaks ties)
-        s_start = ordered[:, :, 3]
-        resort = np.lexsort(
-            (np.where(victim, s_start, np.inf), np.where(victim, -s_prio, BIG)), axis=1
-        )
-        where = np.take_along_axis(flat, resort, axis=1)
-        victim = np.take_along_axis(victim, resort, axis=1)
-        v_full = full.ravel()[where]
-        v_rest = rest.ravel()[where]
-        v_group = group.ravel()[where]
-        total = np.zeros(n_rows)
-        for j in range(depth):  # cost_of: a group's loss once, in the victims' order
-            seen = ((v_group[:, :j] == v_group[:, j : j + 1]) & victim[:, :j]).any(axis=1)
-            part = np.where(seen, v_rest[:, j], v_full[:, j])
-            total = np.where(victim[:, j], total + part, total)
-        better = found & (~best_found | (total < best_cost))
-        best_cost = np.where(better, total, best_cost)
-        best_found |= found
-        if best_where is None or best_victim is None:
-            best_where, best_victim = where, victim
-        else:
-            best_where = np.where(better[:, None], where, best_where)
-            best_victim = np.where(better[:, None], victim, best_victim)
-    ok = best_found
-    assert best_where is not None
-    assert best_victim is not None
-    if not spanning.any():
-        if not listing:
-            return ok, best_cost, None
-        chosen = best_victim & ok[:, None]  # row by row, in the victims' order
-        flat = a.pods[rows, :width].ravel()[best_where[chosen]]
-        return ok, best_cost, (flat, np.count_nonzero(chosen, axis=1))
-    listed: list[list[Pod]] = []
-    if listing:
-        all_pods = a.pods[rows, :width].ravel()
-        listed = [
-            all_pods[best_where[i][best_victim[i]]].tolist() if ok[i] else [] for i in range(n_rows)
-        ]
-    _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
-    return ok, best_cost, listed
+    order = np.lexsort((start, lone, by_prio, key, ~s_lower), axis=1)[:, :depth]
+    base = (np.tile(np.arange(n_rows), 2) * width)[:, None]
+    flat = order + base
+    s_prio = prio.ravel()[flat]
+    ordered = pack.reshape(-1, 4)[flat]
+    twice_ok = np.concatenate((ok, ok))
+    victim = reprieve(
+        twice_ok, np.concatenate((counts, counts)), ordered, tuple(np.tile(x, 2) for x in left)
+    )
+    found = twice_ok & victim.any(axis=1)
+    # victims by MoreImportantPod, stably (the reprieve order breaks ties)
+    resort = np.lexsort(
+        (np.where(victim, ordered[:, :, 3], np.inf), np.where(victim, -s_prio, BIG)), axis=1
+    )
+    cols = np.take_along_axis(order, resort, axis=1)
+    victim = np.take_along_axis(victim, resort, axis=1)
+    where = cols + base
+    v_group = group.ravel()[where]
+    # cost_of: a group's loss once, in the victims' order (the victims come first)
+    earlier = np.tri(depth, depth, -1, dtype=bool)  # [j, i]: i comes before j
+    seen = ((v_group[:, :, None] == v_group[:, None, :]) & victim[:, None, :] & earlier).any(axis=2)
+    part = np.where(victim, np.where(seen, rest.ravel()[where], full.ravel()[where]), 0.0)
+    total = np.zeros(twice)
+    for j in range(depth):  # summed in order; + 0.0 past the victims changes nothing
+        total = total + part[:, j]
+    by_cost, by_density = found[:n_rows], found[n_rows:]
+    # the cheaper order, the cost order's on a tie (min keeps the first)
+    denser = by_density & (~by_cost | (total[n_rows:] < total[:n_rows]))
+    best_found = by_cost | by_density
+    best_cost = np.where(denser, total[n_rows:], np.where(by_cost, total[:n_rows], np.inf))
+    best_cols = np.where(denser[:, None], cols[n_rows:], cols[:n_rows])
+    best_victim = np.where(denser[:, None], victim[n_rows:], victim[:n_rows])
+    return best_found, best_cost, best_cols, best_victim
 
 
 def _by_reference(

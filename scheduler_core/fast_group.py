@@ -447,25 +447,37 @@ def reprieve(
     """``try_restore`` each unit in turn, in the order of ``ordered`` ([row, unit, (g, c,
     m, start)], the first ``counts`` of a row being its lower-priority pods): a unit is
     kept when what is ``left`` still covers it, so every row needs only what no order
-    can keep. Returns the victim mask, one column per position of ``ordered``."""
+    can keep. Returns the victim mask, one column per position of ``ordered``.
+
+    A resource that restoring every lower-priority pod of a row would still leave
+    covered (the pod slots, and CPU or memory where the preemptor needs little) never
+    refuses a unit, so it is not tracked: the same units are kept."""
     g, c, m, n = left
-    s_g, s_c, s_m = ordered[:, :, 0], ordered[:, :, 1], ordered[:, :, 2]
+    s_g = ordered[:, :, 0]
     depth = ordered.shape[1]
+    within = np.arange(depth) < counts[:, None]
+    tracked = [(g, s_g)]
+    for have, column in ((c, 1), (m, 2)):
+        need = ordered[:, :, column]
+        total = np.where(within, need, 0.0).sum(axis=1)
+        # a margin far above the rounding of the running differences the steps compute
+        if not (~ok | (have - total >= 1e-6 * (np.abs(have) + total))).all():
+            tracked.append((have, need))
+    if not (~ok | (n - counts >= 0)).all():
+        tracked.append((n, np.ones((len(ok), depth))))
     victim = np.zeros((len(ok), depth), dtype=bool)
     for j in range(depth):
-        active = ok & (j < counts)
-        g_back, c_back, m_back, n_back = g - s_g[:, j], c - s_c[:, j], m - s_m[:, j], n - 1
-        keep = (
-            active
-            & (g_back >= -TOLERANCE)
-            & (c_back >= -TOLERANCE)
-            & (m_back >= -TOLERANCE)
-            & (n_back >= -TOLERANCE)
-        )
-        g = np.where(keep, g_back, g)
-        c = np.where(keep, c_back, c)
-        m = np.where(keep, m_back, m)
-        n = np.where(keep, n_back, n)
+        active = ok & within[:, j]
+        keep = active
+        backs = []
+        for have, need in tracked:
+            back = have - need[:, j]
+            keep = keep & (back >= -TOLERANCE)
+            backs.append(back)
+        tracked = [
+            (np.where(keep, back, have), need)
+            for (have, need), back in zip(tracked, backs, strict=True)
+        ]
         victim[:, j] = active > keep
     return victim
 

@@ -418,3 +418,185 @@ def test_units_write_their_segment_state_through(steps: list[tuple[str, float, f
         assert row == [unit.p0, unit.durable, unit.seg_start, unit.rate, float(unit.running)]
         assert table.write[unit.index] == unit.write
         assert bool(table.timed[unit.index]) == (unit.interval is not None)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_alike_rows_are_reprieved_once_and_give_the_reference_decision(
+    data: st.DataObject,
+) -> None:
+    """Differential on one decision over nodes that repeat a few templates (start times
+    drawn from one or two values, so rows alike in shapes, starts and costs are common):
+    the arrays reprieve one row of each kind and broadcast it, and still give the
+    reference's node, victims, candidates in cheapest-first order and costs; All-mode
+    units still go to the reference."""
+    from tests.core.test_fast_group import templated_cluster
+
+    spec = sc.parse_spec(templated_cluster(data, "checkpoint-aware"))
+    original = fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW
+    fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = 0, 0
+    try:
+        expected, got = _both_ways(spec)
+    finally:
+        fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = original
+    assert got == expected
+
+
+def _templated(templates: int, starts: tuple[int, ...]) -> sc.ExperimentSpec:
+    from tests.core.test_fast_group import _Fixed, templated_cluster
+
+    answers = {
+        "nodes": 400,
+        "node cpu": 64.0,
+        "kinds": ("lone", "single"),
+        "templates": templates,
+        "starts": starts,
+        "seed": 7,
+        "preemptor gpus": 4,
+        "cpu per 4": 1.0,
+    }
+    return sc.parse_spec(templated_cluster(_Fixed(answers), "checkpoint-aware"))  # type: ignore[arg-type]
+
+
+def test_templated_decisions_reprieve_each_kind_of_row_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not a silent fallback: on 400 templated nodes the chunk's rows fall into a few
+    kinds, only those are reprieved, and the decision is still the reference's."""
+    reprieved: list[int] = []
+    kinds: list[int] = []
+    alike, rows_of = fast_checkpoint._alike, fast_checkpoint._reprieved
+
+    def counted_alike(*args: Any) -> Any:
+        found = alike(*args)
+        kinds.append(-1 if found is None else len(found[0]))
+        return found
+
+    def counted_rows(host: Any, pod: Any, rows: Any, *args: Any) -> Any:
+        reprieved.append(len(rows))
+        return rows_of(host, pod, rows, *args)
+
+    monkeypatch.setattr(fast_checkpoint, "_alike", counted_alike)
+    monkeypatch.setattr(fast_checkpoint, "_reprieved", counted_rows)
+    monkeypatch.setattr(fast_checkpoint, "FEW", 0)
+    for templates in (1, 3):
+        kinds.clear()
+        reprieved.clear()
+        expected, got = _both_ways(_templated(templates, (-1,)))
+        assert got == expected
+        assert kinds, "the chunk was looked at"
+        assert all(0 < k <= 2 * templates for k in kinds), kinds
+        assert reprieved == kinds  # one row of each kind, not the chunk
+
+
+def test_a_hash_collision_falls_back_to_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The row hash only proposes kinds; rows are compared before they are merged. With
+    every row hashed alike (as if all collided) nothing is merged and the decision is
+    still the reference's."""
+    monkeypatch.setattr(fast_checkpoint, "_HASH", np.zeros_like(fast_checkpoint._HASH))
+    monkeypatch.setattr(fast_checkpoint, "FEW", 0)
+    kinds: list[Any] = []
+    alike = fast_checkpoint._alike
+    monkeypatch.setattr(fast_checkpoint, "_alike", lambda *a: kinds.append(alike(*a)) or kinds[-1])
+    expected, got = _both_ways(_templated(3, (-1, -2)))
+    assert got == expected
+    assert kinds, "the chunk was looked at"
+    assert all(k is None for k in kinds)
+
+
+def test_rows_are_one_kind_only_when_every_key_of_the_reprieve_agrees() -> None:
+    """What makes two rows alike (``_alike``): their group signature and, column by
+    column, the start time, both costs and the workload. Rows that differ in any one of
+    them (a unit resumed from another checkpoint costs more at the same start; two
+    workloads of one shape count a group's loss apart) are kinds of their own."""
+    engine = Engine(resolve_variant(_templated(1, (-1,)), "default"), seed=1)
+    engine.run()
+    pod = engine._new_pod(engine.by_name["urgent"], 0)
+    policy = engine.preemption
+    assert isinstance(policy, CheckpointAwarePreemption)
+    a = engine.cluster.arrays
+    rows = np.arange(len(engine.cluster.nodes))
+    width = int(a.used[rows].max())
+    pack = a.pack[rows, :width].copy()
+    lower = a.prio[rows, :width] < pod.priority
+    cells = np.flatnonzero(lower.ravel())
+    with policy.deciding():
+        policy.now = engine.now
+        full, rest, group = fast_checkpoint._cell_costs(engine, policy, rows, width, pack, cells)
+    found = fast_checkpoint._alike(engine, rows, pack, full, rest, group)
+    assert found is not None
+    first, inverse = found
+    assert len(first) == 1  # one template, one start: every row alike
+    column = int(np.flatnonzero(lower[5])[0])
+    for name in ("start", "full", "rest", "group"):
+        parts = {
+            "start": pack.copy(),
+            "full": full.copy(),
+            "rest": rest.copy(),
+            "group": group.copy(),
+        }
+        if name == "start":
+            parts["start"][5, column, 3] -= 1.0
+        else:
+            parts[name][5, column] += 1
+        found = fast_checkpoint._alike(
+            engine, rows, parts["start"], parts["full"], parts["rest"], parts["group"]
+        )
+        assert found is not None, name
+        first, inverse = found
+        assert len(first) == 2, name
+        assert inverse[5] != inverse[4], name
+        assert (np.delete(inverse, 5) == inverse[4]).all(), name
+
+
+def test_rows_apart_only_in_tied_start_times_list_their_victims_apart() -> None:
+    """End to end, why start times are part of a row's kind although the costs and the
+    signature agree: two serving pods on each node (1 and 2 GPUs, so the 2-GPU one is
+    dearer and reprieved first), started together on some nodes and a second apart on
+    the others. Both are evicted; the reference lists victims by MoreImportantPod, whose
+    tie (the same start) keeps the reprieve order: (2-GPU, 1-GPU) where they started
+    together, (1-GPU, 2-GPU) where the 1-GPU pod started first."""
+    nodes = 300
+    # a checkpoint on SIGTERM fits the grace period: nothing unsaved is lost, so each
+    # pod costs its recovery alone (30 s times its GPUs), whatever its start
+    saved = {
+        "startupSeconds": 30,
+        "stopSeconds": 1,
+        "checkpoint": {"intervalSeconds": 600, "writeSeconds": 5, "onSigterm": True},
+    }
+    spec = sc.parse_spec(
+        {
+            "horizonSeconds": 10,
+            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 3}]},
+            "priorityClasses": [
+                {"name": "low", "value": 1, "globalDefault": True},
+                {"name": "high", "value": 1000},
+            ],
+            "workloads": [
+                {"name": "one", "members": nodes, "gpus": 1, "durationSeconds": 36000, **saved},
+                {"name": "two", "members": nodes, "gpus": 2, "durationSeconds": 36000, **saved},
+                {
+                    "name": "urgent",
+                    "members": 1,
+                    "gpus": 3,
+                    "arrival": 20,
+                    "priorityClassName": "high",
+                },
+            ],
+            "initialState": [
+                *(
+                    {"workload": "one", "node": f"gpu-{i}", "member": i, "startedAt": -100}
+                    for i in range(nodes)
+                ),
+                *(
+                    {"workload": "two", "node": f"gpu-{i}", "member": i, "startedAt": -100 + i % 2}
+                    for i in range(nodes)
+                ),
+            ],
+            "policy": {"preemption": "checkpoint-aware"},
+        }
+    )
+    expected, got = _both_ways(spec)
+    assert got == expected
+    orders = {tuple(v.split("-")[0] for v in c["victims"]) for c in expected["candidates"]}
+    assert orders == {("two", "one"), ("one", "two")}, orders
