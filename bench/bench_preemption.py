@@ -4,7 +4,7 @@
                                             [--policies none,pod,...] [--repeats 3]
                                             [--prefilled]
     python bench/bench_preemption.py decision [--nodes 10000] [--repeats 3]
-    python bench/bench_preemption.py ratio [--nodes 10000] [--repeats 100]
+    python bench/bench_preemption.py ratio [--nodes 10000] [--repeats 100] [--distinct]
     ... [--record]
 
 Full clusters: 8-GPU nodes offered 1.3 times their GPU-seconds, so every GPU is busy, a
@@ -12,6 +12,13 @@ backlog builds and higher-priority arrivals preempt. The horizon grows with the 
 (the arrival rate and the durations stay the same), so the growth exponent between two pod counts at
 a fixed node count says how the cost per pod grows. Figures are simulate CPU seconds
 (``time.process_time``, parse excluded), the minimum of ``--repeats`` runs.
+
+``decision`` and ``ratio`` fill every GPU with low- and mid-priority pods whose start
+times repeat every 7 and 5 nodes, so the nodes fall into 35 kinds (one job's members
+started in a few waves). ``--distinct`` starts every pod at a second of its own instead:
+no two nodes' pods then cost the same to checkpoint-aware, whose arrays must reprieve
+every node (``pod`` and ``workload-aware`` read no start time in their reprieve and stay
+alike).
 """
 
 from __future__ import annotations
@@ -122,9 +129,13 @@ def growth(
     return {"nodes": nodes, "repeats": repeats, "prefilled": prefilled, "policies": out}
 
 
-def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
+def decision(
+    nodes: int, policies: list[str], repeats: int, distinct: bool = False
+) -> dict[str, Any]:
     """One preemption decision (candidates and node choice, no actuation, so each repeat
-    sees the same state) on a cluster where every GPU is held by a low-priority pod."""
+    sees the same state) on a cluster where every GPU is held by a low-priority pod
+    (``distinct``: each pod started at a second of its own)."""
+    low_start, mid_start = (7, 5) if not distinct else (nodes * 4, nodes * 2)
     out: dict[str, Any] = {}
     for policy in policies:
         if policy == "none":
@@ -161,7 +172,7 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
                             "workload": "bg1",
                             "node": f"gpu-{i // 4}",
                             "member": i,
-                            "startedAt": -100 - i % 7,
+                            "startedAt": -100 - i % low_start,
                         }
                         for i in range(nodes * 4)
                     ),
@@ -170,7 +181,7 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
                             "workload": "bg2",
                             "node": f"gpu-{i // 2}",
                             "member": i,
-                            "startedAt": -50 - i % 5,
+                            "startedAt": -50 - (nodes * 4 + 100) * distinct - i % mid_start,
                         }
                         for i in range(nodes * 2)
                     ),
@@ -195,7 +206,7 @@ def decision(nodes: int, policies: list[str], repeats: int) -> dict[str, Any]:
     return {"nodes": nodes, "repeats": repeats, "policies": out}
 
 
-def ratio(nodes: int, policies: list[str], rounds: int) -> dict[str, Any]:
+def ratio(nodes: int, policies: list[str], rounds: int, distinct: bool = False) -> dict[str, Any]:
     """The group policies' decisions against `pod`'s, in one process: the decisions of
     :func:`decision` for every policy, called in turn (pod, workload-aware,
     checkpoint-aware, pod, ...) ``rounds`` times after a warm-up, so a drift of the
@@ -203,7 +214,7 @@ def ratio(nodes: int, policies: list[str], rounds: int) -> dict[str, Any]:
     (the array choice) and on (every candidate listed and recorded)."""
     decide: dict[str, dict[str, Any]] = {}
     for policy in policies:
-        engine, preemptor = _decision_engine(nodes, policy)
+        engine, preemptor = _decision_engine(nodes, policy, distinct)
         decide[policy] = {
             "off": partial(engine.preemption.array_choice, engine, preemptor),
             "on": partial(_recorded_decision, engine, preemptor),
@@ -228,10 +239,10 @@ def ratio(nodes: int, policies: list[str], rounds: int) -> dict[str, Any]:
             for policy in policies
         }
         print(f"records {mode}", json.dumps(out[mode]), flush=True)
-    return {"nodes": nodes, "rounds": rounds, "modes": out}
+    return {"nodes": nodes, "rounds": rounds, "distinct": distinct, "modes": out}
 
 
-def _decision_engine(nodes: int, policy: str) -> tuple[Engine, Any]:
+def _decision_engine(nodes: int, policy: str, distinct: bool = False) -> tuple[Engine, Any]:
     """An engine run to just before :func:`decision`'s preemptor arrives, and the
     preemptor."""
     captured: list[Any] = []
@@ -243,7 +254,7 @@ def _decision_engine(nodes: int, policy: str) -> tuple[Engine, Any]:
     global _best_of
     timed, _best_of = _best_of, keep
     try:
-        decision(nodes, [policy], 1)
+        decision(nodes, [policy], 1, distinct)
     finally:
         _best_of = timed
     engine, preemptor = captured[0].args
@@ -280,6 +291,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--record", action="store_true")
     parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="decision, ratio: every pod started at a second of its own (no two nodes alike)",
+    )
+    parser.add_argument(
         "--prefilled",
         action="store_true",
         help="growth: start with every GPU held by a lower-priority pod",
@@ -298,8 +314,9 @@ def main() -> None:
             nodes,
             ["pod", *(p for p in policies if p not in ("none", "pod"))],
             max(args.repeats, 100),
+            args.distinct,
         )
-        key = f"preemption_decision_ratio_{nodes}"
+        key = f"preemption_decision_ratio_{nodes}" + ("_distinct" if args.distinct else "")
         if args.record:
             baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
             baselines[key] = {
@@ -311,8 +328,8 @@ def main() -> None:
         return
     else:
         nodes = args.nodes or 10_000
-        figures = decision(nodes, policies, max(args.repeats, 20))
-        key = f"preemption_decision_{nodes}"
+        figures = decision(nodes, policies, max(args.repeats, 20), args.distinct)
+        key = f"preemption_decision_{nodes}" + ("_distinct" if args.distinct else "")
     if args.record:
         baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
         kept = baselines.get(key, {}).get("policies", {})
