@@ -135,7 +135,8 @@ def decision(
     """One preemption decision (candidates and node choice, no actuation, so each repeat
     sees the same state) on a cluster where every GPU is held by a low-priority pod
     (``distinct``: each pod started at a second of its own)."""
-    low_start, mid_start = (7, 5) if not distinct else (nodes * 4, nodes * 2)
+    # distinct: a millisecond apart, all within the first minutes of their hours of work
+    step, low_start, mid_start = (1, 7, 5) if not distinct else (0.001, nodes * 4, nodes * 2)
     out: dict[str, Any] = {}
     for policy in policies:
         if policy == "none":
@@ -172,7 +173,7 @@ def decision(
                             "workload": "bg1",
                             "node": f"gpu-{i // 4}",
                             "member": i,
-                            "startedAt": -100 - i % low_start,
+                            "startedAt": -100 - (i % low_start) * step,
                         }
                         for i in range(nodes * 4)
                     ),
@@ -181,7 +182,7 @@ def decision(
                             "workload": "bg2",
                             "node": f"gpu-{i // 2}",
                             "member": i,
-                            "startedAt": -50 - (nodes * 4 + 100) * distinct - i % mid_start,
+                            "startedAt": -50 - (i % mid_start) * step,
                         }
                         for i in range(nodes * 2)
                     ),
