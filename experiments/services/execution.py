@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -357,26 +358,38 @@ def _store(claimed: Replication, attempt: int, result: _Result) -> None:
 
 def encode_event_log(result: sc.ReplicationResult) -> bytes:
     """The event log as it is stored (``experiments.event_log``), each event with the
-    id of the decision that explains it."""
+    id of the decision that explains it. Built column by column (a list comprehension
+    per column, the reasons as the simulator's own ``str`` members), not a tuple per
+    event."""
+    events = result.events
     links = decision_links(result)
-    return event_log.encode(
+    reasons = [e.reason for e in events]
+    if links:
+        decisions: list[int | None] = [
+            links.get((e.time, str(reason), e.pod or e.workload))
+            for e, reason in zip(events, reasons, strict=True)
+        ]
+    else:
+        decisions = [None] * len(events)
+    return event_log.encode_columns(
         (
-            e.time,
-            str(e.reason),
-            e.workload,
-            e.pod,
-            e.node,
-            float(e.value),
-            e.related,
-            e.message,
-            links.get((e.time, str(e.reason), e.pod or e.workload)),
+            [e.time for e in events],
+            reasons,
+            [e.workload for e in events],
+            [e.pod for e in events],
+            [e.node for e in events],
+            [float(e.value) for e in events],
+            [e.related for e in events],
+            [e.message for e in events],
+            decisions,
         )
-        for e in result.events
     )
 
 
 RECORD_BATCH = 2000
 _RECORD_COLUMNS = ("replication_id", "position", *RECORD_FIELDS)
+_record_values = operator.attrgetter(*RECORD_FIELDS)
+"""A record's fields as a tuple, in ``RECORD_FIELDS`` order (one C call per record)."""
 
 
 def _insert_records(replication: Replication, result: sc.ReplicationResult) -> None:
@@ -386,7 +399,7 @@ def _insert_records(replication: Replication, result: sc.ReplicationResult) -> N
     through COPY, the others in batches."""
     WorkloadRecord.objects.filter(replication=replication).delete()
     rows = (
-        (replication.pk, position, *(getattr(record, name) for name in RECORD_FIELDS))
+        (replication.pk, position, *_record_values(record))
         for position, record in enumerate(result.workloads)
     )
     table = connection.ops.quote_name(WorkloadRecord._meta.db_table)

@@ -48,6 +48,34 @@ def test_a_log_comes_back_whole_in_simulator_order_with_its_decision_links(s1_re
     assert any(e.decision is not None for e in log)
 
 
+def test_the_column_wise_encoder_writes_the_blob_the_row_wise_one_does(s1_result):
+    """``encode_event_log`` builds the columns itself (issue #14: storing is part of every
+    task); the blob must be byte for byte what ``event_log.encode`` makes of one tuple
+    per event, with and without decision records (then every link is None)."""
+    quiet = sc.simulate(sc.get_preset("s1-training-vs-shards").spec(), "pod", 0, explain=False)
+    assert not quiet.decisions
+    for result in (s1_result, quiet):
+        links = decision_links(result)
+        rows = [
+            (
+                e.time,
+                str(e.reason),
+                e.workload,
+                e.pod,
+                e.node,
+                float(e.value),
+                e.related,
+                e.message,
+                links.get((e.time, str(e.reason), e.pod or e.workload)),
+            )
+            for e in result.events
+        ]
+
+        assert encode_event_log(result) == event_log.encode(rows)
+    assert all(e.decision is None for e in _decoded(quiet))
+    assert event_log.encode([]) == event_log.encode_columns([() for _ in event_log.COLUMNS])
+
+
 def test_filters_match_the_columns_exactly_and_keep_the_seq(s1_result):
     log = _decoded(s1_result)
     events = list(enumerate(s1_result.events))
