@@ -600,3 +600,45 @@ def test_rows_apart_only_in_tied_start_times_list_their_victims_apart() -> None:
     assert got == expected
     orders = {tuple(v.split("-")[0] for v in c["victims"]) for c in expected["candidates"]}
     assert orders == {("two", "one"), ("one", "two")}, orders
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(
+        st.lists(st.tuples(st.integers(0, 3), st.booleans()), min_size=6, max_size=6),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_a_victims_group_is_seen_when_an_earlier_victim_shares_its_workload(
+    rows: list[list[tuple[int, bool]]],
+) -> None:
+    """``_seen_before`` (cost_of counts a group's loss once, at its first victim in the
+    victims' order) against its definition, position by position: a victim is "seen"
+    when a victim before it in its row belongs to the same workload. Non-victims never
+    count, whatever their workload."""
+    v_group = np.array([[g for g, _ in row] for row in rows], dtype=np.int64)
+    victim = np.array([[v for _, v in row] for row in rows], dtype=bool)
+
+    seen = fast_checkpoint._seen_before(v_group, victim)
+
+    for r, row in enumerate(rows):
+        for j, (g, is_victim) in enumerate(row):
+            expected = any(row[i][1] and row[i][0] == g for i in range(j)) and is_victim
+            assert bool(seen[r, j]) == expected, (r, j, row)
+
+
+def test_rows_whose_pods_started_apart_are_turned_away_by_their_starts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_alike`` tells rows apart by their start times before it hashes their costs:
+    on 400 nodes whose pods start at one of 300 moments, no chunk is found alike (every
+    row is reprieved) and the decision is still the reference's."""
+    monkeypatch.setattr(fast_checkpoint, "FEW", 0)
+    found: list[Any] = []
+    alike = fast_checkpoint._alike
+    monkeypatch.setattr(fast_checkpoint, "_alike", lambda *a: found.append(alike(*a)) or found[-1])
+    expected, got = _both_ways(_templated(1, tuple(-1 - i for i in range(300))))
+    assert got == expected
+    assert found, "the chunk was looked at"
+    assert all(f is None for f in found)
