@@ -126,14 +126,23 @@ def store_experiment(replications: int) -> tuple[Any, dict[str, Any]]:
     }
 
 
-def timed_run(experiment: Any, concurrency: int, var_dir: Path) -> dict[str, Any]:
+def timed_run(
+    experiment: Any, concurrency: int, var_dir: Path, conn_max_age: int = 60
+) -> dict[str, Any]:
     """Start a worker with ``concurrency`` processes, wait until it is ready, then time
     enqueue -> every replication succeeded -> run succeeded (the chord callback, which
-    aggregates, comes last). The worker is stopped afterwards."""
+    aggregates, comes last). The worker is stopped afterwards. It keeps its database
+    connection ``conn_max_age`` seconds (``DB_CONN_MAX_AGE``: the settings' default of 60,
+    as ``make run`` and a deployment run it; the test harness's 0 opens a connection, and
+    a PostgreSQL backend, for every task)."""
     from experiments.services import run_enqueue
     from tests.web.live import Stack, wait_for
 
-    stack = Stack(var_dir=var_dir, queue=QUEUE, extra_env=LIMITS)
+    stack = Stack(
+        var_dir=var_dir,
+        queue=QUEUE,
+        extra_env={**LIMITS, "DB_CONN_MAX_AGE": str(conn_max_age)},
+    )
     log = var_dir / f"c{concurrency}.log"
     try:
         stack.start_worker(name=f"c{concurrency}", concurrency=concurrency)
@@ -143,6 +152,7 @@ def timed_run(experiment: Any, concurrency: int, var_dir: Path) -> dict[str, Any
             what="the worker",
             stack=stack,
         )
+        cpu_before = process_cpu()
         started = time.perf_counter()
         run = run_enqueue(experiment=experiment, user=None)
         wait_for(
@@ -155,6 +165,10 @@ def timed_run(experiment: Any, concurrency: int, var_dir: Path) -> dict[str, Any
         replications_done = time.perf_counter() - started
         finished = _wait_terminal(run, CALLBACK_TIMEOUT_SECONDS)
         wall = time.perf_counter() - started if finished else None
+        cpu_spent = {
+            name: round(seconds - cpu_before.get(name, 0.0), 1)
+            for name, seconds in process_cpu().items()
+        }
     finally:
         stack.stop_all()
     run.refresh_from_db()  # the whole row, once (its error, if it failed)
@@ -166,7 +180,45 @@ def timed_run(experiment: Any, concurrency: int, var_dir: Path) -> dict[str, Any
     }
     if run.status != "succeeded":
         figures["run_error"] = run.error or _last_exception(log)
-    return {**figures, **breakdown(run)}
+    return {**figures, "cpu_s_by_process": cpu_spent, **breakdown(run)}
+
+
+def process_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) so far of the processes that share the machine's cores
+    during a sweep, by kind: the Celery worker (its parent and pool processes, by command
+    line, and pool processes that ended), PostgreSQL (live processes, plus what the
+    postmaster reaped: a backend that closed its connection), Redis, this process, and
+    everything else. Read from /proc (Linux); differences of two readings are what a
+    sweep cost each kind."""
+    tick = os.sysconf("SC_CLK_TCK")
+    totals: dict[str, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        utime, stime, cutime, cstime = (int(x) for x in fields[11:15])
+        own = utime + stime
+        if "worker_harness.py" in command or "celery" in command:
+            kind = "celery_worker"
+            own += cutime + cstime  # pool processes the parent reaped (recycled children)
+        elif name == "postgres":
+            kind = "postgresql"
+            if fields[1] == "1" or "postgres -D" in command or "/bin/postgres" in command:
+                own += cutime + cstime  # the postmaster: its reaped backends
+        elif name.startswith("redis-server"):
+            kind = "redis"
+        elif int(entry.name) == os.getpid():
+            kind = "bench"
+        else:
+            kind = "other"
+        totals[kind] = totals.get(kind, 0.0) + own / tick
+    return totals
 
 
 def _replications_done(run: Any) -> bool:
@@ -298,6 +350,12 @@ def main() -> int:
     )
     parser.add_argument("--concurrency", default="1,2", help="worker processes per run")
     parser.add_argument("--replications", type=int, default=3)
+    parser.add_argument(
+        "--conn-max-age",
+        type=int,
+        default=60,
+        help="the workers' DB_CONN_MAX_AGE (the settings' default: 60; 0 reconnects per task)",
+    )
     parser.add_argument("--record", action="store_true", help="write bench/baselines.json")
     args = parser.parse_args()
     if not all(f.exists() for f in FILES):
@@ -313,10 +371,11 @@ def main() -> int:
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as var_dir:
         for concurrency in (int(c) for c in args.concurrency.split(",")):
-            runs.append(timed_run(experiment, concurrency, Path(var_dir)))
+            runs.append(timed_run(experiment, concurrency, Path(var_dir), args.conn_max_age))
             print(json.dumps(runs[-1]), file=sys.stderr)
     phases = one_replication_phases(experiment)
     figures = summary(runs, trace, phases, args.replications, load_before)
+    figures["worker_conn_max_age"] = args.conn_max_age
     print(json.dumps(figures, indent=2))
     if args.record:
         _record(figures)
