@@ -91,6 +91,9 @@ class QueueState:
     usage: dict[FR, float] = field(default_factory=dict)
     evicting: set[Workload] = field(default_factory=set)
     """Evicted, quota still reserved until the job is no longer active."""
+    preemptor: Workload | None = None
+    """A BestEffortFIFO queue's waiting workload whose preemptions are pending: it stays
+    at the head until it is admitted or no longer preempts (:meth:`Admission._try_head`)."""
 
     @property
     def limited(self) -> bool:
@@ -168,6 +171,9 @@ class Admission:
         eviction's time, its place in the queue)."""
         self._simulated: tuple[tuple[object, ...], list[Candidate]] | None = None
         """The last oracle search (key, targets), reused when preemption asks the same."""
+        self._preempted_at: dict[Workload, float] = {}
+        """A victim -> the instant it was last preempted: it is not admitted again at
+        that instant (:meth:`_held_back`)."""
 
     # ------------------------------------------------------------------ lifecycle
     def arrive(self, workload: Workload) -> None:
@@ -268,33 +274,78 @@ class Admission:
 
     def _try_head(self, queue: QueueState) -> bool:
         """StrictFIFO tries the head only; BestEffortFIFO tries each waiting workload in
-        order, so one that does not fit no longer blocks those behind it."""
-        heads = (
-            queue.waiting if queue.spec.queueing_strategy == "BestEffortFIFO" else queue.waiting[:1]
-        )
+        order, so one that does not fit no longer blocks those behind it. A workload
+        whose preemptions are pending (its victims still hold their quota) blocks its
+        queue under both: Kueue requeues it at once and, under BestEffortFIFO, keeps it
+        sticky at the head until it is admitted or no longer preempts (the preemptor
+        workload of Kueue's ClusterQueue). Without that, a workload behind it took the
+        room its first victims freed, was preempted for it again at the same instant,
+        and so on without end."""
+        best_effort = queue.spec.queueing_strategy == "BestEffortFIFO"
+        sticky = queue.preemptor
+        entries = [e for e in queue.waiting if e[1] is sticky] if sticky is not None else []
+        if sticky is not None and not entries:
+            queue.preemptor = sticky = None  # admitted or gone meanwhile
+        heads = entries or (queue.waiting if best_effort else queue.waiting[:1])
         for entry in list(heads):
             workload = entry[1]
-            assignment = self._admissible(queue, workload)
+            if self._held_back(workload):
+                if best_effort:
+                    continue
+                return False
+            assignment, pending = self._admissible(queue, workload)
             if assignment is not None:
                 # by identity: a victim re-enqueued by the preemption may now sort first
                 queue.waiting.remove(entry)
+                if queue.preemptor is workload:
+                    queue.preemptor = None
                 self._reserve(queue, workload, assignment)
                 self.host.admit(workload, queue.spec.name, _flavors_text(queue, assignment))
                 return True
+            if pending:
+                if best_effort:
+                    queue.preemptor = workload
+                return False
+            if sticky is workload:  # it no longer preempts: the others may go again
+                queue.preemptor = None
+                return self._try_head(queue)
         return False
 
-    def _admissible(self, queue: QueueState, workload: Workload) -> dict[FR, float] | None:
+    def _held_back(self, workload: Workload) -> bool:
+        """A workload preempted at this instant is not admitted again at this instant.
+        In Kueue a victim is requeued once its eviction is observed and admitted in a
+        later scheduling cycle, and a pending preemptor's quota is reserved within its
+        cycle, so a victim can take back the room freed for its preemptor (or preempt it
+        in turn) at most once a cycle. The simulator runs every cycle of an instant at
+        that instant: without this rule a victim re-admitted into the room of its
+        preemptor's first victims was preempted again at the same instant, and two
+        workloads that each may preempt the other (fair sharing one way, reclamation the
+        other) took turns, without end. At a later instant (the next event that admits)
+        it competes as before (docs/kubernetes-rules.md, "Kueue: a pending preemptor and
+        its victims")."""
+        when = self._preempted_at.get(workload)
+        if when is None:
+            return False
+        if when == self.host.now:
+            return True
+        del self._preempted_at[workload]
+        return False
+
+    def _admissible(
+        self, queue: QueueState, workload: Workload
+    ) -> tuple[dict[FR, float] | None, bool]:
         """The flavor assignment to admit ``workload`` with now (after issuing any
-        preemptions it needs), or None if it must wait."""
+        preemptions it needs), or None if it must wait; and whether it waits for
+        preemptions it issued (or found already issued)."""
         self._simulated = None
         assignment, mode, needed = self._assign_flavors(queue, workload)
         if mode == FIT and self._concurrency_ok(queue, frozenset()):
-            return assignment
+            return assignment, False
         if mode == NO_FIT or not self._preempt_for(queue, workload, assignment, needed):
-            return None
+            return None, False
         if self._room(queue, assignment, frozenset()):
-            return assignment
-        return None  # victims hold their quota until their pods are gone: wait for them
+            return assignment, False
+        return None, True  # victims hold their quota until their pods are gone: wait for them
 
     def _concurrency_ok(self, queue: QueueState, removed: frozenset[Workload]) -> bool:
         limit = queue.spec.concurrency
@@ -485,6 +536,7 @@ class Admission:
             return False
         self._explain(queue, head, assignment, needed, targets)
         for target in targets:
+            self._preempted_at[target.workload] = self.host.now
             if target.workload in target.owner.evicting:
                 continue
             self.host.suspend(target.workload, head, target.reason)

@@ -560,7 +560,9 @@ def busy_queues(draw: st.DrawFn) -> dict[str, Any]:
 
 def simulate(doc: Mapping[str, Any]) -> tuple[list[ev.Event], Engine]:
     doc = {**doc, "queues": [spec_queue(q) for q in doc["queues"]]}
-    engine = Engine(sc.resolve_variant(sc.parse_spec(doc), "default"), 0)
+    # bounded: a loop at one instant (tests/core/test_kueue_instant.py) fails the example
+    # instead of filling memory
+    engine = Engine(sc.resolve_variant(sc.parse_spec(doc), "default"), 0, max_events=50_000)
     return engine.run(), engine
 
 
