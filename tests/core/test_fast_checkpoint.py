@@ -443,19 +443,9 @@ def test_alike_rows_are_reprieved_once_and_give_the_reference_decision(
 
 
 def _templated(templates: int, starts: tuple[int, ...]) -> sc.ExperimentSpec:
-    from tests.core.test_fast_group import _Fixed, templated_cluster
+    from tests.core.test_fast_group import templated_spec
 
-    answers = {
-        "nodes": 400,
-        "node cpu": 64.0,
-        "kinds": ("lone", "single"),
-        "templates": templates,
-        "starts": starts,
-        "seed": 7,
-        "preemptor gpus": 4,
-        "cpu per 4": 1.0,
-    }
-    return sc.parse_spec(templated_cluster(_Fixed(answers), "checkpoint-aware"))  # type: ignore[arg-type]
+    return templated_spec(templates, starts, "checkpoint-aware")
 
 
 def test_templated_decisions_reprieve_each_kind_of_row_once(

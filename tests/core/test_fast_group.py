@@ -233,17 +233,7 @@ def test_templated_decisions_take_the_alike_paths(monkeypatch: pytest.MonkeyPatc
         monkeypatch.setattr(fast_group, f"_evaluate_{name}", counted)
     cases = (((-1,), 1), ((-1,), 3), ((-1, -2), 5))  # one signature, a few, many
     for starts, templates in cases:
-        answers = {
-            "nodes": 400,
-            "node cpu": 64.0,
-            "kinds": ("lone", "single"),
-            "templates": templates,
-            "starts": starts,
-            "seed": 7,
-            "preemptor gpus": 4,
-            "cpu per 4": 1.0,
-        }
-        spec = sc.parse_spec(templated_cluster(_Fixed(answers), "workload-aware"))  # type: ignore[arg-type]
+        spec = templated_spec(templates, starts, "workload-aware")
         expected, chosen = both_choices(spec)
         assert chosen is not None
         same_choice(expected, chosen)
@@ -261,6 +251,23 @@ def looking_for_alike_rows() -> Iterator[None]:
         yield
     finally:
         fast_group.ALIKE_MIN = fast_preemption.ALIKE_MIN = original
+
+
+def templated_spec(templates: int, starts: tuple[int, ...], policy: str) -> sc.ExperimentSpec:
+    """:func:`templated_cluster` with fixed answers: 400 nodes of 64 CPUs repeating
+    ``templates`` templates of lone and single-group pods started at ``starts``, a
+    4-GPU preemptor."""
+    answers = {
+        "nodes": 400,
+        "node cpu": 64.0,
+        "kinds": ("lone", "single"),
+        "templates": templates,
+        "starts": starts,
+        "seed": 7,
+        "preemptor gpus": 4,
+        "cpu per 4": 1.0,
+    }
+    return sc.parse_spec(templated_cluster(_Fixed(answers), policy))  # type: ignore[arg-type]
 
 
 class _Fixed:
