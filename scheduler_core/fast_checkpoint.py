@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scheduler_core.decisions import CHEAPEST, CompactCandidates
-from scheduler_core.fast_group import reprieve, room_fit
+from scheduler_core.fast_group import reprieve, room_fit, row_kinds
 from scheduler_core.fast_nodes import EVICT_WHOLE, IN_GROUP
 from scheduler_core.fast_preemption import ALIKE_MIN, BIG, FEW, Decided, in_chunks, visit_order
 from scheduler_core.model import Node, Pod
@@ -158,26 +158,12 @@ def _evaluate(
     cells = np.flatnonzero((lower & ~spanning[:, None]).ravel())
     full, rest, group = _cell_costs(host, policy, rows, width, pack, cells)
     alike = _alike(host, rows, pack, full, rest, group) if n_rows >= ALIKE_MIN else None
+    per_row = (prio, lower, counts, flags, pack, full, rest, group, spanning)
     if alike is None:
-        ok, best_cost, best_cols, best_victim = _reprieved(
-            host, pod, rows, prio, lower, counts, flags, pack, full, rest, group, spanning
-        )
+        ok, best_cost, best_cols, best_victim = _reprieved(host, pod, rows, *per_row)
     else:
         first, inverse = alike
-        outcome = _reprieved(
-            host,
-            pod,
-            rows[first],
-            prio[first],
-            lower[first],
-            counts[first],
-            flags[first],
-            pack[first],
-            full[first],
-            rest[first],
-            group[first],
-            spanning[first],
-        )
+        outcome = _reprieved(host, pod, rows[first], *(part[first] for part in per_row))
         ok, best_cost, best_cols, best_victim = (part[inverse] for part in outcome)
     if not spanning.any():
         if not listing:
@@ -258,12 +244,8 @@ def _alike(
     both reprieve orders, of the MoreImportantPod sort of the victims and of ``cost_of``
     (a group's loss once) is then the same, so the two rows reach the same columns and
     the same float. A row whose nominations claim room is a kind of its own."""
-    cluster = host.cluster
     n_rows = len(rows)
-    sig = cluster.arrays.group_signature_ids(rows)
-    if cluster.claimed_nodes:
-        claimed = np.isin(rows, [node.idx for node in cluster.claimed_nodes])
-        sig = np.where(claimed, -1 - np.arange(n_rows), sig)
+    sig = row_kinds(host.cluster, rows)
     if len(np.unique(sig)) * 2 > n_rows:
         return None
     width = full.shape[1]

@@ -49,6 +49,7 @@ from scheduler_core.fast_preemption import (
 from scheduler_core.model import Node, Pod, Workload
 
 if TYPE_CHECKING:
+    from scheduler_core.cluster import Cluster
     from scheduler_core.plugins import PreemptionHost
     from scheduler_core.plugins.default_preemption import Candidate
     from scheduler_core.plugins.workload_preemption import (
@@ -149,11 +150,7 @@ def _evaluate(
     fewer than ``ALIKE_MIN`` rows are all evaluated."""
     if len(rows) < ALIKE_MIN:
         return _evaluate_rows(host, policy, pod, rows, wanted, listing)
-    cluster = host.cluster
-    keys = cluster.arrays.group_signature_ids(rows)
-    if cluster.claimed_nodes:
-        claimed = np.isin(rows, [node.idx for node in cluster.claimed_nodes])
-        keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
+    keys = row_kinds(host.cluster, rows)
     if len(keys) and (keys == keys[0]).all():  # a storm's full nodes: one signature
         first, inverse = np.zeros(1, dtype=np.int64), None
     else:
@@ -167,6 +164,16 @@ def _evaluate(
         if alike is not None:
             return alike
     return _evaluate_rows(host, policy, pod, rows, wanted, listing)
+
+
+def row_kinds(cluster: Cluster, rows: np.ndarray) -> np.ndarray:
+    """Each row's group signature (:meth:`NodeArrays.group_signature_ids`), a row whose
+    nominations claim room being a kind of its own (a negative id)."""
+    keys: np.ndarray = cluster.arrays.group_signature_ids(rows)
+    if cluster.claimed_nodes:
+        claimed = np.isin(rows, [node.idx for node in cluster.claimed_nodes])
+        keys = np.where(claimed, -1 - np.arange(len(rows)), keys)
+    return keys
 
 
 Reprieved = tuple[bool, int, int, int, list[int], list[bool], list[int], bool]
