@@ -304,3 +304,55 @@ def test_cross_field_rules_tolerate_a_document_of_any_shape() -> None:
     }
     paths = [error["path"] for error in errors_of(data)]
     assert "workloads[1].priorityClassName" in paths
+
+
+def _resolved_by_round_trip(spec: sc.ExperimentSpec, name: str) -> sc.ExperimentSpec:
+    """A variant resolved the plain way: the whole spec dumped, the overrides applied, the
+    whole mapping validated again."""
+    from scheduler_core.spec import ExperimentSpec, _apply_override, expand_variants
+
+    variant = next(v for v in expand_variants(spec) if v.name == name)
+    if not variant.set:
+        return spec
+    data = spec.model_dump(by_alias=True, exclude={"variants", "grid"})
+    for path, value in variant.set.items():
+        _apply_override(data, path, value, path)
+    return ExperimentSpec.model_validate(data)
+
+
+@pytest.mark.parametrize("preset", [p.id for p in sc.list_presets()])
+def test_a_preset_variant_resolves_as_the_whole_spec_validated_again(preset: str) -> None:
+    """Only the top-level fields an override reaches are dumped and validated again, the
+    others kept as the models they are: the resolved spec is the plain way's."""
+    spec = sc.get_preset(preset).spec()
+    for name in sc.variant_names(spec):
+        expected = _resolved_by_round_trip(spec, name).model_dump()
+        assert resolve_variant(spec, name).spec.model_dump() == expected
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"horizonSeconds": 7200},
+        {"cluster.nodePools.gpu.count": 3},
+        {"policy.preemption": "workload-aware", "policy.checkpointVictims": True},
+        {"workloads.train.gpus": 4, "priorityClasses.batch.value": 50},
+        {"workloads.train.checkpoint": {"intervalSeconds": 600}},
+    ],
+)
+def test_overrides_anywhere_resolve_as_the_whole_spec_validated_again(
+    override: dict[str, Any],
+) -> None:
+    spec = parse_spec(spec_with("variants", [{"name": "v", "set": override}]))
+    resolved = resolve_variant(spec, "v").spec
+    assert resolved.model_dump() == _resolved_by_round_trip(spec, "v").model_dump()
+    assert resolved.model_dump() != spec.model_copy(update={"variants": []}).model_dump()
+
+
+def test_an_override_still_meets_the_rules_across_the_spec() -> None:
+    """The fields left as models are still checked with the override: a class renamed
+    away from under its workloads is refused, naming the override."""
+    data = spec_with("variants", [{"name": "v", "set": {"priorityClasses.batch.name": "gold"}}])
+    errors = errors_of(data)
+    assert errors[0]["path"].startswith("variants[0].set.")
+    assert "batch" in errors[0]["message"]
