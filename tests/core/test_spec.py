@@ -250,6 +250,7 @@ def test_spec_yaml_is_the_same_text_from_libyaml_and_stops_at_a_budget() -> None
         assert parse_spec(text) == spec
         assert sc.spec_to_yaml_within(spec, len(text)) == text
         assert sc.spec_to_yaml_within(spec, len(text) - 1) is None
+        assert spec_module._keys_length(data, 10**9) <= len(text)  # a lower bound
     written: list[int] = []
     bounded = spec_module._BoundedText(100)
     original = bounded.write
@@ -266,6 +267,28 @@ def test_spec_yaml_is_the_same_text_from_libyaml_and_stops_at_a_budget() -> None
             Dumper=spec_module._SpecDumper,
         )
     assert sum(written[:-1]) <= 100  # nothing written past the budget
+
+
+def test_a_spec_far_past_the_budget_is_not_written_at_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its keys alone pass the budget, so no YAML is built (PyYAML represents the whole
+    document before writing: 2.8 s for a recorded cluster's spec)."""
+    from scheduler_core import spec as spec_module
+
+    data = copy.deepcopy(BASE)
+    data["workloads"] = [
+        {"name": f"w{i}", "members": 1, "gpus": 1, "priorityClassName": "batch"}
+        for i in range(2000)
+    ]
+    spec = parse_spec(data)
+    assert len(sc.spec_to_yaml(spec)) > 20_000
+
+    def refused(*args: Any) -> None:
+        raise AssertionError("the YAML was built")
+
+    monkeypatch.setattr(spec_module, "_dump_yaml", refused)
+    assert sc.spec_to_yaml_within(spec, 20_000) is None
 
 
 def _three_mistakes() -> dict[str, Any]:
