@@ -188,6 +188,7 @@ def run_finalize(*, run_id: int) -> Outcome:
     run.finished_at = timezone.now()
     _precompute_run_page(run)
     run.save(update_fields=["aggregate", "status", "progress", "finished_at"])
+    transaction.on_commit(lambda: _precompute_timelines(run))
     return Outcome.DONE
 
 
@@ -200,6 +201,15 @@ def _precompute_run_page(run: Run) -> None:
 
     seconds = run_page_precompute(run=run)
     logger.info("run %s: run page precomputed in %.2f s", run.pk, seconds)
+
+
+def _precompute_timelines(run: Run) -> None:
+    """The other variants' timelines, after the run is published (they do not hold its
+    success back)."""
+    from experiments.selectors_run_page import run_timelines_precompute
+
+    seconds = run_timelines_precompute(run=run)
+    logger.info("run %s: variant timelines precomputed in %.2f s", run.pk, seconds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -317,6 +317,31 @@ def test_the_worker_precomputes_the_run_page_so_a_view_builds_nothing(
         assert answer.json()["replication"] == replication
 
 
+def test_the_other_variants_timelines_are_built_once_the_run_is_published(
+    alice, django_capture_on_commit_callbacks, monkeypatch
+):
+    """The page and the first variant's timeline are in the cache before the run is saved
+    succeeded; the other variants' timelines (a menu loads them one at a time: 5.8 s of
+    the openb sweep's 8 s tail) are built after, so they do not hold its success back."""
+    from experiments import selectors_run_page
+    from experiments.models import Run
+
+    seen: list[str] = []
+    original = selectors_run_page._timeline_read
+
+    def noting(run, replication_id):
+        seen.append(Run.objects.get(pk=run.pk).status)
+        original(run, replication_id)
+
+    monkeypatch.setattr(selectors_run_page, "_timeline_read", noting)
+    experiment = ExperimentFactory(owner=alice, spec=preset_document("s1-training-vs-shards"))
+    run = _finished(experiment, alice, django_capture_on_commit_callbacks)
+
+    assert len(seen) == len(run.aggregate) > 1
+    assert seen[0] != Status.SUCCEEDED  # built before the run was saved
+    assert set(seen[1:]) == {Status.SUCCEEDED}
+
+
 def test_a_failed_precompute_still_finishes_the_run_and_the_first_view_builds_it(
     alice, alice_client, django_capture_on_commit_callbacks, monkeypatch
 ):
