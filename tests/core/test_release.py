@@ -99,3 +99,33 @@ def test_a_run_that_fails_is_freed_too() -> None:
     gc.collect()
     assert made
     assert all(ref() is None for ref in made)
+
+
+def test_the_metrics_and_the_timeline_leave_no_cyclic_garbage() -> None:
+    """Reading a log into its metrics and its timeline builds one record per workload and
+    one span per pod interval: they must be freed when dropped, not left to the cyclic
+    collector (a worker pays its pass over them after every task). A reader whose
+    dispatch table held its own bound methods pointed at itself, and took all of them
+    into its cycle."""
+    from scheduler_core import timeline
+    from scheduler_core.experiment import workload_infos
+    from scheduler_core.metrics import compute
+    from scheduler_core.spec import resolve_variant
+
+    spec = sc.get_preset("s6-checkpoint-frequency").spec()
+    resolved = resolve_variant(spec, sc.variant_names(spec)[0])
+    log = simulate(spec, resolved.name, 0).events
+    infos = workload_infos(resolved.spec)
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        metrics = compute(log, infos, horizon=resolved.spec.horizon_seconds, total_gpus=64.0)
+        built = timeline.build(log, resolved.spec)
+        assert metrics.workloads
+        assert built.spans
+        del metrics, built
+        assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()
