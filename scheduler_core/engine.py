@@ -30,7 +30,7 @@ from scheduler_core.fast_costs import CostTable
 from scheduler_core.fragmentation import FragmentationMeter, target_workload
 from scheduler_core.gc_pause import gc_paused
 from scheduler_core.guards import Guards
-from scheduler_core.model import Node, Pod, PodState, Workload
+from scheduler_core.model import HOLDING_STATES, RUNNING_STATES, Node, Pod, PodState, Workload
 from scheduler_core.plugins import registry
 from scheduler_core.plugins.topology import place_with_topology
 from scheduler_core.queue import UNSCHEDULABLE_FLUSH_SECONDS, Cohort, SchedulingQueue
@@ -93,7 +93,6 @@ PROGRESS_EVERY = 8192
 DISRUPTED_PODS_TIMEOUT = 120.0
 """The disruption controller drops a pdb.status.disruptedPods entry whose pod was not
 deleted within 2 minutes (DeletionTimeout); the snapshot's entries date from t=0."""
-HOLDING = (PodState.STARTING, PodState.READY, PodState.TERMINATING)
 
 
 def resolve_priority(spec: ExperimentSpec, workload: WorkloadSpec) -> tuple[int, bool, str]:
@@ -1188,7 +1187,7 @@ class Engine:
             self._uncount_quota(pod)
             self._replace_if_controlled(pod, terminating=False)
             return
-        if pod.state not in (PodState.STARTING, PodState.READY):
+        if pod.state not in RUNNING_STATES:
             return
         stop = pod.workload.app.interrupt(pod, grace, cause)
         pod.state = PodState.TERMINATING
@@ -1214,7 +1213,7 @@ class Engine:
             self.admission.pods_gone(pod.workload)
 
     def pod_completed(self, pod: Pod) -> None:
-        if pod.state not in HOLDING:
+        if pod.state not in HOLDING_STATES:
             return
         pod.state = PodState.SUCCEEDED
         node = self.cluster.release(pod)
@@ -1240,7 +1239,7 @@ class Engine:
 
     def _restart_group(self, workload: Workload) -> None:
         for pod in list(workload.slots):
-            if pod is not None and pod.state in (PodState.STARTING, PodState.READY):
+            if pod is not None and pod.state in RUNNING_STATES:
                 self.evict(pod, workload.spec.termination_grace_period_seconds, "group-restart")
 
     def _replace_if_controlled(self, pod: Pod, *, terminating: bool) -> None:
@@ -1309,7 +1308,7 @@ class Engine:
         self.emit(ev.NODE_LOST, None, node=node, value=node.capacity, message=reason)
         self.spares.node_down(node)
         for pod in list(node.pods):
-            if pod.state in (PodState.STARTING, PodState.READY):
+            if pod.state in RUNNING_STATES:
                 pod.workload.app.interrupt(pod, 0.0, "node-failure")
                 pod.state = PodState.TERMINATING
                 self.cost_table.starting[pod.seq] = False

@@ -731,11 +731,16 @@ def _unit_scores(
         return (only.priority, only.priority + INT32_OFFSET, 1, only.bound_at)
     known = stats.get(id(unit))  # a group's unit: kept in the memo as long as this entry
     if known is None:
-        top = max(p.priority for p in unit.pods)
-        known = stats[id(unit)] = (
-            top,
-            sum(p.priority + INT32_OFFSET for p in unit.pods),
-            len(unit.pods),
-            min(p.bound_at for p in unit.pods if p.priority == top),
-        )
+        pods = unit.pods
+        top = pods[0].priority
+        earliest = pods[0].bound_at
+        total = 0
+        for p in pods:  # one pass: the same max, sum (in order) and first minimum
+            priority = p.priority
+            total += priority + INT32_OFFSET
+            if priority > top:
+                top, earliest = priority, p.bound_at
+            elif priority == top and p.bound_at < earliest:
+                earliest = p.bound_at
+        known = stats[id(unit)] = (top, total, len(pods), earliest)
     return known

@@ -17,6 +17,7 @@ the victims are the cheapest set that makes room.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -139,17 +140,24 @@ def _has_gpu_free_pods(node: Node, below: int) -> bool:
 
 
 def _unit(pods: list[Pod], workload: Workload, is_group: bool) -> Unit:
+    """The unit of ``pods`` with its usage per node: each node's requests summed from
+    zero in the pods' order (the same floats as adding each to ``[0, 0.0, 0.0, 0]``)."""
     usage: dict[Node, list[float]] = {}
+    earliest = math.inf
     for pod in pods:
-        assert pod.node is not None, pod
-        row = usage.setdefault(pod.node, [0, 0.0, 0.0, 0])
-        row[0] += pod.gpus
-        row[1] += pod.cpu
-        row[2] += pod.mem
-        row[3] += 1
-    return Unit(
-        pods, workload, workload.priority, is_group, min(p.bound_at for p in pods), usage=usage
-    )
+        node = pod.node
+        assert node is not None, pod
+        row = usage.get(node)
+        if row is None:
+            usage[node] = [0 + pod.gpus, 0.0 + pod.cpu, 0.0 + pod.mem, 1]
+        else:
+            row[0] += pod.gpus
+            row[1] += pod.cpu
+            row[2] += pod.mem
+            row[3] += 1
+        if pod.bound_at < earliest:
+            earliest = pod.bound_at
+    return Unit(pods, workload, workload.priority, is_group, earliest, usage=usage)
 
 
 class Headroom:
