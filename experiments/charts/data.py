@@ -87,6 +87,9 @@ class VariantCosts:
     recoveries: Sequence[Sequence[Recovery]]
     name: str = ""
     """The variant's own name: what fixes its colour (see ``style.variant_color``)."""
+    end: float | None = None
+    """The variant's own horizon, where its lines end (None: the chart's ``end``); a
+    variant may override ``horizonSeconds``."""
 
     @property
     def color_key(self) -> str:

@@ -67,8 +67,9 @@ def cumulative_cost_figure(variants: Sequence[VariantCosts], *, end: float) -> F
             ("lost", "solid", "lost work"),
             ("wasted", "dot", "wasted GPU·s"),
         ):
+            own = end if variant.end is None else variant.end
             xs, ys = thin_steps(
-                *cumulative(variant.costs, field, end=end), max_points=MAX_LINE_POINTS
+                *cumulative(variant.costs, field, end=own), max_points=MAX_LINE_POINTS
             )
             traces.append(
                 trace(
@@ -106,7 +107,8 @@ def recovery_figure(variants: Sequence[VariantCosts], *, end: float) -> Figure:
         found = [r for replication in variant.recoveries for r in replication]
         found.sort(key=lambda r: r.lost, reverse=True)
         thinned |= len(found) > MAX_CURVES
-        traces.append(_curves_trace(found[:MAX_CURVES], variant.label, colors[i], end))
+        own = end if variant.end is None else variant.end
+        traces.append(_curves_trace(found[:MAX_CURVES], variant.label, colors[i], own))
     note = f" (the {MAX_CURVES} costliest per variant)" if thinned else ""
     return figure(
         traces,

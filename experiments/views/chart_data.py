@@ -152,10 +152,11 @@ def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[s
             [found[pk][0] for pk in group if pk in found],
             [found[pk][1] for pk in group if pk in found],
             name=_variant_name(run, index),
+            end=_variant_horizon(run, index),
         )
         for (run, index, label), group in zip(chosen, ids, strict=True)
     ]
-    end = max((run.spec.get("horizonSeconds", 0.0) for run, _, _ in chosen), default=0.0)
+    end = max((s.end or 0.0 for s in series), default=0.0)
     return {
         "costs": cumulative_cost_figure(series, end=end),
         "recovery": recovery_figure(series, end=end),
@@ -164,6 +165,12 @@ def cost_figures_for(chosen: Sequence[tuple[Run, int, str]]) -> dict[str, dict[s
 
 def _variant_name(run: Run, index: int) -> str:
     return run.aggregate[index]["variant"] if index < len(run.aggregate) else ""
+
+
+def _variant_horizon(run: Run, index: int) -> float:
+    """The variant's own horizon (``selectors_charts.variant_scope``)."""
+    scope = selectors_charts.variant_scope(run=run, variant=_variant_name(run, index) or None)
+    return float(scope["horizon"])
 
 
 def _cost_replication_ids(chosen: Sequence[tuple[Run, int, str]]) -> list[list[int]]:
@@ -183,15 +190,16 @@ def replication_timeline(
     large one a heatmap of node groups and the Gantt of ``group`` (default: the group
     with the most preemption victims)."""
     span_list, marks, omitted = _spans(run, replication_id)
-    cluster = run.spec.get("cluster") or {}
-    groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
     variant = (
         Replication.objects.filter(pk=replication_id, run=run)
         .values_list("variant", flat=True)
         .first()
     )
-    mig = spans.mig_labels(run.spec, variant)
-    end = float(run.spec.get("horizonSeconds", 0.0))
+    scope = selectors_charts.variant_scope(run=run, variant=variant)
+    cluster = scope["cluster"]
+    groups, capacity = spans.node_groups(cluster), spans.node_capacity(cluster)
+    mig = scope["mig"]
+    end = float(scope["horizon"])
     left_out = (
         (f" (not drawn: {omitted:,} pod spans, more than LAB_MAX_STORED_TIMELINE_SPANS keeps)")
         if omitted

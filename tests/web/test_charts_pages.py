@@ -161,6 +161,54 @@ def test_the_timeline_endpoint_draws_any_variant_of_the_run(alice_client, s1_run
     assert answer["replication"] == replication.pk
 
 
+def test_the_timeline_and_costs_are_drawn_over_each_variants_own_horizon_and_nodes(
+    alice, alice_client, django_capture_on_commit_callbacks
+):
+    """A variant may override the horizon or a pool's size: its timeline runs to its own
+    horizon and draws its own nodes (the base spec's cut a 2-hour variant at 1 hour and
+    left a third node, with the pod scheduled there, undrawn), and the cost chart's
+    lines each end at their variant's own horizon."""
+    document = {
+        "name": "variant-scopes",
+        "horizonSeconds": 3600,
+        "cluster": {"nodePools": [{"name": "gpu", "count": 2, "gpus": 8}]},
+        "priorityClasses": [{"name": "batch", "value": 100, "globalDefault": True}],
+        "workloads": [
+            {"name": "train", "members": 2, "gpus": 8, "durationSeconds": 6000},
+            {"name": "notebook", "members": 1, "gpus": 8, "arrival": 1200},
+        ],
+        "variants": [
+            {"name": "base"},
+            {"name": "two-hours", "set": {"horizonSeconds": 7200}},
+            {"name": "three-nodes", "set": {"cluster.nodePools.gpu.count": 3}},
+        ],
+    }
+    from experiments.specs import spec_document
+
+    experiment = ExperimentFactory(owner=alice, spec=spec_document(sc.parse_spec(document)))
+    run = _finished(experiment, alice, django_capture_on_commit_callbacks)
+
+    def timeline_of(variant):
+        replication = Replication.objects.get(run=run, variant=variant)
+        return _get(alice_client, "run-chart-timeline", run, replication=replication.pk).json()
+
+    def nodes_drawn(answer):
+        return answer["figures"]["gantt"]["layout"]["yaxis"]["ticktext"]
+
+    base, longer, larger = (timeline_of(v) for v in ("base", "two-hours", "three-nodes"))
+    assert base["figures"]["gantt"]["layout"]["xaxis"]["range"] == [0.0, 3600.0]
+    assert longer["figures"]["gantt"]["layout"]["xaxis"]["range"] == [0.0, 7200.0]
+    assert longer["figures"]["states"]["layout"]["xaxis"]["range"] == [0.0, 7200.0]
+    assert nodes_drawn(base) == ["gpu-0", "gpu-1"]
+    assert nodes_drawn(larger) == ["gpu-0", "gpu-1", "gpu-2"]
+    notebook = [t for t in larger["figures"]["gantt"]["data"] if "notebook" in str(t.get("name"))]
+    assert notebook  # scheduled on the third node, and drawn there
+
+    costs = chart_data(_get(alice_client, "run", run).content.decode())["figures"]["costs"]
+    ends = {t["name"].split(":")[0]: t["x"][-1] for t in costs["data"]}
+    assert ends == {"base": 3600.0, "two-hours": 7200.0, "three-nodes": 3600.0}
+
+
 def test_a_large_cluster_gets_a_heatmap_and_a_gantt_of_one_group(alice_client, big_run):
     data = chart_data(_get(alice_client, "run", big_run).content.decode())
 
