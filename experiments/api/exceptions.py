@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, JsonResponse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import status
 from rest_framework.exceptions import APIException, ValidationError
@@ -106,8 +107,10 @@ def _text(data: Any) -> str:
 
 @csrf_exempt
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
-    """Unknown URLs under ``/api/`` answer in the API's shape, not with an HTML page."""
+    """Unknown URLs under ``/api/`` answer in the API's shape, not with an HTML page, and
+    say where the endpoints are listed (``/api/`` itself is such a URL)."""
+    where = f"the endpoints are listed at {reverse('api:docs')} (OpenAPI: {reverse('api:schema')})"
     return JsonResponse(
-        {"errors": [{"path": "", "message": f"no API endpoint at {request.path}"}]},
+        {"errors": [{"path": "", "message": f"no API endpoint at {request.path}; {where}"}]},
         status=status.HTTP_404_NOT_FOUND,
     )

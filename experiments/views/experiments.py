@@ -16,7 +16,8 @@ from experiments.editor import Editor, MetaForm, blank_document
 from experiments.editor.document import KIND_LABELS
 from experiments.editor.editor import kind_defaults
 from experiments.models import Experiment
-from experiments.specs import preset_or_none, spec_yaml
+from experiments.selectors_run_page import SPEC_SHOWN_CHARS
+from experiments.specs import preset_or_none, spec_yaml_within
 from experiments.users import signed_in
 from experiments.views.common import owned_experiment, visible_experiment
 
@@ -162,7 +163,9 @@ def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "experiment": experiment,
         "can_edit": selectors.experiment_can_edit(user=request.user, experiment=experiment),
         "runs": selectors.run_list(experiment=experiment),
-        "spec_yaml": spec_yaml(experiment.spec),
+        # a recorded cluster's spec is megabytes: past the page's budget the page links
+        # to the download instead (as a run's page does)
+        "spec_yaml": spec_yaml_within(experiment.spec, SPEC_SHOWN_CHARS) or "",
         "facts": selectors.experiment_facts(experiment=experiment),
         "manifest_variants": selectors_k8s.manifest_variants(spec_document=experiment.spec),
     }

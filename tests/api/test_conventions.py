@@ -93,7 +93,13 @@ def test_the_browser_session_works_and_needs_its_csrf_token(alice):
 @pytest.mark.parametrize(
     ("method", "url", "status", "message"),
     [
-        ("get", "/api/v1/nothing-here/", 404, "no API endpoint at /api/v1/nothing-here/"),
+        (
+            "get",
+            "/api/v1/nothing-here/",
+            404,
+            "no API endpoint at /api/v1/nothing-here/; the endpoints are listed at /api/docs/"
+            " (OpenAPI: /api/schema/)",
+        ),
         ("get", "/api/v1/experiments/999999/", 404, "No such experiment"),
         ("delete", "/api/v1/presets/", 405, 'Method "DELETE" not allowed.'),
     ],
@@ -160,5 +166,9 @@ def test_unknown_urls_with_odd_characters_still_answer_in_json(alice_api):
 
     assert response.status_code == 404
     assert errors(response) == [
-        {"path": "", "message": "no API endpoint at /api/v1/presets/\nnope/"}
+        {
+            "path": "",
+            "message": "no API endpoint at /api/v1/presets/\nnope/; the endpoints are listed"
+            " at /api/docs/ (OpenAPI: /api/schema/)",
+        }
     ]

@@ -410,3 +410,25 @@ def test_docs_metrics_md_describes_every_metric_as_the_registry_does():
         assert cells[2:] == [info.unit, info.better.value, info.workloads, info.null], name
     for method in IntervalMethod:
         assert f"**{method.value}**" in text
+
+
+def test_an_experiment_spec_too_long_to_show_links_to_its_download(
+    alice, alice_client, monkeypatch
+):
+    """The experiment's page shows its spec up to the run page's budget; past it (a
+    recorded cluster's spec is megabytes: an 891 KB page) it links to the download."""
+    from experiments.views import experiments as experiment_views
+
+    experiment = ExperimentFactory(owner=alice)
+    full = sc.spec_to_yaml(sc.parse_spec(experiment.spec))
+    url = reverse("experiments:detail", args=[experiment.pk])
+
+    html = alice_client.get(url).content.decode()
+    assert element_text(html, "id", "spec-yaml")[0].split() == full.split()
+
+    monkeypatch.setattr(experiment_views, "SPEC_SHOWN_CHARS", len(full) - 1)
+    html = alice_client.get(url).content.decode()
+    assert element_text(html, "id", "spec-yaml") == []
+    link = re.search(r'<p class="muted small" id="spec-large">[^<]*<a href="([^"]+)"', html)
+    assert link is not None
+    assert alice_client.get(link.group(1)).content.decode() == full
