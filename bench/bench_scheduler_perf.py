@@ -235,8 +235,10 @@ def main() -> None:
     if args.record:
         baselines = json.loads(BASELINES.read_text()) if BASELINES.exists() else {}
         key = "scheduler_perf_explain" if args.explain else "scheduler_perf"
-        kept = baselines.get(key, {}).get("cases", {})
+        earlier = baselines.get(key, {})
+        kept = earlier.get("cases", {})
         baselines[key] = {
+            **earlier,  # what earlier sessions noted beside their cases stays
             "cases": {**kept, **figures},
             "upstream_threshold": UPSTREAM_THRESHOLD,
             "target_storm": TARGET,
