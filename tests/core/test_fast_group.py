@@ -337,6 +337,20 @@ def no_memo() -> Iterator[None]:
         CheckpointAwarePreemption.memoise = True
 
 
+def small_gang_benchmark(monkeypatch: pytest.MonkeyPatch) -> tuple[sc.ExperimentSpec, Any]:
+    """kube-scheduler's workload-aware benchmark (bench/bench_workload_preemption.py) at
+    120 nodes, 120 All-mode gangs and 12 preemptors, and the log the Python steps give."""
+    from bench.bench_workload_preemption import spec as benchmark
+
+    monkeypatch.setattr("bench.bench_workload_preemption.NODES", 120)
+    monkeypatch.setattr("bench.bench_workload_preemption.GROUPS", 120)
+    monkeypatch.setattr("bench.bench_workload_preemption.PREEMPTORS", 12)
+    spec = benchmark("all", "workload-aware")
+    with python_decisions():
+        reference = Engine(resolve_variant(spec, "default"), seed=1, explain=False).run()
+    return spec, reference
+
+
 def test_upstream_benchmark_gangs_are_decided_on_the_arrays(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -346,14 +360,7 @@ def test_upstream_benchmark_gangs_are_decided_on_the_arrays(
     unit on the node, and :func:`fast_group._spanning_rows` decides it without the
     per-row reference (``_spanning_row`` is never asked); the run's log is the one the
     Python steps give (KEP-5710 §6.2 order, SelectVictimsOnNode's reprieve)."""
-    from bench.bench_workload_preemption import spec as benchmark
-
-    monkeypatch.setattr("bench.bench_workload_preemption.NODES", 120)
-    monkeypatch.setattr("bench.bench_workload_preemption.GROUPS", 120)
-    monkeypatch.setattr("bench.bench_workload_preemption.PREEMPTORS", 12)
-    spec = benchmark("all", "workload-aware")
-    with python_decisions():
-        reference = Engine(resolve_variant(spec, "default"), seed=1, explain=False).run()
+    spec, reference = small_gang_benchmark(monkeypatch)
     by_rows = fast_group._spanning_rows
     rows_decided = 0
 
@@ -383,15 +390,9 @@ def test_chunks_of_all_mode_units_work_out_no_signatures(
     neither alike path takes; so a chunk of them must not pay for its rows' signatures
     (kube-scheduler's workload-aware benchmark changed 100 rows an attempt and spent
     1.7 ms of a 7.9 ms attempt on them). The decisions are still the reference's."""
-    from bench.bench_workload_preemption import spec as benchmark
     from scheduler_core.fast_nodes import NodeArrays
 
-    monkeypatch.setattr("bench.bench_workload_preemption.NODES", 120)
-    monkeypatch.setattr("bench.bench_workload_preemption.GROUPS", 120)
-    monkeypatch.setattr("bench.bench_workload_preemption.PREEMPTORS", 12)
-    spec = benchmark("all", "workload-aware")
-    with python_decisions():
-        reference = Engine(resolve_variant(spec, "default"), seed=1, explain=False).run()
+    spec, reference = small_gang_benchmark(monkeypatch)
 
     def refused(self: NodeArrays, row: int) -> tuple[int, int]:
         raise AssertionError(f"row {row}'s signature was worked out")
