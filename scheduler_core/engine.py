@@ -1343,10 +1343,29 @@ class Engine:
         worker or any process that simulates again: about 215,000 objects on the openb
         trace, the whole run, walked by every later collection (issue #14). Nothing of
         the engine is usable for deciding after this; the log, records and metrics
-        already taken are unchanged."""
+        already taken are unchanged.
+
+        Then the cycles themselves are cut (a pod and its workload's slots, a pod and its
+        node, an application and the engine, the engine and its components, the event
+        heap's bound methods), so the run is freed by reference counting when its last
+        reference goes instead of waiting for the cyclic collector. On the openb trace the
+        collector's first pass after each worker task walked about 140,000 such objects
+        (0.08-0.13 s of a 1.5 s task). Only ``events_processed`` stays readable."""
+        if "workloads" not in self.__dict__:
+            return  # released already
         self.cluster.arrays.release()
         if self.recorder is not None:
             self.recorder.release()
+        for workload in self.workloads:
+            workload.slots = []
+            del workload.app
+        for node in self.cluster.nodes:
+            node.pods.clear()
+            node.nominated.clear()
+        self._heap.clear()
+        processed = self.events_processed
+        self.__dict__.clear()
+        self.events_processed = processed
 
     def decisions(self) -> list[Decision]:
         return [] if self.recorder is None else self.recorder.records()
