@@ -112,13 +112,16 @@ def _annotations(
         for i in best
     ]
     null = sc.metric_info(metric).null
+    reading = _wrapped(null, _slot_chars(len(labels)))
+    lines = reading.count("<br>") + 1
     missing = [
         {
             "x": label,
             "y": 0,
-            "text": _wrapped(null),
+            "text": reading,
             "showarrow": False,
-            "yshift": 14,
+            "yanchor": "bottom",  # upwards from the axis, however many lines
+            "yshift": 2,
             "font": {"color": "#6e7781", "size": 11},
             "hovertext": f"no value: {null}",
         }
@@ -131,7 +134,7 @@ def _annotations(
             "y": mean if is_number(mean) else 0,
             "text": UNSERVED_MARK,
             "showarrow": False,
-            "yshift": 14 if is_number(mean) else 38,
+            "yshift": 14 if is_number(mean) else 2 + LINE_PX * lines + 10,
             "font": {"color": FLAG_COLOR, "size": 10},
             "hovertext": "an urgent workload never became useful before the horizon: "
             "this variant is never named best",
@@ -156,11 +159,34 @@ def _annotations(
     return marks + missing + flags
 
 
+LINE_PX = 13
+"""The height of a line of an 11-pixel annotation."""
+SLOT_CHARS = 54
+"""About how many characters of an annotation fit across a headline chart's bars (three
+charts a row): one bar's slot holds its share of them."""
+
+
+def _slot_chars(bars: int) -> int:
+    """How wide a line of a bar's reading may be: 18 characters up to three bars, less as
+    the bars get narrower (five variants: 10), never under 8."""
+    return 18 if bars <= 3 else max(8, SLOT_CHARS // bars)
+
+
 def _wrapped(text: str, width: int = 18) -> str:
-    """A long reading on two lines, split at the space nearest its middle, so it stays
-    inside its own bar's slot."""
+    """A long reading on as few lines as keep it inside its own bar's slot: two, split at
+    the space nearest its middle, where each half fits ``width``; else word by word,
+    each line at most ``width`` characters (a longer word alone on its line). Five
+    variants' "none recovered in the horizon" overlapped their neighbours on two lines."""
     spaces = [i for i, c in enumerate(text) if c == " "]
     if len(text) <= width or not spaces:
         return text
     cut = min(spaces, key=lambda i: abs(i - len(text) / 2))
-    return text[:cut] + "<br>" + text[cut + 1 :]
+    if max(cut, len(text) - cut - 1) <= width:
+        return text[:cut] + "<br>" + text[cut + 1 :]
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)

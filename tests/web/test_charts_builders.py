@@ -94,6 +94,28 @@ def test_headline_draws_one_bar_per_variant_at_the_mean_and_marks_the_best():
     assert figure.layout.title.text == "Lost work (GPU·s)"
 
 
+def test_a_missing_value_reads_inside_its_own_bar_slot_however_many_variants():
+    """Five variants' "none recovered in the horizon" on two lines overlapped their
+    neighbours: the reading wraps to the slot's width, drawn upwards from the axis."""
+    names = ["baseline", "checkpoint-victims", "notebook-2gpu", "three-nodes", "two-hours"]
+    figure = validated(
+        headline_figure(
+            [variant(n, time_to_recover=None if n != "two-hours" else 3000.0) for n in names],
+            "time_to_recover",
+        )
+    )
+    missing = [a for a in figure.layout.annotations if a.text != BEST_MARK]
+    assert [a.x for a in missing] == names[:4]
+    for annotation in missing:
+        lines = annotation.text.split("<br>")
+        assert " ".join(lines) == sc.metric_info("time_to_recover").null
+        assert max(len(line) for line in lines) <= 10
+        assert annotation.yanchor == "bottom"
+
+    few = validated(headline_figure([variant("a", time_to_recover=None)], "time_to_recover"))
+    assert few.layout.annotations[0].text == "none recovered<br>in the horizon"
+
+
 def test_headline_shows_the_spread_of_replications():
     figure = validated(
         headline_figure(
