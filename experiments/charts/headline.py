@@ -114,6 +114,7 @@ def _annotations(
     null = sc.metric_info(metric).null
     reading = _wrapped(null, _slot_chars(len(labels)))
     lines = reading.count("<br>") + 1
+    size = 11 if len(labels) <= 4 else 9  # a word of the reading must fit a narrow slot
     missing = [
         {
             "x": label,
@@ -122,7 +123,7 @@ def _annotations(
             "showarrow": False,
             "yanchor": "bottom",  # upwards from the axis, however many lines
             "yshift": 2,
-            "font": {"color": "#6e7781", "size": 11},
+            "font": {"color": "#6e7781", "size": size},
             "hovertext": f"no value: {null}",
         }
         for label, mean in zip(labels, means, strict=True)
@@ -134,7 +135,7 @@ def _annotations(
             "y": mean if is_number(mean) else 0,
             "text": UNSERVED_MARK,
             "showarrow": False,
-            "yshift": 14 if is_number(mean) else 2 + LINE_PX * lines + 10,
+            "yshift": 14 if is_number(mean) else 2 + round(1.2 * size) * lines + 10,
             "font": {"color": FLAG_COLOR, "size": 10},
             "hovertext": "an urgent workload never became useful before the horizon: "
             "this variant is never named best",
@@ -159,8 +160,6 @@ def _annotations(
     return marks + missing + flags
 
 
-LINE_PX = 13
-"""The height of a line of an 11-pixel annotation."""
 SLOT_CHARS = 54
 """About how many characters of an annotation fit across a headline chart's bars (three
 charts a row): one bar's slot holds its share of them."""
