@@ -1736,7 +1736,7 @@ def _step(node: Any, part: str) -> Any:
 
 def spec_to_yaml(spec: ExperimentSpec) -> str:
     """The spec as YAML, camelCase, defaults included: what a user downloads and edits."""
-    text: str = _dump_yaml(spec, None)
+    text: str = _dump_yaml(_yaml_data(spec), None)
     return text
 
 
@@ -1749,7 +1749,7 @@ def spec_to_yaml_within(spec: ExperimentSpec, max_chars: int) -> str | None:
         return None
     out = _BoundedText(max_chars)
     try:
-        _dump_yaml(spec, out, data)
+        _dump_yaml(data, out)
     except _TooLongError:
         return None
     return "".join(out.parts)
@@ -1775,18 +1775,9 @@ def _keys_length(data: Any, enough: int) -> int:
     return total
 
 
-def _dump_yaml(
-    spec: ExperimentSpec, stream: _BoundedText | None, data: dict[str, Any] | None = None
-) -> Any:
-    """The spec's YAML (``data``: its :func:`_yaml_data`, when already made) into
-    ``stream``, or returned when it is None."""
-    return yaml.dump(
-        _yaml_data(spec) if data is None else data,
-        stream,
-        Dumper=_SpecDumper,
-        sort_keys=False,
-        allow_unicode=True,
-    )
+def _dump_yaml(data: dict[str, Any], stream: _BoundedText | None) -> Any:
+    """A spec's :func:`_yaml_data` as YAML into ``stream``, or returned when it is None."""
+    return yaml.dump(data, stream, Dumper=_SpecDumper, sort_keys=False, allow_unicode=True)
 
 
 def _yaml_data(spec: ExperimentSpec) -> dict[str, Any]:
