@@ -138,10 +138,11 @@ def _evaluate(
     row's count, or (rows holding All-mode units, decided by the reference) a list per
     row. Rows past the ``wanted``-th candidate may be left out.
 
-    Rows alike (:func:`_alike`: the same pods' shapes, start times and costs in the same
-    columns) are reprieved once, their outcome broadcast: a chunk of ``ALIKE_MIN`` rows
-    or more of which at most half are distinct (the nodes of one job, started together,
-    whose units stand alike) evaluates one row of each."""
+    Rows of one kind (:func:`_kinds`: the same shapes in the same columns, whose pods
+    compare alike in cost, cost per GPU, start and workload) are reprieved once and
+    their victims broadcast, each row summing its own costs: a chunk of ``ALIKE_MIN``
+    rows or more with at most half as many kinds (the nodes of one job, their pods
+    started in one order, even each at a moment of its own) reprieves one row of each."""
     a = host.cluster.arrays
     n_rows = len(rows)
     width = int(a.used[rows].max()) if n_rows else 0
@@ -157,14 +158,25 @@ def _evaluate(
     # the cost model, once per lower-priority pod of the rows the arrays decide
     cells = np.flatnonzero((lower & ~spanning[:, None]).ravel())
     full, rest, group = _cell_costs(host, policy, rows, width, pack, cells)
-    alike = _alike(host, rows, pack, full, rest, group) if n_rows >= ALIKE_MIN else None
-    per_row = (prio, lower, counts, flags, pack, full, rest, group, spanning)
-    if alike is None:
-        ok, best_cost, best_cols, best_victim = _reprieved(host, pod, rows, *per_row)
-    else:
-        first, inverse = alike
-        outcome = _reprieved(host, pod, rows[first], *(part[first] for part in per_row))
-        ok, best_cost, best_cols, best_victim = (part[inverse] for part in outcome)
+    kinds = _kinds(host, rows, lower, pack, full, group) if n_rows >= ALIKE_MIN else None
+    pick = slice(None) if kinds is None else kinds[0]
+    found, cols, victim, seen = _orders(
+        host,
+        pod,
+        rows[pick],
+        prio[pick],
+        lower[pick],
+        counts[pick],
+        flags[pick],
+        pack[pick],
+        full[pick],
+        group[pick],
+        spanning[pick],
+    )
+    if kinds is not None:  # each row takes its kind's victims, both orders
+        both = np.concatenate((kinds[1], kinds[1] + len(kinds[0])))
+        found, cols, victim, seen = found[both], cols[both], victim[both], seen[both]
+    ok, best_cost, best_cols, best_victim = _cheaper(found, cols, victim, seen, full, rest)
     if not spanning.any():
         if not listing:
             return ok, best_cost, None
@@ -224,51 +236,66 @@ def _cell_costs(
 
 
 _HASH = np.random.default_rng(14).integers(1, 2**63, 4096, dtype=np.int64).astype(np.uint64) | 1
-"""Odd multipliers for :func:`_alike`'s row hashes (fixed: a run stays a pure function
+"""Odd multipliers for :func:`_kinds`' row hashes (fixed: a run stays a pure function
 of its inputs; a collision only costs the check that follows)."""
 
 
-def _alike(
+def _kinds(
     host: PreemptionHost,
     rows: np.ndarray,
+    lower: np.ndarray,
     pack: np.ndarray,
     full: np.ndarray,
-    rest: np.ndarray,
     group: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The first row of each kind of row and every row's kind, or None where more than
-    half the rows are distinct (then looking paid nothing back). Two rows are alike
-    when their group signatures are (:meth:`NodeArrays.group_signature_ids`: free
-    counters, the pods' priorities, requests and group flags in the same columns) and
-    so are, column by column, the start times, both costs and the workload: every key of
-    both reprieve orders, of the MoreImportantPod sort of the victims and of ``cost_of``
-    (a group's loss once) is then the same, so the two rows reach the same columns and
-    the same float. A row whose nominations claim room is a kind of its own."""
-    n_rows = len(rows)
+    half the rows are of a kind of their own (then sharing pays nothing back).
+
+    Two rows are of one kind when their group signatures are (:meth:`NodeArrays.
+    group_signature_ids`: free counters, the pods' priorities, requests and group flags
+    in the same columns; the lower-priority columns and the room follow) and their
+    lower-priority pods compare alike, column against column: in cost, in cost per GPU
+    and in start time (less, equal or greater: each row's dense ranks), and in which of
+    them share a workload. Those comparisons are all that both reprieve orders, the
+    victims' MoreImportantPod order (its ties keep the reprieve order) and cost_of's "a
+    group's loss once" read, so rows of one kind evict the same columns, listed in the
+    same order, with the same members counted at their group's loss: only the floats
+    summed differ, and each row sums its own (:func:`_cheaper`). Pods each started at a
+    moment of their own are still of one kind where their order is the same. A row
+    whose nominations claim room is a kind of its own. A row hash proposes the kinds;
+    rows are compared whole before they are merged."""
+    n_rows, width = full.shape
+    left, right = _PAIRS[width] if width < len(_PAIRS) else (None, None)
+    if left is None or right is None:
+        return None
     sig = row_kinds(host.cluster, rows)
     if len(np.unique(sig)) * 2 > n_rows:
         return None
-    width = full.shape[1]
-    key = np.empty((n_rows, 1 + 4 * width), dtype=np.uint64)
-    key[:, 0] = sig.astype(np.uint64)
-    key[:, 1 : 1 + width] = pack[..., 3].view(np.uint64)
-    # the start times alone first: rows whose pods each started at a moment of their own
-    # are told apart here, before the costs are hashed (equal starts hash alike, so this
-    # never turns away rows the whole key would find alike)
-    starts = (key[:, 1 : 1 + width] * _HASH[1 : 1 + width]).sum(axis=1)
-    if len(np.unique(starts)) * 2 > n_rows:
-        return None
-    key[:, 1 + width : 1 + 2 * width] = full.view(np.uint64)
-    key[:, 1 + 2 * width : 1 + 3 * width] = rest.view(np.uint64)
-    key[:, 1 + 3 * width :] = group.view(np.uint64)
-    hashed = (key * _HASH[: key.shape[1]]).sum(axis=1)  # wraps: a hash, checked below
+    # per pair of columns: each key compared (0 equal, 1 greater, 2 less), the workloads
+    # shared or not
+    keys = np.stack(
+        (full, full / np.maximum(1.0, pack[..., 0]), np.where(lower, pack[..., 3], 0.0))
+    )
+    a, b = keys[:, :, left], keys[:, :, right]
+    code = (a > b).view(np.uint8) + 2 * (a < b).view(np.uint8)
+    marks = np.where(lower, group, -1 - np.arange(width))
+    shared = (marks[:, left] == marks[:, right]).view(np.uint8)
+    key = np.empty((n_rows, 1 + len(left)), dtype=np.int64)
+    key[:, 0] = sig
+    key[:, 1:] = code[0] + 3 * code[1] + 9 * code[2] + 27 * shared
+    hashed = (key.view(np.uint64) * _HASH[: key.shape[1]]).sum(axis=1)  # wraps: checked below
     _, first, inverse = np.unique(hashed, return_index=True, return_inverse=True)
     if len(first) * 2 > n_rows or not (key[first][inverse] == key).all():
         return None
     return first, inverse
 
 
-def _reprieved(
+_PAIRS = [np.triu_indices(width, 1) if width > 1 else (None, None) for width in range(17)]
+"""Per row width up to 16 pods, every pair of columns (:func:`_kinds`; wider rows are
+each reprieved, the pairs growing as the width squared)."""
+
+
+def _orders(
     host: PreemptionHost,
     pod: Pod,
     rows: np.ndarray,
@@ -278,14 +305,14 @@ def _reprieved(
     flags: np.ndarray,
     pack: np.ndarray,
     full: np.ndarray,
-    rest: np.ndarray,
     group: np.ndarray,
     spanning: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Both reprieve orders on each of ``rows`` (the cells of :func:`_evaluate`): per
-    row, whether the arrays make it a candidate, the cost of the cheaper victim set (the
-    cost order's on a tie), and that set as columns in the reference's victims' order
-    with the mask of the victims among them."""
+    """Both reprieve orders on each of ``rows`` (the cells of :func:`_evaluate`), the
+    cost order's rows first, then the density order's: whether the order finds victims,
+    its victims' columns in the reference's victims' order with the mask of the victims
+    among them, and which victims an earlier victim of the same workload precedes
+    (counted at ``rest``)."""
     n_rows, width = prio.shape
     fit, left = room_fit(host, pod, rows, pack, lower, counts)  # as remove_on
     ok = fit & ~spanning  # rows holding an All-mode unit: the reference decides them
@@ -293,7 +320,6 @@ def _reprieved(
     density = unit_cost / np.maximum(1.0, pack[..., 0])
     # both orders at once, the cost order's rows first (numpy's per-call cost dominates
     # the few rows of alike nodes)
-    twice = 2 * n_rows
     key = np.concatenate((-unit_cost, -density))  # order, order_by_density
     start = np.concatenate((pack[..., 3], pack[..., 3]))
     lone = np.tile((flags & IN_GROUP) == 0, (2, 1))
@@ -316,12 +342,27 @@ def _reprieved(
     )
     cols = np.take_along_axis(order, resort, axis=1)
     victim = np.take_along_axis(victim, resort, axis=1)
-    where = cols + base
-    v_group = group.ravel()[where]
-    seen = _seen_before(v_group, victim)
+    seen = _seen_before(group.ravel()[cols + base], victim)
+    return found, cols, victim, seen
+
+
+def _cheaper(
+    found: np.ndarray,
+    cols: np.ndarray,
+    victim: np.ndarray,
+    seen: np.ndarray,
+    full: np.ndarray,
+    rest: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row, from both orders' victims (:func:`_orders`, a row of each per row):
+    whether the arrays make it a candidate, the cost of the cheaper victim set (the cost
+    order's on a tie), and that set as columns with the mask of the victims. Each cost
+    is summed from the row's own costs in the victims' order, as cost_of sums them."""
+    n_rows, width = full.shape
+    where = cols + (np.tile(np.arange(n_rows), 2) * width)[:, None]
     part = np.where(victim, np.where(seen, rest.ravel()[where], full.ravel()[where]), 0.0)
-    total = np.zeros(twice)
-    for j in range(depth):  # summed in order; + 0.0 past the victims changes nothing
+    total = np.zeros(2 * n_rows)
+    for j in range(cols.shape[1]):  # summed in order; + 0.0 past the victims changes nothing
         total = total + part[:, j]
     by_cost, by_density = found[:n_rows], found[n_rows:]
     # the cheaper order, the cost order's on a tie (min keeps the first)

@@ -455,7 +455,7 @@ def test_templated_decisions_reprieve_each_kind_of_row_once(
     kinds, only those are reprieved, and the decision is still the reference's."""
     reprieved: list[int] = []
     kinds: list[int] = []
-    alike, rows_of = fast_checkpoint._alike, fast_checkpoint._reprieved
+    alike, rows_of = fast_checkpoint._kinds, fast_checkpoint._orders
 
     def counted_alike(*args: Any) -> Any:
         found = alike(*args)
@@ -466,8 +466,8 @@ def test_templated_decisions_reprieve_each_kind_of_row_once(
         reprieved.append(len(rows))
         return rows_of(host, pod, rows, *args)
 
-    monkeypatch.setattr(fast_checkpoint, "_alike", counted_alike)
-    monkeypatch.setattr(fast_checkpoint, "_reprieved", counted_rows)
+    monkeypatch.setattr(fast_checkpoint, "_kinds", counted_alike)
+    monkeypatch.setattr(fast_checkpoint, "_orders", counted_rows)
     monkeypatch.setattr(fast_checkpoint, "FEW", 0)
     for templates in (1, 3):
         kinds.clear()
@@ -486,19 +486,20 @@ def test_a_hash_collision_falls_back_to_every_row(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(fast_checkpoint, "_HASH", np.zeros_like(fast_checkpoint._HASH))
     monkeypatch.setattr(fast_checkpoint, "FEW", 0)
     kinds: list[Any] = []
-    alike = fast_checkpoint._alike
-    monkeypatch.setattr(fast_checkpoint, "_alike", lambda *a: kinds.append(alike(*a)) or kinds[-1])
+    alike = fast_checkpoint._kinds
+    monkeypatch.setattr(fast_checkpoint, "_kinds", lambda *a: kinds.append(alike(*a)) or kinds[-1])
     expected, got = _both_ways(_templated(3, (-1, -2)))
     assert got == expected
     assert kinds, "the chunk was looked at"
     assert all(k is None for k in kinds)
 
 
-def test_rows_are_one_kind_only_when_every_key_of_the_reprieve_agrees() -> None:
-    """What makes two rows alike (``_alike``): their group signature and, column by
-    column, the start time, both costs and the workload. Rows that differ in any one of
-    them (a unit resumed from another checkpoint costs more at the same start; two
-    workloads of one shape count a group's loss apart) are kinds of their own."""
+def test_rows_are_one_kind_when_their_pods_compare_alike() -> None:
+    """What makes two rows one kind (``_kinds``): their group signature and, for every
+    pair of lower-priority columns, how the two pods compare in cost, in cost per GPU and
+    in start time, and whether they share a workload. A value moved without changing any
+    comparison keeps the row in its kind (it sums its own costs); moved past its
+    neighbour's, or a pod given a workload of its own, the row is a kind of its own."""
     engine = Engine(resolve_variant(_templated(1, (-1,)), "default"), seed=1)
     engine.run()
     pod = engine._new_pod(engine.by_name["urgent"], 0)
@@ -512,29 +513,39 @@ def test_rows_are_one_kind_only_when_every_key_of_the_reprieve_agrees() -> None:
     cells = np.flatnonzero(lower.ravel())
     with policy.deciding():
         policy.now = engine.now
-        full, rest, group = fast_checkpoint._cell_costs(engine, policy, rows, width, pack, cells)
-    found = fast_checkpoint._alike(engine, rows, pack, full, rest, group)
+        full, _, group = fast_checkpoint._cell_costs(engine, policy, rows, width, pack, cells)
+    found = fast_checkpoint._kinds(engine, rows, lower, pack, full, group)
     assert found is not None
-    first, inverse = found
-    assert len(first) == 1  # one template, one start: every row alike
-    column = int(np.flatnonzero(lower[5])[0])
-    for name in ("start", "full", "rest", "group"):
-        parts = {
-            "start": pack.copy(),
-            "full": full.copy(),
-            "rest": rest.copy(),
-            "group": group.copy(),
-        }
+    assert len(found[0]) == 1  # one template, one start: every row alike
+    columns = np.flatnonzero(lower[5])
+    column = int(columns[0])
+    assert len(columns) >= 2
+
+    def kinds_with(name: str, value: float) -> np.ndarray:
+        parts = {"pack": pack.copy(), "full": full.copy(), "group": group.copy()}
         if name == "start":
-            parts["start"][5, column, 3] -= 1.0
+            parts["pack"][5, column, 3] = value
+        elif name == "row":  # the whole row's costs doubled (exact), its starts moved
+            parts["full"][5] *= 2.0
+            parts["pack"][5, :, 3] -= 1024.0
         else:
-            parts[name][5, column] += 1
-        found = fast_checkpoint._alike(
-            engine, rows, parts["start"], parts["full"], parts["rest"], parts["group"]
+            parts[name][5, column] = value
+        found = fast_checkpoint._kinds(
+            engine, rows, lower, parts["pack"], parts["full"], parts["group"]
         )
         assert found is not None, name
-        first, inverse = found
-        assert len(first) == 2, name
+        return found[1]
+
+    # every cost and start of the row moved, every comparison kept: one kind
+    assert full[5, column] > 0.0
+    assert (kinds_with("row", 0.0) == 0).all()
+    # moved past every other pod of the row, or given a workload or start of its own
+    for name, value in (
+        ("full", float(full[5].max()) + 1.0),
+        ("start", float(pack[5, :, 3].min()) - 1.0),
+        ("group", float(group.max()) + 1.0),
+    ):
+        inverse = kinds_with(name, value)
         assert inverse[5] != inverse[4], name
         assert (np.delete(inverse, 5) == inverse[4]).all(), name
 
@@ -618,17 +629,148 @@ def test_a_victims_group_is_seen_when_an_earlier_victim_shares_its_workload(
             assert bool(seen[r, j]) == expected, (r, j, row)
 
 
-def test_rows_whose_pods_started_apart_are_turned_away_by_their_starts(
-    monkeypatch: pytest.MonkeyPatch,
+def _distinct_starts(nodes: int, checkpoint: bool) -> sc.ExperimentSpec:
+    """Every node full with four 1-GPU pods of one synchronous job and two 2-GPU pods of
+    another, each pod started at a millisecond of its own (so every pod's lost work, and
+    every node's costs, differ), in the same order on every node; a 4-GPU preemptor."""
+    extra = (
+        {"checkpoint": {"intervalSeconds": 300, "writeSeconds": 7}, "startupSeconds": 20}
+        if checkpoint
+        else {}
+    )
+    return sc.parse_spec(
+        {
+            "horizonSeconds": 10,
+            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+            "priorityClasses": [
+                {"name": "low", "value": 1, "globalDefault": True},
+                {"name": "mid", "value": 500},
+                {"name": "high", "value": 1000},
+            ],
+            "workloads": [
+                {"name": "bg1", "members": nodes * 4, "gpus": 1, "durationSeconds": 36000, **extra},
+                {
+                    "name": "bg2",
+                    "members": nodes * 2,
+                    "gpus": 2,
+                    "durationSeconds": 36000,
+                    "priorityClassName": "mid",
+                },
+                {
+                    "name": "urgent",
+                    "members": 1,
+                    "gpus": 4,
+                    "arrival": 20,
+                    "priorityClassName": "high",
+                },
+            ],
+            "initialState": [
+                *(
+                    {
+                        "workload": "bg1",
+                        "node": f"gpu-{i // 4}",
+                        "member": i,
+                        "startedAt": -100 - i * 0.001,
+                    }
+                    for i in range(nodes * 4)
+                ),
+                *(
+                    {
+                        "workload": "bg2",
+                        "node": f"gpu-{i // 2}",
+                        "member": i,
+                        "startedAt": -50 - i * 0.001,
+                    }
+                    for i in range(nodes * 2)
+                ),
+            ],
+            "policy": {"preemption": "checkpoint-aware"},
+        }
+    )
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_rows_whose_pods_started_apart_in_one_order_are_one_kind(
+    checkpoint: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``_alike`` tells rows apart by their start times before it hashes their costs:
-    on 400 nodes whose pods start at one of 300 moments, no chunk is found alike (every
-    row is reprieved) and the decision is still the reference's."""
+    """Pods each started at a moment of their own cost differently on every node, but
+    where they compare alike the nodes are one kind: on 400 such nodes the chunk is
+    reprieved a few rows at a time, every node sums its own costs, and the decision
+    (node, victims, every candidate in cheapest-first order with its cost) is still the
+    reference's."""
     monkeypatch.setattr(fast_checkpoint, "FEW", 0)
     found: list[Any] = []
-    alike = fast_checkpoint._alike
-    monkeypatch.setattr(fast_checkpoint, "_alike", lambda *a: found.append(alike(*a)) or found[-1])
-    expected, got = _both_ways(_templated(1, tuple(-1 - i for i in range(300))))
+    alike = fast_checkpoint._kinds
+    monkeypatch.setattr(fast_checkpoint, "_kinds", lambda *a: found.append(alike(*a)) or found[-1])
+    expected, got = _both_ways(_distinct_starts(400, checkpoint))
     assert got == expected
+    costs = [c["cost"] for c in expected["candidates"]]
+    assert len(set(costs)) > len(costs) // 2, "the nodes' costs differ"
     assert found, "the chunk was looked at"
-    assert all(f is None for f in found)
+    assert all(f is not None and len(f[0]) <= 4 for f in found), [
+        None if f is None else len(f[0]) for f in found
+    ]
+
+
+def ordered_cluster(data: st.DataObject) -> dict[str, Any]:
+    """Templated nodes (:func:`tests.core.test_fast_group.templated_cluster`'s shapes)
+    whose pods each start at a millisecond of their own: each node from a start of its
+    own, its pods a few seconds apart in the template's order, or (some nodes) in a
+    shuffled order; some workloads checkpoint periodically. Nodes compare alike where
+    their pods' costs keep one order, and apart elsewhere."""
+    from tests.core.test_fast_group import CPUS, KINDS, PRIORITIES, _cluster_document
+
+    nodes = data.draw(st.sampled_from((150, 400)), label="nodes")
+    kinds = data.draw(st.sampled_from((("lone", "single"), KINDS)), label="kinds")
+    count = data.draw(st.integers(1, 3), label="templates")
+    shuffled = data.draw(st.sampled_from((0.0, 0.1, 0.5)), label="shuffled")
+    rng = random.Random(data.draw(st.integers(0, 2**16), label="seed"))
+    shapes = {
+        (kind, prio): (rng.choice((1, 2)), rng.choice(CPUS))
+        for kind in kinds
+        for prio in PRIORITIES
+    }
+    templates = []
+    for _ in range(count):
+        template, gpus_left, cpu_left = [], 8, 64.0
+        while True:
+            key = rng.choice(list(shapes))
+            gpus, cpu = shapes[key]
+            if gpus > gpus_left or cpu > cpu_left:
+                break
+            template.append(key)
+            gpus_left, cpu_left = gpus_left - gpus, cpu_left - cpu
+        templates.append(template)
+    placed: dict[tuple[str, int], list[tuple[int, float]]] = {key: [] for key in shapes}
+    for node in range(nodes):
+        template = templates[min(int(rng.expovariate(1.0)), count - 1)]
+        offsets = list(range(len(template)))
+        if rng.random() < shuffled:
+            rng.shuffle(offsets)
+        base = -rng.randint(1_000, 900_000) / 1000
+        for key, offset in zip(template, offsets, strict=True):
+            placed[key].append((node, base - 3.0 * offset))
+    document = _cluster_document(data, "checkpoint-aware", nodes, 64.0, shapes, placed)
+    for workload in document["workloads"]:
+        if workload["name"] != "urgent" and rng.random() < 0.5:
+            workload["checkpoint"] = {"intervalSeconds": rng.choice((60, 600)), "writeSeconds": 5}
+    return document
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_rows_of_one_kind_give_the_reference_decision_whatever_their_costs(
+    data: st.DataObject,
+) -> None:
+    """Differential on one decision over templated nodes whose pods each started at a
+    moment of their own (:func:`ordered_cluster`): rows of one kind are reprieved once
+    and each sums its own costs, and the node, victims, candidates (cheapest first) and
+    costs are still the reference's; All-mode units still go to the reference."""
+    spec = sc.parse_spec(ordered_cluster(data))
+    original = fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW
+    fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = 0, 0
+    try:
+        expected, got = _both_ways(spec)
+    finally:
+        fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = original
+    assert got == expected
