@@ -129,67 +129,82 @@ def growth(
     return {"nodes": nodes, "repeats": repeats, "prefilled": prefilled, "policies": out}
 
 
+def full_spec(
+    nodes: int, policy: str, distinct: bool = False, low_extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Every node full: four 1-GPU pods of a low-priority job (``low_extra``: more of its
+    fields, a checkpoint say) and two 2-GPU pods of a mid-priority one; a 4-GPU urgent pod
+    arrives later. Pods start in a few alike rounds, or with ``distinct`` each a
+    millisecond apart (so no two nodes cost alike), in the same order on every node. The
+    tests build the decision benchmark's cluster from here so they check what it times."""
+    # distinct: a millisecond apart, all within the first minutes of their hours of work
+    step, low_start, mid_start = (1, 7, 5) if not distinct else (0.001, nodes * 4, nodes * 2)
+    return {
+        "horizonSeconds": 10,
+        "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
+        "priorityClasses": [
+            {"name": "low", "value": 1, "globalDefault": True},
+            {"name": "mid", "value": 500},
+            {"name": "high", "value": 1000},
+        ],
+        "workloads": [
+            {
+                "name": "bg1",
+                "members": nodes * 4,
+                "gpus": 1,
+                "durationSeconds": 36000,
+                **(low_extra or {}),
+            },
+            {
+                "name": "bg2",
+                "members": nodes * 2,
+                "gpus": 2,
+                "durationSeconds": 36000,
+                "priorityClassName": "mid",
+            },
+            {
+                "name": "urgent",
+                "members": 1,
+                "gpus": 4,
+                "arrival": 20,
+                "priorityClassName": "high",
+            },
+        ],
+        "initialState": [
+            *(
+                {
+                    "workload": "bg1",
+                    "node": f"gpu-{i // 4}",
+                    "member": i,
+                    "startedAt": -100 - (i % low_start) * step,
+                }
+                for i in range(nodes * 4)
+            ),
+            *(
+                {
+                    "workload": "bg2",
+                    "node": f"gpu-{i // 2}",
+                    "member": i,
+                    "startedAt": -50 - (i % mid_start) * step,
+                }
+                for i in range(nodes * 2)
+            ),
+        ],
+        "policy": {"preemption": policy},
+    }
+
+
 def decision(
     nodes: int, policies: list[str], repeats: int, distinct: bool = False
 ) -> dict[str, Any]:
     """One preemption decision (candidates and node choice, no actuation, so each repeat
     sees the same state) on a cluster where every GPU is held by a low-priority pod
     (``distinct``: each pod started at a second of its own)."""
-    # distinct: a millisecond apart, all within the first minutes of their hours of work
-    step, low_start, mid_start = (1, 7, 5) if not distinct else (0.001, nodes * 4, nodes * 2)
     out: dict[str, Any] = {}
     for policy in policies:
         if policy == "none":
             continue
-        spec = sc.parse_spec(
-            {
-                "horizonSeconds": 10,
-                "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
-                "priorityClasses": [
-                    {"name": "low", "value": 1, "globalDefault": True},
-                    {"name": "mid", "value": 500},
-                    {"name": "high", "value": 1000},
-                ],
-                "workloads": [
-                    {"name": "bg1", "members": nodes * 4, "gpus": 1, "durationSeconds": 36000},
-                    {
-                        "name": "bg2",
-                        "members": nodes * 2,
-                        "gpus": 2,
-                        "durationSeconds": 36000,
-                        "priorityClassName": "mid",
-                    },
-                    {
-                        "name": "urgent",
-                        "members": 1,
-                        "gpus": 4,
-                        "arrival": 20,
-                        "priorityClassName": "high",
-                    },
-                ],
-                "initialState": [
-                    *(
-                        {
-                            "workload": "bg1",
-                            "node": f"gpu-{i // 4}",
-                            "member": i,
-                            "startedAt": -100 - (i % low_start) * step,
-                        }
-                        for i in range(nodes * 4)
-                    ),
-                    *(
-                        {
-                            "workload": "bg2",
-                            "node": f"gpu-{i // 2}",
-                            "member": i,
-                            "startedAt": -50 - (i % mid_start) * step,
-                        }
-                        for i in range(nodes * 2)
-                    ),
-                ],
-                "policy": {"preemption": policy},
-            }
-        )
+        spec = sc.parse_spec(full_spec(nodes, policy, distinct))
         engine = Engine(resolve_variant(spec, "default"), seed=1)
         engine.run()
         preemptor = engine._new_pod(engine.by_name["urgent"], 0)

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scheduler_core as sc
+from bench.bench_preemption import full_spec
 from scheduler_core import fast_checkpoint, fast_costs
 from scheduler_core.decisions import CHEAPEST, Recorder
 from scheduler_core.engine import Engine
@@ -420,6 +421,17 @@ def test_units_write_their_segment_state_through(steps: list[tuple[str, float, f
         assert bool(table.timed[unit.index]) == (unit.interval is not None)
 
 
+def _alike_always(spec: sc.ExperimentSpec) -> tuple[Any, Any]:
+    """:func:`_both_ways` with the alike paths taken for any chunk, however small
+    (hypothesis cannot use pytest's per-test monkeypatch across its examples)."""
+    original = fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW
+    fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = 0, 0
+    try:
+        return _both_ways(spec)
+    finally:
+        fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = original
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_alike_rows_are_reprieved_once_and_give_the_reference_decision(
@@ -433,12 +445,7 @@ def test_alike_rows_are_reprieved_once_and_give_the_reference_decision(
     from tests.core.test_fast_group import templated_cluster
 
     spec = sc.parse_spec(templated_cluster(data, "checkpoint-aware"))
-    original = fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW
-    fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = 0, 0
-    try:
-        expected, got = _both_ways(spec)
-    finally:
-        fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = original
+    expected, got = _alike_always(spec)
     assert got == expected
 
 
@@ -638,55 +645,7 @@ def _distinct_starts(nodes: int, checkpoint: bool) -> sc.ExperimentSpec:
         if checkpoint
         else {}
     )
-    return sc.parse_spec(
-        {
-            "horizonSeconds": 10,
-            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8}]},
-            "priorityClasses": [
-                {"name": "low", "value": 1, "globalDefault": True},
-                {"name": "mid", "value": 500},
-                {"name": "high", "value": 1000},
-            ],
-            "workloads": [
-                {"name": "bg1", "members": nodes * 4, "gpus": 1, "durationSeconds": 36000, **extra},
-                {
-                    "name": "bg2",
-                    "members": nodes * 2,
-                    "gpus": 2,
-                    "durationSeconds": 36000,
-                    "priorityClassName": "mid",
-                },
-                {
-                    "name": "urgent",
-                    "members": 1,
-                    "gpus": 4,
-                    "arrival": 20,
-                    "priorityClassName": "high",
-                },
-            ],
-            "initialState": [
-                *(
-                    {
-                        "workload": "bg1",
-                        "node": f"gpu-{i // 4}",
-                        "member": i,
-                        "startedAt": -100 - i * 0.001,
-                    }
-                    for i in range(nodes * 4)
-                ),
-                *(
-                    {
-                        "workload": "bg2",
-                        "node": f"gpu-{i // 2}",
-                        "member": i,
-                        "startedAt": -50 - i * 0.001,
-                    }
-                    for i in range(nodes * 2)
-                ),
-            ],
-            "policy": {"preemption": "checkpoint-aware"},
-        }
-    )
+    return sc.parse_spec(full_spec(nodes, "checkpoint-aware", distinct=True, low_extra=extra))
 
 
 @pytest.mark.parametrize("checkpoint", [False, True])
@@ -718,29 +677,14 @@ def ordered_cluster(data: st.DataObject) -> dict[str, Any]:
     own, its pods a few seconds apart in the template's order, or (some nodes) in a
     shuffled order; some workloads checkpoint periodically. Nodes compare alike where
     their pods' costs keep one order, and apart elsewhere."""
-    from tests.core.test_fast_group import CPUS, KINDS, PRIORITIES, _cluster_document
+    from tests.core.test_fast_group import KINDS, _cluster_document, node_templates
 
     nodes = data.draw(st.sampled_from((150, 400)), label="nodes")
     kinds = data.draw(st.sampled_from((("lone", "single"), KINDS)), label="kinds")
     count = data.draw(st.integers(1, 3), label="templates")
     shuffled = data.draw(st.sampled_from((0.0, 0.1, 0.5)), label="shuffled")
     rng = random.Random(data.draw(st.integers(0, 2**16), label="seed"))
-    shapes = {
-        (kind, prio): (rng.choice((1, 2)), rng.choice(CPUS))
-        for kind in kinds
-        for prio in PRIORITIES
-    }
-    templates = []
-    for _ in range(count):
-        template, gpus_left, cpu_left = [], 8, 64.0
-        while True:
-            key = rng.choice(list(shapes))
-            gpus, cpu = shapes[key]
-            if gpus > gpus_left or cpu > cpu_left:
-                break
-            template.append(key)
-            gpus_left, cpu_left = gpus_left - gpus, cpu_left - cpu
-        templates.append(template)
+    shapes, templates = node_templates(rng, kinds, count, 64.0)
     placed: dict[tuple[str, int], list[tuple[int, float]]] = {key: [] for key in shapes}
     for node in range(nodes):
         template = templates[min(int(rng.expovariate(1.0)), count - 1)]
@@ -767,10 +711,5 @@ def test_rows_of_one_kind_give_the_reference_decision_whatever_their_costs(
     and each sums its own costs, and the node, victims, candidates (cheapest first) and
     costs are still the reference's; All-mode units still go to the reference."""
     spec = sc.parse_spec(ordered_cluster(data))
-    original = fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW
-    fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = 0, 0
-    try:
-        expected, got = _both_ways(spec)
-    finally:
-        fast_checkpoint.ALIKE_MIN, fast_checkpoint.FEW = original
+    expected, got = _alike_always(spec)
     assert got == expected

@@ -170,17 +170,12 @@ def same_choice(expected: Any, chosen: Any) -> None:
         assert (chosen.node, chosen.victims) == (expected.node, expected.victims)
 
 
-def templated_cluster(data: st.DataObject, policy: str) -> dict[str, Any]:
-    """:func:`full_cluster` where nodes repeat a few templates (the same pods in the same
-    columns, start times all equal or drawn from two values, so ties are common): the
-    rows a decision meets share group signatures, so the arrays reprieve one row per
-    signature."""
-    nodes = data.draw(st.sampled_from((40, 150, 400)), label="nodes")
-    node_cpu = data.draw(st.sampled_from((8.0, 64.0)), label="node cpu")
-    kinds = data.draw(st.sampled_from((("lone", "single"), KINDS)), label="kinds")
-    count = data.draw(st.integers(1, 6), label="templates")
-    starts = data.draw(st.sampled_from(((-1,), (-1, -2))), label="starts")
-    rng = random.Random(data.draw(st.integers(0, 2**16), label="seed"))
+def node_templates(
+    rng: random.Random, kinds: tuple[str, ...], count: int, node_cpu: float
+) -> tuple[dict[tuple[str, int], tuple[int, float]], list[list[tuple[str, int]]]]:
+    """A shape (GPUs, CPU) per (kind, priority) and ``count`` node templates, each the
+    shapes drawn until the next one would not fit an 8-GPU node of ``node_cpu``: the
+    nodes of the templated clusters repeat these."""
     shapes = {
         (kind, prio): (rng.choice((1, 2)), rng.choice(CPUS))
         for kind in kinds
@@ -197,6 +192,21 @@ def templated_cluster(data: st.DataObject, policy: str) -> dict[str, Any]:
             template.append(key)
             gpus_left, cpu_left = gpus_left - gpus, cpu_left - cpu
         templates.append(template)
+    return shapes, templates
+
+
+def templated_cluster(data: st.DataObject, policy: str) -> dict[str, Any]:
+    """:func:`full_cluster` where nodes repeat a few templates (the same pods in the same
+    columns, start times all equal or drawn from two values, so ties are common): the
+    rows a decision meets share group signatures, so the arrays reprieve one row per
+    signature."""
+    nodes = data.draw(st.sampled_from((40, 150, 400)), label="nodes")
+    node_cpu = data.draw(st.sampled_from((8.0, 64.0)), label="node cpu")
+    kinds = data.draw(st.sampled_from((("lone", "single"), KINDS)), label="kinds")
+    count = data.draw(st.integers(1, 6), label="templates")
+    starts = data.draw(st.sampled_from(((-1,), (-1, -2))), label="starts")
+    rng = random.Random(data.draw(st.integers(0, 2**16), label="seed"))
+    shapes, templates = node_templates(rng, kinds, count, node_cpu)
     placed: dict[tuple[str, int], list[tuple[int, float]]] = {key: [] for key in shapes}
     for node in range(nodes):
         for key in templates[min(int(rng.expovariate(1.0)), count - 1)]:
