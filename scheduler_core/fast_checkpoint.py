@@ -61,13 +61,15 @@ def _decide(
     costs_found: list[np.ndarray] = []
     victims_found: list[np.ndarray] = []
     counts_found: list[np.ndarray] = []
+    picks: list[tuple[np.ndarray, Picked | None]] = []
 
     def evaluate(chunk: np.ndarray, wanted: int, listing: bool) -> tuple[Any, ...]:
         return _evaluate(host, policy, pod, chunk, wanted, listing)
 
-    for chunk, (ok, cost, victims) in in_chunks(rotated, limit, evaluate, listing):
+    for chunk, (ok, cost, victims, picked) in in_chunks(rotated, limit, evaluate, listing):
         rows_found.append(chunk[ok])
         costs_found.append(cost[ok])
+        picks.append((np.flatnonzero(ok), picked))
         if listing:
             flat, counts = victims if isinstance(victims, tuple) else _flatten(victims, ok)
             victims_found.append(flat)
@@ -77,8 +79,7 @@ def _decide(
     rows = np.concatenate(rows_found)[:limit]
     costs = np.concatenate(costs_found)[:limit]
     order = np.argsort(costs, kind="stable")  # the reference's stable sort by cost
-    best = policy.select_victims(host, pod, cluster.nodes[int(rows[order[0]])])
-    assert best is not None  # the arrays found victims there
+    best = _winner(host, policy, pod, int(rows[order[0]]), int(order[0]), picks)
     listed = None
     if listing:
         counts = np.concatenate(counts_found)[:limit]
@@ -90,6 +91,45 @@ def _decide(
         flat = flat[moved + np.arange(len(moved))]
         listed = CompactCandidates(cluster.nodes, rows[order], flat, chosen, costs[order])
     return best, listed, CHEAPEST
+
+
+Picked = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""A chunk's chosen reprieve per row (:func:`_cheaper`): the columns in the victims'
+order, the mask of the victims among them, and the row's count of lower-priority pods."""
+
+
+def _winner(
+    host: PreemptionHost,
+    policy: CheckpointAwarePreemption,
+    pod: Pod,
+    row: int,
+    position: int,
+    picks: list[tuple[np.ndarray, Picked | None]],
+) -> Candidate:
+    """The chosen candidate as ``select_victims`` builds it on node ``row`` (the
+    ``position``-th candidate found): its victims in MoreImportantPod order and the
+    pods put back, in the order they were tried, from the arrays' reprieve (no PDB on
+    the array path, so none is violated or protected). A row whose chunk held an
+    All-mode unit was decided by the reference, which decides it again here."""
+    from scheduler_core.plugins.default_preemption import REPRIEVED, Candidate
+
+    node = host.cluster.nodes[row]
+    for candidates, picked in picks:
+        if position >= len(candidates):
+            position -= len(candidates)
+            continue
+        if picked is None:
+            break
+        cols, victim, counts = picked
+        i = int(candidates[position])
+        pods = host.cluster.arrays.pods[row]
+        n_victims = int(np.count_nonzero(victim[i]))
+        victims: list[Pod] = pods[cols[i, :n_victims]].tolist()
+        kept: list[Pod] = pods[cols[i, n_victims : int(counts[i])]].tolist()
+        return Candidate(node, victims, 0, [(p, REPRIEVED) for p in kept])
+    best = policy.select_victims(host, pod, node)
+    assert best is not None  # the arrays found victims there
+    return best
 
 
 def _flatten(victims: list[list[Pod]], ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -131,12 +171,14 @@ def _evaluate(
     rows: np.ndarray,
     wanted: int,
     listing: bool,
-) -> tuple[np.ndarray, np.ndarray, Any]:
+) -> tuple[np.ndarray, np.ndarray, Any, Picked | None]:
     """The reference's ``select_victims`` for each of ``rows``: whether it is a
     candidate, the cost of its victims and (``listing``) the victims in the reference's
     order: one object array of every candidate row's victims, row by row, with each
     row's count, or (rows holding All-mode units, decided by the reference) a list per
-    row. Rows past the ``wanted``-th candidate may be left out.
+    row; last, each row's chosen reprieve (:data:`Picked`, None where the reference
+    decided rows), from which the winner's candidate is built without deciding its node
+    again. Rows past the ``wanted``-th candidate may be left out.
 
     Rows of one kind (:func:`_kinds`: the same shapes in the same columns, whose pods
     compare alike in cost, cost per GPU, start and workload) are reprieved once and
@@ -151,7 +193,8 @@ def _evaluate(
     counts = np.count_nonzero(lower, axis=1)
     if width == 0 or not counts.any():
         none = np.zeros(n_rows, dtype=bool)
-        return none, np.zeros(n_rows), (np.empty(0, dtype=object), np.zeros(n_rows, np.int64))
+        empty = (np.empty(0, dtype=object), np.zeros(n_rows, np.int64))
+        return none, np.zeros(n_rows), empty, None
     flags = a.flags[rows, :width]
     spanning = (((flags & EVICT_WHOLE) != 0) & lower).any(axis=1)
     pack = a.pack[rows, :width]
@@ -178,12 +221,13 @@ def _evaluate(
         found, cols, victim, seen = found[both], cols[both], victim[both], seen[both]
     ok, best_cost, best_cols, best_victim = _cheaper(found, cols, victim, seen, full, rest)
     if not spanning.any():
+        picked = (best_cols, best_victim, counts)
         if not listing:
-            return ok, best_cost, None
+            return ok, best_cost, None, picked
         chosen = best_victim & ok[:, None]  # row by row, in the victims' order
         where = (rows * a.width)[:, None] + best_cols  # into a.pods, flat
         flat = a.pods.ravel()[where[chosen]]
-        return ok, best_cost, (flat, np.count_nonzero(chosen, axis=1))
+        return ok, best_cost, (flat, np.count_nonzero(chosen, axis=1)), picked
     listed: list[list[Pod]] = []
     if listing:
         all_pods = a.pods[rows, :width]
@@ -192,7 +236,7 @@ def _evaluate(
             for i in range(n_rows)
         ]
     _by_reference(host, policy, pod, rows, spanning, ok, best_cost, wanted, listed, listing)
-    return ok, best_cost, listed
+    return ok, best_cost, listed, None
 
 
 def _cell_costs(
