@@ -44,6 +44,7 @@ from scheduler_core.fast_preemption import (
     latest_in_columns,
     latest_of,
     pick_in_chunks,
+    row_min,
     visit_order,
 )
 from scheduler_core.model import Node, Pod, Workload
@@ -350,7 +351,7 @@ def _evaluate_alike(
     ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
     order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
     s_start = a.pack[rows[:, None], order, 3]
-    latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    latest = row_min(np.where(victim & (s_prio == top[:, None]), s_start, np.inf))
     features = (top, total, nvictims, latest)
     if not listing:
         return ok, features, None
@@ -413,7 +414,7 @@ def _evaluate_rows(
     ok &= nvictims > 0
     top = np.where(victim, s_prio, np.iinfo(np.int64).min).max(axis=1)
     total = np.where(victim, s_prio + INT32_OFFSET, 0).sum(axis=1)
-    latest = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
+    latest = row_min(np.where(victim & (s_prio == top[:, None]), s_start, np.inf))
     features = (top, total, nvictims, latest)
     by_reference: dict[int, list[Pod]] = {}
     if spanning.any():
@@ -634,7 +635,7 @@ def _spanning_rows(
     top = np.where(victim, s_top, np.iinfo(np.int64).min).max(axis=1)
     total = np.where(victim, s_total, 0).sum(axis=1)
     count = np.where(victim, s_count, 0).sum(axis=1)
-    latest = np.where(victim & (s_top == top[:, None]), s_latest, np.inf).min(axis=1)
+    latest = row_min(np.where(victim & (s_top == top[:, None]), s_latest, np.inf))
     candidate = fit & victim.any(axis=1)
     decided: dict[int, tuple[int, int, int, float] | None] = {}
     for i, position in enumerate(positions.tolist()):

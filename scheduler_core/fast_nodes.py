@@ -31,6 +31,7 @@ class NodeArrays:
         "gsig",
         "max_pods",
         "npods",
+        "outcomes",
         "pack",
         "pods",
         "prio",
@@ -74,6 +75,9 @@ class NodeArrays:
         """Rows changed since their signature was last computed (computed on demand)."""
         self.signatures: dict[tuple[object, ...], int] = {}
         self.reprieves: dict[tuple[object, ...], tuple[object, ...]] = {}
+        self.outcomes: dict[tuple[object, ...], object] = {}
+        """SelectVictimsOnNode's outcomes per signature id, one table per (preemptor
+        priority, request, width): see :class:`scheduler_core.fast_preemption.Outcomes`."""
         """SelectVictimsOnNode's outcome per (signature id, need, preemptor priority), as
         :func:`scheduler_core.fast_preemption._select_row` gives it: ids are never reused,
         so an outcome stays true of its signature."""

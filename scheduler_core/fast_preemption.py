@@ -381,9 +381,10 @@ def _evaluate(
     as the reference lists them).
 
     Rows of one pod-set signature (:meth:`NodeArrays.signature_ids`) that need the same
-    room get the same victim columns, so one row per signature is evaluated and the
-    result broadcast; only the start times (rule 5) and the pods themselves are read per
-    row. A row whose nominations claim room is a class of its own."""
+    room get the same victim columns, so one row per signature is evaluated and its
+    outcome kept for the decisions after (:func:`_remembered`); only the start times
+    (rule 5) and the pods themselves are read per row. A row whose nominations claim
+    room is a class of its own."""
     a = arrays
     if len(rows) < ALIKE_MIN:
         ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, rows, need)
@@ -401,18 +402,134 @@ def _evaluate(
         return _evaluate_alike(
             a, pod, rows, int(keys[0]), _need_at(pod, need, int(rows[0])), listing
         )
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    alike = len(first) * 2 <= len(rows)  # else evaluating every row is as quick
-    picked = rows[first] if alike else rows
-    if alike and len(first) <= FEW_KINDS:
-        ok, top, total, nvictims, order, victim, s_prio = _select_few(a, pod, picked, need)
-    else:
-        ok, top, total, nvictims, order, victim, s_prio = _select(a, pod, picked, need)
-    if alike:
-        ok, top, total, nvictims = ok[inverse], top[inverse], total[inverse], nvictims[inverse]
-        order, victim, s_prio = order[inverse], victim[inverse], s_prio[inverse]
-    latest = latest_of(a, rows, order, victim, s_prio, top)
+    ok, top, total, nvictims, order, victim, tops = _remembered(a, pod, rows, keys, need)
+    latest = row_min(np.where(tops, a.pack[rows, :, 3], np.inf))  # type: ignore[attr-defined]
     return ok, (top, total, nvictims, latest), _listing(a, rows, order, victim) if listing else None
+
+
+MAX_TABLES = 32
+"""At most this many (priority, request) outcome tables are kept (:func:`_remembered`;
+then they start afresh): a run's preemptors come in a few priorities and shapes."""
+TABLE_SIGNATURES = 1 << 14
+"""Signature ids a table covers (about 100 bytes each at 8 columns, so the tables stay
+under 60 MB); rows of a later id are reprieved at every decision, as rows of their own
+are."""
+
+
+class Outcomes:
+    """:func:`_select`'s outcome per signature id, for one preemptor priority and request
+    (the need of a row no nomination claims room on): whether it is a candidate, the §4.4
+    keys, the columns in MoreImportantPod order (padded to the arrays' width), which of
+    them are victims, and which columns (in node order) hold a top-priority victim,
+    whose start times rule 5 reads per row. Ids are never reused, so an outcome stays
+    true of its signature: a decision gathers the rows' outcomes by id and reprieves
+    only the signatures not met before."""
+
+    __slots__ = ("known", "nvictims", "ok", "order", "top", "tops", "total", "victim")
+    FIELDS = ("ok", "top", "total", "nvictims", "order", "victim", "tops")
+    """The outcome's arrays in :meth:`gather`'s order (``known`` aside)."""
+
+    def __init__(self, width: int) -> None:
+        self.known = np.zeros(0, dtype=bool)
+        self.ok = np.zeros(0, dtype=bool)
+        self.top = np.zeros(0, dtype=np.int64)
+        self.total = np.zeros(0, dtype=np.int64)
+        self.nvictims = np.zeros(0, dtype=np.int64)
+        self.order = np.zeros((0, width), dtype=np.int64)
+        self.victim = np.zeros((0, width), dtype=bool)
+        self.tops = np.zeros((0, width), dtype=bool)
+
+    def cover(self, ids: int) -> None:
+        """Room for signature ids below ``ids`` (doubling, so a run's growing ids cost
+        amortised O(1) each)."""
+        size = len(self.known)
+        if ids <= size:
+            return
+        grown = min(TABLE_SIGNATURES, max(ids, 2 * size, 256))
+        for name in self.__slots__:
+            old = getattr(self, name)
+            new = np.zeros((grown, *old.shape[1:]), dtype=old.dtype)
+            new[:size] = old
+            setattr(self, name, new)
+
+    def gather(self, keys: np.ndarray) -> tuple[np.ndarray, ...]:
+        return tuple(getattr(self, name)[keys] for name in self.FIELDS)
+
+
+def _table(a: Any, pod: Pod) -> Outcomes:
+    tables: dict[tuple[object, ...], Outcomes] = a.outcomes
+    context = (pod.priority, pod.gpus, pod.cpu, pod.mem, a.width)
+    table = tables.get(context)
+    if table is None:
+        if len(tables) >= MAX_TABLES:
+            tables.clear()
+        table = tables[context] = Outcomes(a.width)
+    table.cover(min(TABLE_SIGNATURES, len(a.signatures)))
+    return table
+
+
+def _remembered(
+    a: Any, pod: Pod, rows: np.ndarray, keys: np.ndarray, need: tuple[np.ndarray, ...] | None
+) -> tuple[np.ndarray, ...]:
+    """:func:`_select`'s outcome for each of ``rows`` (``keys``: their signature ids, a
+    negative id for a row of its own) as :class:`Outcomes` arrays: taken from the table
+    of the pod's priority and request where its signature was met before, else
+    reprieved once per signature (rows of their own each) and kept. Rows of one
+    signature that need the pod's request do the same float arithmetic and pick the same
+    columns; a row whose nominations claim room is a row of its own."""
+    table = _table(a, pod)
+    own = (keys < 0) | (keys >= len(table.known))
+    safe = np.where(own, 0, keys)
+    missing = own | ~table.known[safe]
+    own_rows: tuple[np.ndarray, tuple[np.ndarray, ...]] | None = None
+    if missing.any():
+        at = np.flatnonzero(missing)
+        missing_keys = np.where(own[at], -1 - at, keys[at])  # each row of its own apart
+        _, first = np.unique(missing_keys, return_index=True)
+        todo = at[first]
+        picked = rows[todo]
+        select = _select_few if len(todo) <= FEW_KINDS else _select
+        computed = _widened(a, *select(a, pod, picked, need))
+        kept = ~own[todo]
+        if kept.any():
+            ids = keys[todo[kept]]
+            table.known[ids] = True
+            for name, column in zip(Outcomes.FIELDS, computed, strict=True):
+                getattr(table, name)[ids] = column[kept]
+        mine = ~kept
+        if mine.any():  # rows of their own: their outcome goes in after the gather
+            own_rows = (todo[mine], tuple(column[mine] for column in computed))
+    outcome = table.gather(safe)
+    if own_rows is not None:
+        positions, parts = own_rows
+        for into, part in zip(outcome, parts, strict=True):
+            into[positions] = part
+    return outcome
+
+
+def _widened(
+    a: Any,
+    ok: np.ndarray,
+    top: np.ndarray,
+    total: np.ndarray,
+    nvictims: np.ndarray,
+    order: np.ndarray,
+    victim: np.ndarray,
+    s_prio: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """:func:`_select`'s outcome as :class:`Outcomes` rows: the columns padded to the
+    arrays' width (past the victims nothing is read) and the top-priority victims'
+    columns as a mask in node order."""
+    n_rows, depth = order.shape
+    width = a.width
+    wide_order = np.zeros((n_rows, width), dtype=np.int64)
+    wide_order[:, :depth] = order
+    wide_victim = np.zeros((n_rows, width), dtype=bool)
+    wide_victim[:, :depth] = victim
+    tops = np.zeros((n_rows, width), dtype=bool)
+    marked = victim & (s_prio == top[:, None])
+    tops[np.nonzero(marked)[0], order[marked]] = True
+    return ok, top, total, nvictims, wide_order, wide_victim, tops
 
 
 def latest_of(
@@ -427,8 +544,18 @@ def latest_of(
     if order.shape[1] == 0:
         return np.zeros(len(rows))
     s_start = a.pack[rows[:, None], order, 3]  # type: ignore[attr-defined]
-    latest: np.ndarray = np.where(victim & (s_prio == top[:, None]), s_start, np.inf).min(axis=1)
-    return latest
+    return row_min(np.where(victim & (s_prio == top[:, None]), s_start, np.inf))
+
+
+def row_min(values: np.ndarray) -> np.ndarray:
+    """Each row's minimum, one column at a time: numpy's ``min(axis=1)`` over a few
+    columns costs four times more (a reduction per row)."""
+    if values.shape[1] == 0:
+        return np.full(len(values), np.inf)
+    least: np.ndarray = values[:, 0].copy()
+    for j in range(1, values.shape[1]):
+        np.minimum(least, values[:, j], out=least)
+    return least
 
 
 def _listing(a: object, rows: np.ndarray, order: np.ndarray, victim: np.ndarray) -> Listing | None:

@@ -245,6 +245,104 @@ def test_array_decisions_give_the_log_of_python_decisions(
     assert preempting >= 8
 
 
+@pytest.mark.parametrize(("tables", "signatures"), [(1, 2), (2, 16), (32, 1 << 14)])
+def test_remembered_outcomes_give_the_log_of_python_decisions(
+    tables: int, signatures: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Differential (§4.3): SelectVictimsOnNode's outcomes kept per signature across
+    decisions (one table per preemptor priority and request) give the victims, nodes
+    and nominations of the Python steps, also when the tables start afresh at every new
+    shape (one table) and when signature ids outgrow a table (those rows reprieved at
+    every decision)."""
+    monkeypatch.setattr(fast_preemption, "FEW", 0)
+    monkeypatch.setattr(fast_preemption, "ALIKE_MIN", 0)
+    monkeypatch.setattr(fast_preemption, "MAX_TABLES", tables)
+    monkeypatch.setattr(fast_preemption, "TABLE_SIGNATURES", signatures)
+    shapes: set[int] = set()
+    for seed in range(12, 20):
+        spec = sc.parse_spec(no_pdb_cluster(seed))
+        with python_decisions():
+            reference = Engine(resolve_variant(spec, "default"), seed=seed, explain=False).run()
+        fast = Engine(resolve_variant(spec, "default"), seed=seed, explain=False)
+        assert fast.run() == reference, seed
+        shapes.add(len(fast.cluster.arrays.outcomes))
+    assert max(shapes) >= 1  # the tables were used
+
+
+def test_a_decision_reprieves_only_signatures_not_met_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reprieve runs once per (signature, priority, request): the same preemptor
+    decided again reprieves no node and chooses the same node and victims; a preemptor
+    of another request reprieves afresh."""
+    rng = random.Random(3)
+    nodes = 400
+    spec = sc.parse_spec(
+        {
+            "horizonSeconds": 10,
+            "cluster": {"nodePools": [{"name": "gpu", "count": nodes, "gpus": 8, "cpu": 64}]},
+            "priorityClasses": [
+                {"name": f"p{v}", "value": v, "globalDefault": v == 1} for v in (1, 2, 3, 1000)
+            ],
+            "workloads": [
+                *(
+                    {
+                        "name": f"bg{v}",
+                        "members": nodes * 4,
+                        "gpus": 2,
+                        "durationSeconds": 36000,
+                        "priorityClassName": f"p{v}",
+                    }
+                    for v in (1, 2, 3)
+                ),
+                *(
+                    {
+                        "name": f"urgent{gpus}",
+                        "members": 1,
+                        "gpus": gpus,
+                        "arrival": 20,
+                        "priorityClassName": "p1000",
+                    }
+                    for gpus in (2, 4)
+                ),
+            ],
+            "initialState": [
+                {
+                    "workload": f"bg{rng.choice((1, 2, 3))}",
+                    "node": f"gpu-{i // 4}",
+                    "startedAt": -rng.randint(1, 5),
+                }
+                for i in range(nodes * 4)
+            ],
+        }
+    )
+    engine = Engine(resolve_variant(spec, "default"), seed=3, explain=False)
+    engine.run()
+    reprieved: list[int] = []
+    for name in ("_select", "_select_few"):
+        real = getattr(fast_preemption, name)
+
+        def counted(a: Any, pod: Any, rows: Any, need: Any, real: Any = real) -> Any:
+            reprieved.append(len(rows))
+            return real(a, pod, rows, need)
+
+        monkeypatch.setattr(fast_preemption, name, counted)
+    policy = engine.preemption
+    chosen = []
+    state = engine.rng.getstate()
+    for workload in ("urgent4", "urgent4", "urgent2"):
+        engine.rng.setstate(state)  # the same offset draw each time
+        reprieved.clear()
+        pod = engine._new_pod(engine.by_name[workload], 0)
+        candidate = fast_preemption.choose(engine, policy, pod)
+        assert candidate is not None
+        chosen.append(((candidate.node, candidate.victims), sum(reprieved)))
+    (first, first_count), (again, again_count), (_, other_count) = chosen
+    assert first_count > 0
+    assert (again, again_count) == (first, 0)
+    assert other_count > 0
+
+
 @pytest.mark.parametrize("few", [0, fast_preemption.FEW])
 @pytest.mark.parametrize("seed", range(30))
 def test_array_choice_is_the_reference_choice_on_random_full_clusters(
