@@ -75,12 +75,12 @@ class NodeArrays:
         """Rows changed since their signature was last computed (computed on demand)."""
         self.signatures: dict[tuple[object, ...], int] = {}
         self.reprieves: dict[tuple[object, ...], tuple[object, ...]] = {}
-        self.outcomes: dict[tuple[object, ...], object] = {}
-        """SelectVictimsOnNode's outcomes per signature id, one table per (preemptor
-        priority, request, width): see :class:`scheduler_core.fast_preemption.Outcomes`."""
         """SelectVictimsOnNode's outcome per (signature id, need, preemptor priority), as
         :func:`scheduler_core.fast_preemption._select_row` gives it: ids are never reused,
         so an outcome stays true of its signature."""
+        self.outcomes: dict[tuple[object, ...], object] = {}
+        """SelectVictimsOnNode's outcomes per signature id, one table per (preemptor
+        priority, request, width): see :class:`scheduler_core.fast_preemption.Outcomes`."""
 
     def add(self, pod: Pod, node: Node) -> None:
         row = node.idx
