@@ -6,7 +6,7 @@ import io
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.traces import import_uploads
@@ -38,6 +38,45 @@ def test_lines_are_decoded_across_chunk_boundaries_and_a_bom_is_dropped(monkeypa
     data = "\ufeffname,gpus\nnœud,8\r\nlast,1".encode()
     with TraceFile.from_stream(io.BytesIO(data), "n.csv").lines() as lines:
         assert list(lines) == ["name,gpus\n", "nœud,8\r\n", "last,1"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(["a", "\n", "\r", "œ", "\u20ac", "\U0001f600", "\ufeff"])
+    ),
+    chunk=st.integers(min_value=1, max_value=7),
+    bom=st.booleans(),
+)
+def test_a_whole_document_is_its_lines_joined(text, chunk, bom):
+    """read_text decodes the file in one piece, without cutting it into lines: the same
+    string as the lines joined, whatever size of chunk they were decoded in (multi-byte
+    characters split across chunks, a leading byte-order mark dropped, later ones kept;
+    marks right after the first are dropped as the lines' chunks happen to fall)."""
+    assume(not text.startswith("\ufeff"))
+    data = (("\ufeff" if bom else "") + text).encode()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(source_module, "CHUNK_BYTES", chunk)
+        with TraceFile.from_stream(io.BytesIO(data), "d.json").lines() as lines:
+            joined = "".join(lines)
+    assert source_module.read_text(TraceFile.from_stream(io.BytesIO(data), "d.json")) == joined
+    assert joined == text
+
+
+def test_a_byte_that_is_not_utf8_deep_in_an_indented_dump_is_an_error_at_its_line():
+    """Past the first chunks (each 64 KiB) the lines before are counted per chunk."""
+    pods = ",\n".join(f'    {{"kind": "Pod", "metadata": {{"name": "p{i}"}}}}' for i in range(9000))
+    data = ('{"items": [\n' + pods + "\n").encode() + b'    {"name": "\xff"}\n]}'
+    assert len(data) > 4 * source_module.CHUNK_BYTES
+    errors = import_uploads("kubectl", [(io.BytesIO(data), "dump.json")])
+    assert errors == [
+        {
+            "file": "dump.json",
+            "line": 9002,
+            "column": 0,
+            "message": "not UTF-8 text (invalid start byte)",
+        }
+    ]
 
 
 def test_an_upload_is_read_from_its_start_each_time():
