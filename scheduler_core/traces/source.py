@@ -2,7 +2,9 @@
 
 Files are streamed: a path or an uploaded file object (bytes or text, as a Django
 ``UploadedFile`` or a ``BytesIO``) is decoded incrementally and handed to the ``csv``
-module line by line, so a 500 MB trace never sits in memory as text.
+module line by line, so a 500 MB trace never sits in memory as text. A JSON or YAML
+document, which its parser needs whole, is read and decoded in one piece instead
+(:meth:`TraceFile.text`): its bytes and its text, never a string per line.
 """
 
 from __future__ import annotations
