@@ -134,23 +134,8 @@ def _decoded_text(stream: IO[Any], name: str) -> str:
     """:func:`_decoded_lines` joined: the same text (a byte-order mark dropped), the same
     error at the line a byte that is not UTF-8 is on. Read and decoded in one piece: the
     text is needed whole anyway, and a join of chunks would copy it once more."""
-    data = stream.read()
-    if isinstance(data, str):
-        text = data
-    else:
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise TraceError(
-                [
-                    {
-                        "file": name,
-                        "line": data.count(b"\n", 0, exc.start) + 1,
-                        "column": 0,
-                        "message": f"not UTF-8 text ({exc.reason})",
-                    }
-                ]
-            ) from None
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    text = _decode(decoder, stream.read(), name, 1, final=True)
     return text[1:] if text.startswith("\ufeff") else text
 
 

@@ -64,7 +64,8 @@ def test_a_whole_document_is_its_lines_joined(text, chunk, bom):
 
 
 def test_a_byte_that_is_not_utf8_deep_in_an_indented_dump_is_an_error_at_its_line():
-    """Past the first chunks (each 64 KiB) the lines before are counted per chunk."""
+    """Far past the line reader's first chunks (64 KiB each): the line is counted from
+    the bytes before the bad one."""
     pods = ",\n".join(f'    {{"kind": "Pod", "metadata": {{"name": "p{i}"}}}}' for i in range(9000))
     data = ('{"items": [\n' + pods + "\n").encode() + b'    {"name": "\xff"}\n]}'
     assert len(data) > 4 * source_module.CHUNK_BYTES
