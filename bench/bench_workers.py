@@ -345,8 +345,9 @@ def one_replication_phases(experiment: Any) -> dict[str, float]:
         with _phase(phases, "simulate_s"):
             result = sc.simulate(spec, resolved, 0)
         with _phase(phases, "timeline_s"):
-            timeline = core_timeline.build(result.events, resolved.spec).to_json(
-                max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+            budget = settings.LAB_MAX_STORED_TIMELINE_SPANS
+            timeline = core_timeline.build(result.events, resolved.spec, max_spans=budget).to_json(
+                max_spans=budget
             )
         with _phase(phases, "encode_events_s"):
             blob = encode_event_log(result)

@@ -143,8 +143,10 @@ class Timeline:
     recoveries: list[Recovery] = field(default_factory=list)
     stranded: list[Stranded] = field(default_factory=list)
     omitted_spans: int = 0
-    """Pod spans left out when stored (more than the store's budget): the costs,
-    recoveries and preemptions are kept, the per-pod drawing is not."""
+    """Pod spans left out (more than the store's budget): the costs, recoveries,
+    preemptions and stranded intervals are kept, the per-pod drawing is not. At least
+    this many: :func:`build` with a budget stops reading spans at the first one past it
+    (it counts budget + 1), :meth:`to_json` of a whole timeline counts them all."""
 
     @gc_paused()
     def to_json(self, *, max_spans: int | None = None) -> dict[str, Any]:
@@ -197,8 +199,16 @@ def recoveries_from_json(rows: Iterable[Sequence[Any]]) -> list[Recovery]:
 
 # ----------------------------------------------------------------------- the whole
 @gc_paused()
-def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
-    """The timeline of one replication of ``spec`` (the variant's resolved spec)."""
+def build(
+    events: Sequence[EventLike], spec: ExperimentSpec, *, max_spans: int | None = None
+) -> Timeline:
+    """The timeline of one replication of ``spec`` (the variant's resolved spec).
+
+    ``max_spans``: the most pod spans worth building. A log past it gets no spans and
+    ``omitted_spans`` = max_spans + 1, but everything else whole. The store keeps no
+    spans past its budget anyway, and building them all first is what cost: the fleet
+    preset's 5-minute checkpoints are 24 million write overlays (about 60 s and 6.6 GB,
+    past a worker's address-space cap) for a row that would keep none of them."""
     reader = _read(
         events,
         spec.horizon_seconds,
@@ -207,6 +217,7 @@ def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
         checkpoint_cycles(spec),
         mig_devices(spec),
         frozenset(w.name for w in spec.workloads if w.mig),
+        max_spans,
     )
     return Timeline(
         spans=reader.spans + reader.overlays,
@@ -214,13 +225,20 @@ def build(events: Sequence[EventLike], spec: ExperimentSpec) -> Timeline:
         costs=cost_increments(events),
         recoveries=recoveries(events),
         stranded=reader.stranded,
+        omitted_spans=reader.counted if reader.over else 0,
     )
 
 
-def for_variant(spec: ExperimentSpec, variant: str, events: Sequence[EventLike]) -> Timeline:
+def for_variant(
+    spec: ExperimentSpec,
+    variant: str,
+    events: Sequence[EventLike],
+    *,
+    max_spans: int | None = None,
+) -> Timeline:
     """The timeline of a replication of ``variant`` of ``spec``: what the worker stores
     with its results (and what a reader derives for a row stored without one)."""
-    return build(events, resolve_variant(spec, variant).spec)
+    return build(events, resolve_variant(spec, variant).spec, max_spans=max_spans)
 
 
 def node_capacity(spec: ExperimentSpec) -> dict[str, int]:
@@ -396,6 +414,7 @@ class _SpanReader:
         cycles: Mapping[str, float] | None = None,
         mig: Mapping[str, int] | None = None,
         mig_workloads: frozenset[str] = frozenset(),
+        max_spans: int | None = None,
     ) -> None:
         self.write_seconds = write_seconds
         self.cycles = cycles or {}
@@ -408,6 +427,11 @@ class _SpanReader:
         self.stranded: list[Stranded] = []
         self.marked: set[tuple[str, str, float]] = set()
         self.written: set[tuple[str, float]] = set()
+        self.max_spans = max_spans
+        self.counted = 0
+        self.over = False
+        """Past ``max_spans``: the spans are dropped and no more are made; the pods'
+        states are still followed, for the stranded intervals."""
 
     def read(self, event: EventLike) -> None:
         handler = _SPAN_HANDLERS.get(event.reason)  # type: ignore[call-overload]
@@ -456,8 +480,20 @@ class _SpanReader:
             self.by_workload[current.workload].discard(pod)
             self.slots.give_back(current.node, current.slots, current.parts)
 
+    def _room(self) -> bool:
+        """Whether one more span is kept (counting it); at the first past the budget,
+        drop those made and stop."""
+        if self.over:
+            return False
+        self.counted += 1
+        if self.max_spans is not None and self.counted > self.max_spans:
+            self.over = True
+            self.spans, self.overlays, self.marked = [], [], set()
+            return False
+        return True
+
     def _emit(self, pod: str, current: _Open, end: float) -> None:
-        if end > current.since:
+        if end > current.since and self._room():
             self.spans.append(
                 Span(
                     current.node,
@@ -479,7 +515,7 @@ class _SpanReader:
         member running then, and one whose SIGTERM started the write. Each is drawn
         within the pod's current span: a segment's writes never outlive it."""
         write = self.write_seconds.get(e.workload, 0.0)
-        if write <= 0 or (not e.pod and (e.workload, e.time) in self.written):
+        if self.over or write <= 0 or (not e.pod and (e.workload, e.time) in self.written):
             return
         if not e.pod:  # an older log named no pod per member: one pass covers them all
             self.written.add((e.workload, e.time))
@@ -489,6 +525,8 @@ class _SpanReader:
         pods = [e.pod] if e.pod else sorted(self.by_workload[e.workload])
         for pod in pods:
             current = self.open.get(pod)
+            if self.over:
+                return
             if current is None:
                 continue
             writing = e.pod or current.state == "running"
@@ -522,6 +560,8 @@ class _SpanReader:
         self.stranded.append(
             Stranded(e.workload, start, e.time, held, tuple(pod for pod, _ in live))
         )
+        if self.over:
+            return
         for pod, current in live:
             self._overlay(
                 pod, current, "stranded", max(start, current.ready_at or start), e.time, "running"
@@ -533,7 +573,7 @@ class _SpanReader:
         """Independent shards log one checkpoint each without naming the pod: the same
         write reaches every member several times, so each is drawn once."""
         key = (pod, state, start)
-        if end > start and key not in self.marked:
+        if end > start and key not in self.marked and self._room():
             self.marked.add(key)
             self.overlays.append(
                 Span(
@@ -578,8 +618,9 @@ def _read(
     cycles: Mapping[str, float] | None = None,
     mig: Mapping[str, int] | None = None,
     mig_workloads: frozenset[str] = frozenset(),
+    max_spans: int | None = None,
 ) -> _SpanReader:
-    reader = _SpanReader(write_seconds or {}, capacity or {}, cycles, mig, mig_workloads)
+    reader = _SpanReader(write_seconds or {}, capacity or {}, cycles, mig, mig_workloads, max_spans)
     for event in events:
         reader.read(event)
     reader.finish(end)

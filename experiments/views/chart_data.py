@@ -201,7 +201,7 @@ def replication_timeline(
     mig = scope["mig"]
     end = float(scope["horizon"])
     left_out = (
-        (f" (not drawn: {omitted:,} pod spans, more than LAB_MAX_STORED_TIMELINE_SPANS keeps)")
+        (f" (not drawn: {omitted:,} pod spans or more, past LAB_MAX_STORED_TIMELINE_SPANS)")
         if omitted
         else ""
     )
