@@ -165,3 +165,28 @@ def test_a_timeline_over_the_span_budget_is_stored_without_its_spans(
 def test_under_the_budget_every_span_is_kept():
     timeline = core_timeline.Timeline(spans=[], costs=[])
     assert core_timeline.Timeline.from_json(timeline.to_json(max_spans=0)).omitted_spans == 0
+
+
+@pytest.mark.slow
+def test_the_fleet_preset_runs_within_a_workers_address_space_cap(
+    alice, django_capture_on_commit_callbacks, settings
+):
+    """s13's 5-minute checkpoints over 54 days are 24 million write overlays: a worker
+    that built them all before storing none died of MemoryError under its default 6 GB
+    cap (RLIMIT_AS, as a pool process has it), so the shipped preset's run failed."""
+    import resource
+
+    settings.LAB_MAX_STORED_TIMELINE_SPANS = 200_000
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = 6144 * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (cap if hard < 0 or hard > cap else hard, hard))
+    try:
+        run = _finished(
+            preset_document("s13-fleet-reliability"), alice, django_capture_on_commit_callbacks
+        )
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    stored = Replication.objects.filter(run=run, variant="checkpoint-every-5m").values_list(
+        "timeline", flat=True
+    )
+    assert [t["omitted_spans"] for t in stored] == [200_001]
