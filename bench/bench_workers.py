@@ -345,10 +345,9 @@ def one_replication_phases(experiment: Any) -> dict[str, float]:
         with _phase(phases, "simulate_s"):
             result = sc.simulate(spec, resolved, 0)
         with _phase(phases, "timeline_s"):
-            budget = settings.LAB_MAX_STORED_TIMELINE_SPANS
-            timeline = core_timeline.build(result.events, resolved.spec, max_spans=budget).to_json(
-                max_spans=budget
-            )
+            timeline = core_timeline.build(
+                result.events, resolved.spec, max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+            ).to_json()
         with _phase(phases, "encode_events_s"):
             blob = encode_event_log(result)
         with transaction.atomic():

@@ -524,9 +524,9 @@ class _SpanReader:
         ends = [e.time - k * cycle for k in range(count - 1, -1, -1)] if cycle > 0 else [e.time]
         pods = [e.pod] if e.pod else sorted(self.by_workload[e.workload])
         for pod in pods:
-            current = self.open.get(pod)
-            if self.over:
+            if self.over:  # the budget ran out within this row's writes
                 return
+            current = self.open.get(pod)
             if current is None:
                 continue
             writing = e.pod or current.state == "running"

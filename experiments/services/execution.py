@@ -278,10 +278,9 @@ def _simulate(replication: Replication, attempt: int) -> _Result:
     result = sc.simulate(spec, resolved, replication.replication, progress=reporter)
     # What the time charts draw, derived here once rather than on a page's first view;
     # no more spans built than the row keeps (the core stops reading them past it).
-    budget = settings.LAB_MAX_STORED_TIMELINE_SPANS
-    timeline = core_timeline.build(result.events, resolved.spec, max_spans=budget).to_json(
-        max_spans=budget
-    )
+    timeline = core_timeline.build(
+        result.events, resolved.spec, max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+    ).to_json()
     # Encoded here too, outside the transaction that stores it: the lock is held for a
     # write of one column, not for the compression.
     log = encode_event_log(result)

@@ -44,9 +44,10 @@ def replication_timeline_derive(*, replication_id: int) -> Timeline:
     """Derive a succeeded replication's timeline from its stored log and write it back."""
     document, variant, rows = selectors_charts.timeline_source(replication_id=replication_id)
     spec = sc.parse_spec(document, check_variants=False)
-    budget = settings.LAB_MAX_STORED_TIMELINE_SPANS
-    derived = core_timeline.for_variant(spec, variant, rows, max_spans=budget)
-    stored = derived.to_json(max_spans=budget)
+    derived = core_timeline.for_variant(
+        spec, variant, rows, max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+    )
+    stored = derived.to_json()
     Replication.objects.filter(pk=replication_id, status=Status.SUCCEEDED).update(
         timeline=stored, timeline_costs=timeline_costs_of(stored)
     )
