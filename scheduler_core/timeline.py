@@ -15,11 +15,14 @@ log: the web app stores a :class:`Timeline` with each replication and only draws
 4. ``cost_increments`` are lost work, stranded capacity and thrown-away startup as
    ``metrics`` counts them, so running totals end at the summary's figures.
 5. ``recoveries`` and ``recovery_curve``: how each disrupted workload climbed back.
+6. ``states`` (:mod:`scheduler_core.state_area`): the whole cluster's GPUs by pod state
+   on a fixed grid of time slices, from every span, so it is whole past the span budget.
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +31,9 @@ from typing import Any, NamedTuple, Protocol, TypeGuard
 from scheduler_core.events import Reason
 from scheduler_core.gc_pause import gc_paused
 from scheduler_core.spec import MILLI_PER_GPU, ExperimentSpec, mig_gpus, resolve_variant
+from scheduler_core.state_area import AreaAccumulator, StateArea
 
-BASE_STATES = ("loading", "running", "terminating")
-OVERLAY_STATES = ("checkpointing", "stranded")
-TIMELINE_VERSION = 2
+TIMELINE_VERSION = 3
 """Bumped when what a stored timeline holds changes: older ones are derived again."""
 
 TIMELINE_REASONS = (
@@ -142,6 +144,9 @@ class Timeline:
     costs: list[Cost] = field(default_factory=list)
     recoveries: list[Recovery] = field(default_factory=list)
     stranded: list[Stranded] = field(default_factory=list)
+    states: StateArea | None = None
+    """The whole cluster's GPUs by pod state on a grid of time slices, gathered from
+    every span (those left out too); None on a timeline read back from an older row."""
     omitted_spans: int = 0
     """Pod spans left out (more than the store's budget): the costs, recoveries,
     preemptions and stranded intervals are kept, the per-pod drawing is not. At least
@@ -164,6 +169,7 @@ class Timeline:
             "costs": [list(c) for c in self.costs],
             "recoveries": [list(r) for r in self.recoveries],
             "stranded": [[*s[:4], list(s.pods)] for s in self.stranded],
+            **({"states": self.states.to_json()} if self.states is not None else {}),
         }
 
     @classmethod
@@ -180,6 +186,7 @@ class Timeline:
             stranded=[
                 Stranded._make([*row[:4], tuple(row[4])]) for row in data.get("stranded", ())
             ],
+            states=StateArea.from_json(data["states"]) if "states" in data else None,
             omitted_spans=int(data.get("omitted_spans", 0)),
         )
 
@@ -205,7 +212,8 @@ def build(
     """The timeline of one replication of ``spec`` (the variant's resolved spec).
 
     ``max_spans``: the most pod spans worth building. A log past it gets no spans and
-    ``omitted_spans`` = max_spans + 1, but everything else whole. The store keeps no
+    ``omitted_spans`` = max_spans + 1, but everything else whole, the GPUs by state
+    (``states``) gathered from every span, left out or not. The store keeps no
     spans past its budget anyway, and building them all first is what cost: the fleet
     preset's 5-minute checkpoints are 24 million write overlays (about 60 s and 6.6 GB,
     past a worker's address-space cap) for a row that would keep none of them."""
@@ -225,6 +233,7 @@ def build(
         costs=cost_increments(events),
         recoveries=recoveries(events),
         stranded=reader.stranded,
+        states=reader.area.area(),
         omitted_spans=reader.counted if reader.over else 0,
     )
 
@@ -415,7 +424,10 @@ class _SpanReader:
         mig: Mapping[str, int] | None = None,
         mig_workloads: frozenset[str] = frozenset(),
         max_spans: int | None = None,
+        end: float = 1.0,
     ) -> None:
+        self.area = AreaAccumulator(end)
+        """The GPUs by state, from every span, kept or not (the horizon's slices)."""
         self.write_seconds = write_seconds
         self.cycles = cycles or {}
         self.slots = _Slots(capacity, mig)
@@ -488,12 +500,15 @@ class _SpanReader:
         self.counted += 1
         if self.max_spans is not None and self.counted > self.max_spans:
             self.over = True
-            self.spans, self.overlays, self.marked = [], [], set()
+            self.spans, self.overlays = [], []
             return False
         return True
 
     def _emit(self, pod: str, current: _Open, end: float) -> None:
-        if end > current.since and self._room():
+        if end <= current.since:
+            return
+        self.area.add(current.state, "", current.since, end, current.gpus)
+        if self._room():
             self.spans.append(
                 Span(
                     current.node,
@@ -515,7 +530,7 @@ class _SpanReader:
         member running then, and one whose SIGTERM started the write. Each is drawn
         within the pod's current span: a segment's writes never outlive it."""
         write = self.write_seconds.get(e.workload, 0.0)
-        if self.over or write <= 0 or (not e.pod and (e.workload, e.time) in self.written):
+        if write <= 0 or (not e.pod and (e.workload, e.time) in self.written):
             return
         if not e.pod:  # an older log named no pod per member: one pass covers them all
             self.written.add((e.workload, e.time))
@@ -523,21 +538,37 @@ class _SpanReader:
         cycle = self.cycles.get(e.workload, 0.0)
         ends = [e.time - k * cycle for k in range(count - 1, -1, -1)] if cycle > 0 else [e.time]
         pods = [e.pod] if e.pod else sorted(self.by_workload[e.workload])
+        combs: dict[tuple[float, int, str], float] = defaultdict(float)
+        cuts: dict[float, int] = {}
         for pod in pods:
-            if self.over:  # the budget ran out within this row's writes
-                return
             current = self.open.get(pod)
             if current is None:
                 continue
             writing = e.pod or current.state == "running"
             if not writing and current.state == "terminating" and count == 1:
                 writing = abs(current.since - (e.time - write)) < 1e-6  # SIGTERM's write
-            if writing:
-                for end in ends:
-                    if end - write >= current.since - 1e-9 or count == 1:
-                        self._overlay(
-                            pod, current, "checkpointing", end - write, end, current.state
-                        )
+            if not writing:
+                continue
+            # the writes since the pod's span began (ends ascend: a cut, not a scan of
+            # the row's thousands of writes for each of its 2,000 members, who mostly
+            # began together)
+            cut = cuts.get(current.since)
+            if cut is None:
+                since = current.since - 1e-9
+                cut = 0 if count == 1 else bisect_left(ends, True, key=lambda t: t - write >= since)
+                cuts[current.since] = cut
+            if cut == len(ends):
+                continue
+            if self.over:  # past the budget: only the area, the members alike at once
+                combs[(ends[cut] - write, len(ends) - cut, current.state)] += current.gpus
+                continue
+            for end in ends[cut:]:
+                self._overlay(pod, current, "checkpointing", end - write, end, current.state)
+        # A group's row covers every member (2,000 of them on the fleet preset): those
+        # whose writes fall alike (the same first write, count and state) are one comb
+        # of their GPUs together, in closed form (no span is kept past the budget).
+        for (first, n, under), gpus in combs.items():
+            self.area.add_comb("checkpointing", under, first, cycle, write, n, gpus)
 
     def _stranded(self, e: EventLike) -> None:
         """The application model closes a stranded interval whenever the set of live
@@ -560,7 +591,13 @@ class _SpanReader:
         self.stranded.append(
             Stranded(e.workload, start, e.time, held, tuple(pod for pod, _ in live))
         )
-        if self.over:
+        if self.over:  # past the budget: only the area, the members Ready alike at once
+            starts: dict[float, float] = defaultdict(float)
+            for _, current in live:
+                starts[max(start, current.ready_at or start)] += current.gpus
+            for begin, gpus in starts.items():
+                if e.time > begin:
+                    self.area.add("stranded", "running", begin, e.time, gpus)
             return
         for pod, current in live:
             self._overlay(
@@ -573,8 +610,12 @@ class _SpanReader:
         """Independent shards log one checkpoint each without naming the pod: the same
         write reaches every member several times, so each is drawn once."""
         key = (pod, state, start)
-        if end > start and key not in self.marked and self._room():
+        if end <= start or key in self.marked:
+            return
+        self.area.add(state, under, start, end, current.gpus)
+        if not self.over:
             self.marked.add(key)
+        if self._room():
             self.overlays.append(
                 Span(
                     current.node,
@@ -620,7 +661,10 @@ def _read(
     mig_workloads: frozenset[str] = frozenset(),
     max_spans: int | None = None,
 ) -> _SpanReader:
-    reader = _SpanReader(write_seconds or {}, capacity or {}, cycles, mig, mig_workloads, max_spans)
+    area_end = end if math.isfinite(end) else 1.0
+    reader = _SpanReader(
+        write_seconds or {}, capacity or {}, cycles, mig, mig_workloads, max_spans, area_end
+    )
     for event in events:
         reader.read(event)
     reader.finish(end)

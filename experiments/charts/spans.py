@@ -15,13 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.timeline import (
-    BASE_STATES,
-    OVERLAY_STATES,
-    Preemption,
-    Span,
-    mig_device_count,
-)
+from scheduler_core.state_area import BASE_STATES, OVERLAY_STATES
+from scheduler_core.timeline import Preemption, Span, mig_device_count
 
 __all__ = [
     "BASE_STATES",

@@ -35,6 +35,7 @@ from experiments.charts.style import (
     workload_color,
 )
 from scheduler_core.spec import MILLI_PER_GPU
+from scheduler_core.state_area import StateArea
 
 MAX_OVERLAYS = 1500
 HEATMAP_BINS = 120
@@ -537,20 +538,18 @@ def _victims_per_cell(
 
 
 # ------------------------------------------------------------ the whole cluster by state
-def state_area_figure(
-    spans: Sequence[Span], *, start: float, end: float, title: str, bins: int = HEATMAP_BINS
-) -> Figure:
+def state_area_figure(area: StateArea, *, title: str) -> Figure:
     """GPUs held per pod state over time, stacked: how much of the cluster was making
-    progress and how much was loading, terminating, checkpointing or stranded."""
-    edges = time_edges(start, end, bins)
-    width = edges[1] - edges[0]
-    gpus = _gpus_by_state(spans, start, end, bins, width)
+    progress and how much was loading, terminating, checkpointing or stranded. Drawn
+    from the core's area (``scheduler_core.state_area``: mean GPUs per state per slice,
+    gathered from every span, so it draws past the span budget too)."""
+    edges = area.edges()
     # Steps, not slopes: a value holds for its whole slice, from the slice's left edge.
     traces = [
         trace(
             "scatter",
             x=edges,
-            y=[*gpus[state], gpus[state][-1]],
+            y=[*area.gpus[state], area.gpus[state][-1]],
             name=state,
             mode="lines",
             stackgroup="gpus",
@@ -567,26 +566,7 @@ def state_area_figure(
                 height=300,
                 legend={"orientation": "v", "x": 1.01, "y": 1, "traceorder": "reversed"},
             ),
-            "xaxis": axis("", range=[start, end], ticksuffix="s"),
+            "xaxis": axis("", range=[0.0, area.end], ticksuffix="s"),
             "yaxis": axis("GPUs", rangemode="tozero"),
         },
     )
-
-
-def _gpus_by_state(
-    spans: Sequence[Span], start: float, end: float, bins: int, width: float
-) -> dict[str, list[float]]:
-    """Mean GPUs per state per slice; an overlay's GPUs move out of the state it covers."""
-
-    def held(chosen: Iterable[Span]) -> list[float]:
-        return occupancy(chosen, None, 1, start=start, end=end, bins=bins)[0]
-
-    totals = {
-        state: held(s for s in spans if s.state == state and not s.under) for state in BASE_STATES
-    }
-    for state in OVERLAY_STATES:
-        totals[state] = held(s for s in spans if s.state == state)
-        for under in BASE_STATES:
-            covered = held(s for s in spans if s.state == state and s.under == under)
-            totals[under] = [a - b for a, b in zip(totals[under], covered, strict=True)]
-    return {state: [round(max(0.0, v) / width, 2) for v in totals[state]] for state in STATES}

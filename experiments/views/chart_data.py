@@ -27,6 +27,8 @@ from experiments.charts.work import cumulative_cost_figure, recovery_figure
 from experiments.models import Replication, Run, Status
 from experiments.services.timelines import replication_costs
 from experiments.services.timelines import replication_timeline as timeline_of
+from scheduler_core import state_area
+from scheduler_core.state_area import StateArea
 
 CACHE_VERSION = 3
 """2: figures drawn from the core's timeline (stranded bands fixed, issue #12). 3: workload
@@ -189,7 +191,7 @@ def replication_timeline(
     """The GPU timeline of one replication: per-node Gantt for a small cluster; for a
     large one a heatmap of node groups and the Gantt of ``group`` (default: the group
     with the most preemption victims)."""
-    span_list, marks, omitted = _spans(run, replication_id)
+    span_list, marks, omitted, area = _spans(run, replication_id)
     variant = (
         Replication.objects.filter(pk=replication_id, run=run)
         .values_list("variant", flat=True)
@@ -207,7 +209,8 @@ def replication_timeline(
     )
     figures = {
         "states": timeline.state_area_figure(
-            span_list, start=0.0, end=end, title="GPUs by pod state, whole cluster" + left_out
+            area or state_area.from_spans(span_list, end=end),  # None: a hand-made row
+            title="GPUs by pod state, whole cluster",
         )
     }
     if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
@@ -253,14 +256,15 @@ def replication_timeline(
 def _spans(
     run: Run,
     replication_id: int,
-) -> tuple[list[spans.Span], list[spans.Preemption], int]:
-    """Spans and preemptions of one replication (stored with it by the worker), and how
-    many spans the store left out; cached: a group click re-reads them."""
-    key = f"run-spans-v2:{_run_key(run)}:{replication_id}"
+) -> tuple[list[spans.Span], list[spans.Preemption], int, StateArea | None]:
+    """Spans and preemptions of one replication (stored with it by the worker), how
+    many spans the store left out, and the GPUs by state (from every span); cached: a
+    group click re-reads them."""
+    key = f"run-spans-v3:{_run_key(run)}:{replication_id}"
     found = cache.get(key)
     if found is None:
         derived = timeline_of(replication_id=replication_id)
-        found = (derived.spans, derived.preemptions, derived.omitted_spans)
+        found = (derived.spans, derived.preemptions, derived.omitted_spans, derived.states)
         cache.set(key, found, CACHE_SECONDS)
     return found
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import scheduler_core as sc
 from scheduler_core import events as ev
+from scheduler_core import state_area as sa
 from scheduler_core import timeline as tl
 from scheduler_core.events import REASONS, Reason
 from tests.core.test_properties import specs
@@ -115,7 +116,7 @@ def simulated(data: dict[str, Any]) -> tuple[sc.ExperimentSpec, sc.ReplicationRe
 
 
 def base_spans(found: tl.Timeline) -> list[tl.Span]:
-    return [s for s in found.spans if s.state in tl.BASE_STATES]
+    return [s for s in found.spans if s.state in sa.BASE_STATES]
 
 
 @PROPERTY
@@ -221,9 +222,16 @@ def test_a_budget_keeps_every_span_or_none_and_all_the_rest(
         assert bounded.spans == []
         assert bounded.omitted_spans == budget + 1
         assert _without_spans(bounded) == _without_spans(whole)
+        # the GPUs by state, from the spans left out too (past the budget a group's
+        # members are summed together, so a float may round the other way)
+        assert bounded.states is not None
+        assert whole.states is not None
+        for state, gpus in whole.states.gpus.items():
+            assert bounded.states.gpus[state] == pytest.approx(gpus, abs=0.011), state
         assert bounded.to_json(max_spans=budget) == {
             **whole.to_json(max_spans=budget),
             "omitted_spans": budget + 1,
+            "states": bounded.states.to_json(),
         }
 
 

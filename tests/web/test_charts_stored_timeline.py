@@ -162,6 +162,14 @@ def test_a_timeline_over_the_span_budget_is_stored_without_its_spans(
     answer = _timeline(alice_client, run, replication)
     title = answer["figures"]["gantt"]["layout"]["title"]["text"]
     assert "not drawn: 3 pod spans or more, past LAB_MAX_STORED_TIMELINE_SPANS" in title
+    # the whole cluster's GPUs by state still draw: the core gathered them from every
+    # span, those left out too
+    assert full.states is not None
+    drawn = {t["name"]: t["y"][:-1] for t in answer["figures"]["states"]["data"]}
+    assert drawn == full.states.gpus
+    assert any(drawn["running"])
+    assert any(drawn["terminating"])
+    assert "not drawn" not in answer["figures"]["states"]["layout"]["title"]["text"]
 
 
 def test_under_the_budget_every_span_is_kept():
@@ -198,3 +206,7 @@ def test_the_fleet_preset_runs_within_a_workers_address_space_cap(
         "timeline", flat=True
     )
     assert [t["omitted_spans"] for t in stored] == [200_001]
+    # its 24 million writes are in the GPUs by state, a 5-minute cycle's share of them
+    writing = [max(t["states"]["gpus"]["checkpointing"]) for t in stored]
+    assert writing
+    assert all(w > 0 for w in writing)

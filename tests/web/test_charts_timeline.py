@@ -13,6 +13,7 @@ from experiments.charts import style
 from experiments.charts import timeline as tl
 from experiments.charts.data import Row
 from scheduler_core import timeline as core_timeline
+from scheduler_core.state_area import from_spans
 from tests.web.charts_support import simulated, validated
 
 
@@ -319,7 +320,7 @@ def test_gpus_by_state_move_overlays_out_of_the_state_they_cover():
         sp.Span("n", "p", "w", "stranded", 0.0, 50.0, 4.0, "running", (0, 1, 2, 3)),
     ]
 
-    figure = validated(tl.state_area_figure(spans, start=0.0, end=100.0, title="t", bins=2))
+    figure = validated(tl.state_area_figure(from_spans(spans, end=100.0, slices=2), title="t"))
 
     gpus = {t.name: list(t.y)[:-1] for t in figure.data}  # the last point closes the step
     assert gpus["running"] == [0.0, 4.0]
@@ -330,7 +331,7 @@ def test_gpus_by_state_move_overlays_out_of_the_state_they_cover():
 def test_gpus_by_state_are_steps_from_each_slices_left_edge():
     """Issue 16 §2: a slice's value holds for the whole slice, so steps, not slopes."""
     spans = [sp.Span("n", "p", "w", "running", 0.0, 50.0, 4.0, slots=(0, 1, 2, 3))]
-    figure = validated(tl.state_area_figure(spans, start=0.0, end=100.0, title="t", bins=2))
+    figure = validated(tl.state_area_figure(from_spans(spans, end=100.0, slices=2), title="t"))
     running = next(t for t in figure.data if t.name == "running")
     assert running.line.shape == "hv"
     assert list(running.x) == [0.0, 50.0, 100.0]
