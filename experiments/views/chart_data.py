@@ -242,7 +242,7 @@ def replication_timeline(
         capacity=capacity,
         start=0.0,
         end=end,
-        title=f"GPU timeline: {groups[chosen].name}",
+        title=f"GPU timeline: {groups[chosen].name}" + left_out,
         mig_labels=mig,
     )
     return {

@@ -177,6 +177,30 @@ def test_a_large_cluster_opens_on_a_heatmap_and_zooms_into_a_group(browser, serv
     assert visit.errors == []
 
 
+def test_a_run_past_the_span_budget_still_draws_the_gpus_by_pod_state(browser, server, alice):
+    """The fleet preset's 5-minute checkpoints are 24 million write overlays, past the
+    store's span budget: the Gantt says its spans were not drawn, and the whole
+    cluster's GPUs by state (the core's area, from every span) draw all the same, with
+    the writes in them (the chart was empty before)."""
+    run = _finished_run(alice, preset_document("s13-fleet-reliability"))
+    visit = Visit(browser, server, "alice")
+
+    visit.open(f"/runs/{run.pk}/")
+
+    page = visit.page
+    page.locator("#charts-timeline").evaluate("el => el.scrollIntoView()")
+    page.wait_for_timeout(500)
+    page.locator("#charts-timeline").screenshot(path=SCREENSHOTS / "charts-4-past-budget.png")
+    assert "pod spans or more" in visit.figure("chart-gantt")["title"]
+    drawn = page.evaluate(
+        "() => Object.fromEntries(document.getElementById('chart-states').data"
+        ".map(t => [t.name, Math.max(...t.y)]))"
+    )
+    assert drawn["running"] > 0
+    assert drawn["checkpointing"] > 0
+    assert visit.errors == []
+
+
 def test_the_compare_page_draws_the_selection_and_keeps_it_in_the_url(browser, server, alice):
     s1 = _finished_run(alice, preset_document("s1-training-vs-shards"))
     s3 = _finished_run(alice, preset_document("s3-grace-period"))
