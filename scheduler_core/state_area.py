@@ -32,6 +32,10 @@ class StateArea(NamedTuple):
 
     end: float
     gpus: dict[str, list[float]]
+    groups: list[list[float]] = []
+    """Mean GPUs held (any state) per slice by row of nodes, as the caller grouped them
+    (:func:`timeline.build`'s ``node_rows``): kept only where the spans were left out,
+    for the heatmap of node groups they would otherwise be drawn from."""
 
     def edges(self) -> list[float]:
         """The slices' edges, ``len + 1`` of them, from 0 to ``end``."""
@@ -40,17 +44,27 @@ class StateArea(NamedTuple):
         return [i * width for i in range(slices)] + [self.end]
 
     def to_json(self) -> dict[str, Any]:
-        return {"end": self.end, "gpus": self.gpus}
+        return {
+            "end": self.end,
+            "gpus": self.gpus,
+            **({"groups": self.groups} if self.groups else {}),
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> StateArea:
         gpus = data["gpus"]
-        return cls(float(data["end"]), {state: list(gpus[state]) for state in STATES})
+        return cls(
+            float(data["end"]),
+            {state: list(gpus[state]) for state in STATES},
+            [list(row) for row in data.get("groups", ())],
+        )
 
 
 class SpanLike(Protocol):
     """What :func:`from_spans` reads of a span (``timeline.Span``)."""
 
+    @property
+    def node(self) -> str: ...
     @property
     def state(self) -> str: ...
     @property
@@ -64,22 +78,36 @@ class SpanLike(Protocol):
 
 
 class AreaAccumulator:
-    """GPU-seconds per state per slice of ``[0, end]`` (``end`` at least a second)."""
+    """GPU-seconds per state per slice of ``[0, end]`` (``end`` at least a second), and
+    held per row of nodes (``rows``: node name to row) per slice."""
 
-    def __init__(self, end: float, slices: int = SLICES) -> None:
+    def __init__(
+        self, end: float, slices: int = SLICES, rows: Mapping[str, int] | None = None
+    ) -> None:
         self.end = max(float(end), 1.0)
         self.slices = slices
         self.width = self.end / slices
         self._totals = {state: [0.0] * slices for state in STATES}
         self._covered = {state: [0.0] * slices for state in BASE_STATES}
         self._carry = {name: [0.0] * (slices + 1) for name in (*STATES, *_COVER.values())}
+        self._rows = dict(rows or {})
+        n_rows = max(self._rows.values(), default=-1) + 1
+        self._held = [[0.0] * slices for _ in range(n_rows)]
+        self._held_carry = [[0.0] * (slices + 1) for _ in range(n_rows)]
 
     def add(self, state: str, under: str, start: float, end: float, gpus: float) -> None:
         """One span: ``state`` from ``start`` to ``end`` on ``gpus`` GPUs; an overlay
         names the base state it covers in ``under`` (empty for a base span)."""
-        self._integrate(state, self._totals[state], start, end, gpus)
+        self._integrate(self._totals[state], self._carry[state], start, end, gpus)
         if under:
-            self._integrate(_COVER[under], self._covered[under], start, end, gpus)
+            cover = _COVER[under]
+            self._integrate(self._covered[under], self._carry[cover], start, end, gpus)
+
+    def hold(self, node: str, start: float, end: float, gpus: float) -> None:
+        """A base span's GPUs held on ``node`` (in its row, if it has one)."""
+        row = self._rows.get(node)
+        if row is not None:
+            self._integrate(self._held[row], self._held_carry[row], start, end, gpus)
 
     def add_comb(
         self,
@@ -117,7 +145,7 @@ class AreaAccumulator:
                 totals[i] += per_slice[i]
 
     def _integrate(
-        self, name: str, totals: list[float], start: float, end: float, gpus: float
+        self, totals: list[float], carry: list[float], start: float, end: float, gpus: float
     ) -> None:
         width, slices = self.width, self.slices
         a = max(start, 0.0)
@@ -132,37 +160,54 @@ class AreaAccumulator:
         totals[first] += ((first + 1) * width - a) * gpus
         totals[last] += (b - last * width) * gpus
         if last > first + 1:
-            carry = self._carry[name]
             carry[first + 1] += width * gpus
             carry[last] -= width * gpus
 
-    def area(self) -> StateArea:
-        """The mean GPUs per state per slice, to two decimals."""
-        held = {state: self._settled(state, self._totals[state]) for state in STATES}
+    def area(self, *, groups: bool = False) -> StateArea:
+        """The mean GPUs per state per slice, to two decimals; ``groups``: per row of
+        nodes too."""
+        held = {state: _settled(self._totals[state], self._carry[state]) for state in STATES}
         for under in BASE_STATES:
-            covered = self._settled(_COVER[under], self._covered[under])
+            covered = _settled(self._covered[under], self._carry[_COVER[under]])
             held[under] = [a - b for a, b in zip(held[under], covered, strict=True)]
         width = self.width
+
+        def mean(values: Sequence[float]) -> list[float]:
+            return [round(max(0.0, v) / width, 2) for v in values]
+
+        rows = zip(self._held, self._held_carry, strict=True) if groups else ()
         return StateArea(
             self.end,
-            {state: [round(max(0.0, v) / width, 2) for v in held[state]] for state in STATES},
+            {state: mean(held[state]) for state in STATES},
+            [mean(_settled(totals, carry)) for totals, carry in rows],
         )
 
-    def _settled(self, name: str, totals: Sequence[float]) -> list[float]:
-        out, running = [], 0.0
-        for value, carried in zip(totals, self._carry[name], strict=False):
-            running += carried
-            out.append(value + running)
-        return out
+
+def _settled(totals: Sequence[float], carry: Sequence[float]) -> list[float]:
+    """Slice totals with what the difference array carries into each added."""
+    out, running = [], 0.0
+    for value, carried in zip(totals, carry, strict=False):
+        running += carried
+        out.append(value + running)
+    return out
 
 
 _COVER = {state: "under " + state for state in BASE_STATES}
 """The carry arrays of what overlays cover, apart from the states' own."""
 
 
-def from_spans(spans: Iterable[SpanLike], *, end: float, slices: int = SLICES) -> StateArea:
-    """The area of a list of spans (a whole timeline's), as the reader gathers it."""
-    gathered = AreaAccumulator(end, slices)
+def from_spans(
+    spans: Iterable[SpanLike],
+    *,
+    end: float,
+    slices: int = SLICES,
+    rows: Mapping[str, int] | None = None,
+) -> StateArea:
+    """The area of a list of spans (a whole timeline's), as the reader gathers it;
+    with ``rows``, per row of nodes too."""
+    gathered = AreaAccumulator(end, slices, rows)
     for span in spans:
         gathered.add(span.state, span.under, span.start, span.end, span.gpus)
-    return gathered.area()
+        if not span.under:
+            gathered.hold(span.node, span.start, span.end, span.gpus)
+    return gathered.area(groups=rows is not None)

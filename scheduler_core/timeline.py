@@ -207,7 +207,11 @@ def recoveries_from_json(rows: Iterable[Sequence[Any]]) -> list[Recovery]:
 # ----------------------------------------------------------------------- the whole
 @gc_paused()
 def build(
-    events: Sequence[EventLike], spec: ExperimentSpec, *, max_spans: int | None = None
+    events: Sequence[EventLike],
+    spec: ExperimentSpec,
+    *,
+    max_spans: int | None = None,
+    node_rows: Mapping[str, int] | None = None,
 ) -> Timeline:
     """The timeline of one replication of ``spec`` (the variant's resolved spec).
 
@@ -216,7 +220,11 @@ def build(
     (``states``) gathered from every span, left out or not. The store keeps no
     spans past its budget anyway, and building them all first is what cost: the fleet
     preset's 5-minute checkpoints are 24 million write overlays (about 60 s and 6.6 GB,
-    past a worker's address-space cap) for a row that would keep none of them."""
+    past a worker's address-space cap) for a row that would keep none of them.
+
+    ``node_rows``: each node's row of a heatmap of node groups (the page's grouping).
+    Past the budget the GPUs each row held per slice are kept with ``states``, so the
+    heatmap draws without the spans it is otherwise drawn from."""
     reader = _read(
         events,
         spec.horizon_seconds,
@@ -226,6 +234,7 @@ def build(
         mig_devices(spec),
         frozenset(w.name for w in spec.workloads if w.mig),
         max_spans,
+        node_rows,
     )
     return Timeline(
         spans=reader.spans + reader.overlays,
@@ -233,7 +242,7 @@ def build(
         costs=cost_increments(events),
         recoveries=recoveries(events),
         stranded=reader.stranded,
-        states=reader.area.area(),
+        states=reader.area.area(groups=reader.over and bool(node_rows)),
         omitted_spans=reader.counted if reader.over else 0,
     )
 
@@ -244,10 +253,12 @@ def for_variant(
     events: Sequence[EventLike],
     *,
     max_spans: int | None = None,
+    node_rows: Mapping[str, int] | None = None,
 ) -> Timeline:
     """The timeline of a replication of ``variant`` of ``spec``: what the worker stores
     with its results (and what a reader derives for a row stored without one)."""
-    return build(events, resolve_variant(spec, variant).spec, max_spans=max_spans)
+    resolved = resolve_variant(spec, variant).spec
+    return build(events, resolved, max_spans=max_spans, node_rows=node_rows)
 
 
 def node_capacity(spec: ExperimentSpec) -> dict[str, int]:
@@ -425,8 +436,9 @@ class _SpanReader:
         mig_workloads: frozenset[str] = frozenset(),
         max_spans: int | None = None,
         end: float = 1.0,
+        node_rows: Mapping[str, int] | None = None,
     ) -> None:
-        self.area = AreaAccumulator(end)
+        self.area = AreaAccumulator(end, rows=node_rows)
         """The GPUs by state, from every span, kept or not (the horizon's slices)."""
         self.write_seconds = write_seconds
         self.cycles = cycles or {}
@@ -508,6 +520,7 @@ class _SpanReader:
         if end <= current.since:
             return
         self.area.add(current.state, "", current.since, end, current.gpus)
+        self.area.hold(current.node, current.since, end, current.gpus)
         if self._room():
             self.spans.append(
                 Span(
@@ -660,10 +673,18 @@ def _read(
     mig: Mapping[str, int] | None = None,
     mig_workloads: frozenset[str] = frozenset(),
     max_spans: int | None = None,
+    node_rows: Mapping[str, int] | None = None,
 ) -> _SpanReader:
     area_end = end if math.isfinite(end) else 1.0
     reader = _SpanReader(
-        write_seconds or {}, capacity or {}, cycles, mig, mig_workloads, max_spans, area_end
+        write_seconds or {},
+        capacity or {},
+        cycles,
+        mig,
+        mig_workloads,
+        max_spans,
+        area_end,
+        node_rows,
     )
     for event in events:
         reader.read(event)

@@ -23,9 +23,11 @@ __all__ = [
     "GROUP_LABELS",
     "MAX_GROUP_NODES",
     "OVERLAY_STATES",
+    "SMALL_CLUSTER",
     "NodeGroup",
     "Preemption",
     "Span",
+    "heatmap_rows",
     "mig_labels",
     "node_capacity",
     "node_groups",
@@ -34,6 +36,9 @@ __all__ = [
 
 GROUP_LABELS = ("rack", "block", "zone", "topology.kubernetes.io/zone")
 MAX_GROUP_NODES = 64
+SMALL_CLUSTER = 64
+"""Up to this many nodes the run page draws one Gantt of them all, above it a heatmap
+of node groups."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,16 @@ def node_groups(
     for name, gpus, group in _nodes(cluster):
         keyed.setdefault(group, []).append((name, gpus))
     return [chunk for group, nodes in keyed.items() for chunk in _chunks(group, nodes, max_nodes)]
+
+
+def heatmap_rows(cluster: Mapping[str, Any]) -> dict[str, int] | None:
+    """Each node's row in the run page's heatmap of node groups (:func:`node_groups`),
+    None for a cluster small enough to be drawn as one Gantt (no heatmap). The worker
+    hands it to the timeline, which keeps each row's GPUs held when it keeps no spans."""
+    groups = node_groups(cluster)
+    if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
+        return None
+    return {node: i for i, group in enumerate(groups) for node in group.nodes}
 
 
 def node_capacity(cluster: Mapping[str, Any]) -> dict[str, int]:

@@ -416,25 +416,35 @@ def occupancy_figure(
     end: float,
     title: str,
     bins: int = HEATMAP_BINS,
+    held: Sequence[Sequence[float]] | None = None,
 ) -> Figure:
     """A heatmap of the share of each group's GPUs held (any state) per time slice, with
     the preemptions of each slice as dots: the whole cluster at once, whatever its size.
-    Clicking a row opens that group's Gantt on the page."""
+    Clicking a row opens that group's Gantt on the page. ``held``: each group's mean
+    GPUs held per slice of ``[start, end]``, as the core keeps them for a timeline past
+    the span budget, instead of the spans."""
     rows = {node: i for i, group in enumerate(groups) for node in group.nodes}
-    edges = time_edges(start, end, bins)
-    width = edges[1] - edges[0]
-    held = occupancy(
-        [s for s in spans if s.state in BASE_STATES],
-        rows,
-        len(groups),
-        start=start,
-        end=end,
-        bins=bins,
-    )
-    share = [
-        [round(v / (g.gpus * width), 3) if g.gpus else 0.0 for v in row]
-        for row, g in zip(held, groups, strict=True)
-    ]
+    if held is not None:
+        edges = time_edges(start, end, len(held[0]) if held else bins)
+        share = [
+            [round(v / g.gpus, 3) if g.gpus else 0.0 for v in row]
+            for row, g in zip(held, groups, strict=True)
+        ]
+    else:
+        edges = time_edges(start, end, bins)
+        width = edges[1] - edges[0]
+        seconds = occupancy(
+            [s for s in spans if s.state in BASE_STATES],
+            rows,
+            len(groups),
+            start=start,
+            end=end,
+            bins=bins,
+        )
+        share = [
+            [round(v / (g.gpus * width), 3) if g.gpus else 0.0 for v in row]
+            for row, g in zip(seconds, groups, strict=True)
+        ]
     centers = slice_centers(edges)
     names = [g.name for g in groups]
     height = _heatmap_height(len(groups))

@@ -50,6 +50,7 @@ from experiments.models import (
 )
 from experiments.services.outcome import Outcome
 from experiments.services.runs import run_fail
+from experiments.services.timelines import heatmap_rows_of
 from scheduler_core import timeline as core_timeline
 from scheduler_core.gc_pause import gc_paused
 from scheduler_core.metrics import RECORD_FIELDS
@@ -279,7 +280,10 @@ def _simulate(replication: Replication, attempt: int) -> _Result:
     # What the time charts draw, derived here once rather than on a page's first view;
     # no more spans built than the row keeps (the core stops reading them past it).
     timeline = core_timeline.build(
-        result.events, resolved.spec, max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+        result.events,
+        resolved.spec,
+        max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS,
+        node_rows=heatmap_rows_of(resolved.spec),
     ).to_json()
     # Encoded here too, outside the transaction that stores it: the lock is held for a
     # write of one column, not for the compression.

@@ -11,6 +11,7 @@ from django.conf import settings
 
 import scheduler_core as sc
 from experiments import selectors_charts
+from experiments.charts.spans import heatmap_rows
 from experiments.models import Replication, Status, timeline_costs_of
 from scheduler_core import timeline as core_timeline
 from scheduler_core.timeline import Cost, Recovery, Timeline
@@ -40,12 +41,23 @@ def replication_costs(
     return out
 
 
+def heatmap_rows_of(spec: sc.ExperimentSpec) -> dict[str, int] | None:
+    """Each node's row in the run page's heatmap of node groups for a variant's resolved
+    ``spec`` (the groups the page draws, from the same cluster document), None when the
+    page draws one Gantt instead."""
+    return heatmap_rows(spec.cluster.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
 def replication_timeline_derive(*, replication_id: int) -> Timeline:
     """Derive a succeeded replication's timeline from its stored log and write it back."""
     document, variant, rows = selectors_charts.timeline_source(replication_id=replication_id)
     spec = sc.parse_spec(document, check_variants=False)
-    derived = core_timeline.for_variant(
-        spec, variant, rows, max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS
+    resolved = sc.resolve_variant(spec, variant).spec
+    derived = core_timeline.build(
+        rows,
+        resolved,
+        max_spans=settings.LAB_MAX_STORED_TIMELINE_SPANS,
+        node_rows=heatmap_rows_of(resolved),
     )
     stored = derived.to_json()
     Replication.objects.filter(pk=replication_id, status=Status.SUCCEEDED).update(

@@ -34,7 +34,6 @@ CACHE_VERSION = 3
 """2: figures drawn from the core's timeline (stranded bands fixed, issue #12). 3: workload
 colours clear of the state colours, the Gantt tall enough for its legend (issue #16)."""
 CACHE_SECONDS = 24 * 3600
-SMALL_CLUSTER = 64
 """Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of
 node groups with the Gantt of one group at a time."""
 EVENTS_PER_PAGE = 100
@@ -213,7 +212,7 @@ def replication_timeline(
             title="GPUs by pod state, whole cluster",
         )
     }
-    if sum(len(g.nodes) for g in groups) <= SMALL_CLUSTER:
+    if sum(len(g.nodes) for g in groups) <= spans.SMALL_CLUSTER:
         nodes = [n for g in groups for n in g.nodes]
         figures["gantt"] = timeline.gantt_figure(
             span_list,
@@ -227,13 +226,17 @@ def replication_timeline(
         )
         return {"figures": figures, "groups": [], "group": None, "replication": replication_id}
     chosen = group if group is not None and 0 <= group < len(groups) else _busiest(groups, marks)
+    # past the budget the core kept each group's GPUs held (its rows are the groups')
+    stored = area.groups if area is not None and len(area.groups) == len(groups) else None
     figures["occupancy"] = timeline.occupancy_figure(
         span_list,
         marks,
         groups,
         start=0.0,
         end=end,
-        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row" + left_out,
+        title=f"Share of GPUs held per node group ({len(groups)} groups); click a row"
+        + ("" if stored else left_out),
+        held=stored,
     )
     figures["gantt"] = timeline.gantt_figure(
         span_list,

@@ -58,6 +58,9 @@ def test_an_area_is_a_slice_grid_of_mean_gpus_with_overlays_moved_out_of_what_th
     assert area.gpus["checkpointing"] == [1.0, 0.0]
     assert area.edges() == [0.0, 50.0, 100.0]
     assert sa.StateArea.from_json(yaml.safe_load(yaml.safe_dump(area.to_json()))) == area
+    by_node = sa.from_spans(spans, end=100.0, slices=2, rows={"n": 0, "other": 1})
+    assert by_node.groups == [[4.0, 4.0], [0.0, 0.0]]  # held: the overlay adds no GPUs
+    assert sa.StateArea.from_json(yaml.safe_load(yaml.safe_dump(by_node.to_json()))) == by_node
 
 
 @given(
@@ -101,3 +104,25 @@ def test_the_fleet_presets_area_past_the_budget_is_its_whole_timelines():
     assert bounded.states is not None
     assert max(bounded.states.gpus["checkpointing"]) > 0  # the writes are drawn
     _close(bounded.states, whole.states)
+
+
+@PROPERTY
+@given(specs(), st.integers(min_value=1, max_value=4))
+def test_past_the_budget_each_row_of_nodes_keeps_the_gpus_its_spans_held(
+    data: dict[str, Any], n_rows: int
+) -> None:
+    """The heatmap of node groups, drawn from the spans, drawn from the rows the core
+    kept when it kept no spans: the same figures, for any grouping of the nodes."""
+    spec, result, whole = simulated(data)
+    nodes = sorted(tl.node_capacity(spec))
+    rows = {node: i % n_rows for i, node in enumerate(nodes)}
+    bounded = tl.build(result.events, spec, max_spans=0, node_rows=rows)
+    expected = sa.from_spans(whole.spans, end=spec.horizon_seconds, rows=rows)
+    assert bounded.states is not None
+    if not whole.spans:
+        return
+    assert len(bounded.states.groups) == max(rows.values()) + 1
+    for got, want in zip(bounded.states.groups, expected.groups, strict=True):
+        assert got == pytest.approx(want, abs=0.011)
+    # rows are kept only where the spans are not (the page draws those from the spans)
+    assert tl.build(result.events, spec, node_rows=rows).states.groups == []

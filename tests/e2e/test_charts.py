@@ -180,8 +180,8 @@ def test_a_large_cluster_opens_on_a_heatmap_and_zooms_into_a_group(browser, serv
 def test_a_run_past_the_span_budget_still_draws_the_gpus_by_pod_state(browser, server, alice):
     """The fleet preset's 5-minute checkpoints are 24 million write overlays, past the
     store's span budget: the Gantt says its spans were not drawn, and the whole
-    cluster's GPUs by state (the core's area, from every span) draw all the same, with
-    the writes in them (the chart was empty before)."""
+    cluster's GPUs by state and the heatmap of node groups (the core's area, from every
+    span) draw all the same, with the writes in them (both were empty before)."""
     run = _finished_run(alice, preset_document("s13-fleet-reliability"))
     visit = Visit(browser, server, "alice")
 
@@ -198,6 +198,11 @@ def test_a_run_past_the_span_budget_still_draws_the_gpus_by_pod_state(browser, s
     )
     assert drawn["running"] > 0
     assert drawn["checkpointing"] > 0
+    # and the heatmap of node groups, from the GPUs each group held (kept by the core)
+    held = page.evaluate(
+        "() => Math.max(...document.getElementById('chart-occupancy').data[0].z.flat())"
+    )
+    assert held > 0.5
     assert visit.errors == []
 
 

@@ -18,6 +18,7 @@ from experiments.services.timelines import replication_costs
 from scheduler_core import timeline as core_timeline
 from tests.factories import ExperimentFactory, preset_document, stored_events
 from tests.gang_case import gang_document, stranded_interval_from_events
+from tests.web.charts_support import big_cluster_spec
 
 
 @pytest.fixture(autouse=True)
@@ -170,6 +171,32 @@ def test_a_timeline_over_the_span_budget_is_stored_without_its_spans(
     assert any(drawn["running"])
     assert any(drawn["terminating"])
     assert "not drawn" not in answer["figures"]["states"]["layout"]["title"]["text"]
+
+
+def test_a_large_clusters_heatmap_past_the_span_budget_is_the_one_its_spans_draw(
+    alice, alice_client, django_capture_on_commit_callbacks, settings
+):
+    """80 nodes in two pools: a heatmap of node groups, drawn from the spans. Past the
+    budget the worker stored each group's GPUs held instead (the core's rows are the
+    page's groups), and the heatmap draws the same shares; only the Gantt is not drawn."""
+    whole_run = _finished(big_cluster_spec(), alice, django_capture_on_commit_callbacks)
+    settings.LAB_MAX_STORED_TIMELINE_SPANS = 2
+    cut_run = _finished(big_cluster_spec(), alice, django_capture_on_commit_callbacks)
+
+    drawn = _timeline(alice_client, whole_run, whole_run.replications.get())
+    cut = _timeline(alice_client, cut_run, cut_run.replications.get())
+
+    stored = Replication.objects.values_list("timeline", flat=True).get(run=cut_run)
+    assert stored["spans"] == []
+    assert len(stored["states"]["groups"]) == 2
+    heatmap, expected = cut["figures"]["occupancy"]["data"][0], drawn["figures"]["occupancy"]
+    assert heatmap["y"] == expected["data"][0]["y"]
+    assert heatmap["x"] == expected["data"][0]["x"]
+    for row, want in zip(heatmap["z"], expected["data"][0]["z"], strict=True):
+        assert row == pytest.approx(want, abs=0.002)
+    assert any(v > 0.5 for row in heatmap["z"] for v in row)
+    assert "not drawn" not in cut["figures"]["occupancy"]["layout"]["title"]["text"]
+    assert "not drawn" in cut["figures"]["gantt"]["layout"]["title"]["text"]
 
 
 def test_under_the_budget_every_span_is_kept():
