@@ -35,6 +35,7 @@ from scheduler_core.timeline import (
     TIMELINE_REASONS,
     Cost,
     Recovery,
+    costs_are_current,
     costs_from_json,
     is_current,
     recoveries_from_json,
@@ -116,7 +117,7 @@ def stored_costs(
     )
     return {
         pk: (costs_from_json(data["costs"]), recoveries_from_json(data["recoveries"]))
-        if is_current(data)
+        if costs_are_current(data)
         else None
         for pk, data in rows
     }

@@ -35,6 +35,10 @@ from scheduler_core.state_area import AreaAccumulator, StateArea
 
 TIMELINE_VERSION = 3
 """Bumped when what a stored timeline holds changes: older ones are derived again."""
+COSTS_SINCE = 2
+"""The oldest version whose cost increments and recoveries read as this one's: version
+3 added the GPUs by state and left them alone, so the cost charts of many replications
+need not derive every older row again."""
 
 TIMELINE_REASONS = (
     Reason.SCHEDULED,
@@ -194,6 +198,13 @@ class Timeline:
 def is_current(data: Any) -> TypeGuard[Mapping[str, Any]]:
     """Whether a stored timeline was written by this version's reading of the log."""
     return isinstance(data, Mapping) and data.get("version") == TIMELINE_VERSION
+
+
+def costs_are_current(data: Any) -> TypeGuard[Mapping[str, Any]]:
+    """Whether a stored timeline's costs and recoveries (``Replication.timeline_costs``)
+    are this version's reading of the log (:data:`COSTS_SINCE`)."""
+    version = data.get("version") if isinstance(data, Mapping) else None
+    return isinstance(version, int) and COSTS_SINCE <= version <= TIMELINE_VERSION
 
 
 def costs_from_json(rows: Iterable[Sequence[float]]) -> list[Cost]:

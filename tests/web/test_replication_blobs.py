@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from experiments.fields import json_blob, json_from_blob
 from experiments.models import Replication, timeline_costs_of
 from experiments.selectors_charts import stored_costs
-from scheduler_core.timeline import TIMELINE_VERSION
+from scheduler_core.timeline import COSTS_SINCE, TIMELINE_VERSION
 from tests.factories import ReplicationFactory
 from tests.web.test_event_log_storage import _old_replication
 
@@ -80,13 +80,16 @@ def test_the_columns_hold_compressed_json_and_read_back_as_the_values():
 def test_the_work_charts_read_the_costs_without_the_timeline():
     """The costs of many replications are read from their own column: never the timeline,
     whose spans are megabytes per replication on a recorded cluster."""
-    rows = [ReplicationFactory() for _ in range(3)]
+    rows = [ReplicationFactory() for _ in range(4)]
     for row in rows[:2]:
         Replication.objects.filter(pk=row.pk).update(
             timeline=TIMELINE, timeline_costs=timeline_costs_of(TIMELINE)
         )
-    old = {**timeline_costs_of(TIMELINE), "version": TIMELINE_VERSION - 1}
+    old = {**timeline_costs_of(TIMELINE), "version": COSTS_SINCE - 1}
     Replication.objects.filter(pk=rows[1].pk).update(timeline_costs=old)
+    # a version whose timeline is derived again, but whose costs read as this one's
+    same_costs = {**timeline_costs_of(TIMELINE), "version": TIMELINE_VERSION - 1}
+    Replication.objects.filter(pk=rows[3].pk).update(timeline_costs=same_costs)
 
     with CaptureQueriesContext(connection) as queries:
         found = stored_costs(replication_ids=[r.pk for r in rows])
@@ -97,6 +100,8 @@ def test_the_work_charts_read_the_costs_without_the_timeline():
     assert [list(r) for r in recoveries] == TIMELINE["recoveries"]
     assert found[rows[1].pk] is None  # written by another version: derived again
     assert found[rows[2].pk] is None  # none stored
+    assert [list(c) for c in found[rows[3].pk][0]] == TIMELINE["costs"]
+    assert COSTS_SINCE <= TIMELINE_VERSION - 1
 
 
 @pytest.mark.django_db(transaction=True)
