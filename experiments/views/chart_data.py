@@ -30,12 +30,11 @@ from experiments.services.timelines import replication_timeline as timeline_of
 from scheduler_core import state_area
 from scheduler_core.state_area import StateArea
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 """2: figures drawn from the core's timeline (stranded bands fixed, issue #12). 3: workload
-colours clear of the state colours, the Gantt tall enough for its legend (issue #16)."""
+colours clear of the state colours, the Gantt tall enough for its legend (issue #16). 4:
+the GPUs by state and the heatmap drawn from the core's area past the span budget."""
 CACHE_SECONDS = 24 * 3600
-"""Up to this many nodes the timeline is one Gantt of every node; above, a heatmap of
-node groups with the Gantt of one group at a time."""
 EVENTS_PER_PAGE = 100
 
 
