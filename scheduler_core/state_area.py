@@ -183,6 +183,33 @@ class AreaAccumulator:
         )
 
 
+class NoArea(AreaAccumulator):
+    """An accumulator that gathers nothing, for a reader asked for spans or stranded
+    intervals alone (the preset tests' 1 million stranded overlays on the fleet preset
+    would otherwise each be binned for no one)."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0, 1)
+
+    def add(self, state: str, under: str, start: float, end: float, gpus: float) -> None:
+        return None
+
+    def hold(self, node: str, start: float, end: float, gpus: float) -> None:
+        return None
+
+    def add_comb(
+        self,
+        state: str,
+        under: str,
+        first: float,
+        cycle: float,
+        length: float,
+        count: int,
+        gpus: float,
+    ) -> None:
+        return None
+
+
 def _settled(totals: Sequence[float], carry: Sequence[float]) -> list[float]:
     """Slice totals with what the difference array carries into each added."""
     out, running = [], 0.0

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, Protocol, TypeGuard
 from scheduler_core.events import Reason
 from scheduler_core.gc_pause import gc_paused
 from scheduler_core.spec import MILLI_PER_GPU, ExperimentSpec, mig_gpus, resolve_variant
-from scheduler_core.state_area import AreaAccumulator, StateArea
+from scheduler_core.state_area import AreaAccumulator, NoArea, StateArea
 
 TIMELINE_VERSION = 3
 """Bumped when what a stored timeline holds changes: older ones are derived again."""
@@ -246,6 +246,7 @@ def build(
         frozenset(w.name for w in spec.workloads if w.mig),
         max_spans,
         node_rows,
+        area=True,
     )
     return Timeline(
         spans=reader.spans + reader.overlays,
@@ -446,11 +447,12 @@ class _SpanReader:
         mig: Mapping[str, int] | None = None,
         mig_workloads: frozenset[str] = frozenset(),
         max_spans: int | None = None,
-        end: float = 1.0,
+        end: float | None = None,
         node_rows: Mapping[str, int] | None = None,
     ) -> None:
-        self.area = AreaAccumulator(end, rows=node_rows)
-        """The GPUs by state, from every span, kept or not (the horizon's slices)."""
+        self.area = NoArea() if end is None else AreaAccumulator(end, rows=node_rows)
+        """The GPUs by state, from every span, kept or not, on ``end``'s slices (None:
+        not gathered)."""
         self.write_seconds = write_seconds
         self.cycles = cycles or {}
         self.slots = _Slots(capacity, mig)
@@ -685,8 +687,10 @@ def _read(
     mig_workloads: frozenset[str] = frozenset(),
     max_spans: int | None = None,
     node_rows: Mapping[str, int] | None = None,
+    *,
+    area: bool = False,
 ) -> _SpanReader:
-    area_end = end if math.isfinite(end) else 1.0
+    """One pass of a reader over ``events``; ``area``: gather the GPUs by state too."""
     reader = _SpanReader(
         write_seconds or {},
         capacity or {},
@@ -694,7 +698,7 @@ def _read(
         mig,
         mig_workloads,
         max_spans,
-        area_end,
+        end if area else None,
         node_rows,
     )
     for event in events:
