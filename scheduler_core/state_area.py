@@ -191,23 +191,10 @@ class NoArea(AreaAccumulator):
     def __init__(self) -> None:
         super().__init__(1.0, 1)
 
-    def add(self, state: str, under: str, start: float, end: float, gpus: float) -> None:
+    def add(self, *args: Any, **kwargs: Any) -> None:
         return None
 
-    def hold(self, node: str, start: float, end: float, gpus: float) -> None:
-        return None
-
-    def add_comb(
-        self,
-        state: str,
-        under: str,
-        first: float,
-        cycle: float,
-        length: float,
-        count: int,
-        gpus: float,
-    ) -> None:
-        return None
+    hold = add_comb = add
 
 
 def _settled(totals: Sequence[float], carry: Sequence[float]) -> list[float]:
