@@ -8,6 +8,8 @@ import zlib
 from collections.abc import Sequence
 from typing import Any
 
+from scheduler_core.state_area import STATES as STATES  # re-exported: the charts draw these
+
 Figure = dict[str, Any]
 """A Plotly figure as JSON-ready dicts ({"data": [...], "layout": {...}}): what the page
 sends. The builders skip ``plotly.graph_objects`` validation at request time (it cost
@@ -43,8 +45,8 @@ BEST_COLOR = "#1a7f37"
 MUTED = "#8c959f"
 FONT = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif"
 
-# A pod's span: the state decides the pattern, the workload the colour.
-STATES = ("loading", "running", "checkpointing", "terminating", "stranded")
+# A pod's span: the state decides the pattern, the workload the colour. The states are
+# the core's (``scheduler_core.state_area.STATES``), in the order they stack.
 STATE_PATTERNS = {
     "loading": "/",
     "running": "",
